@@ -1,0 +1,3 @@
+// Package defaults sets the field defaults upstream Kubernetes applies, for
+// every served type, so objects read back exactly as from a kube-apiserver.
+package defaults

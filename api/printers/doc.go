@@ -1,0 +1,3 @@
+// Package printers renders served objects as metav1.Tables with the columns
+// upstream's kube-apiserver returns, so `kubectl get` looks the same.
+package printers

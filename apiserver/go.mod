@@ -1,0 +1,5 @@
+module trireme.dev/apiserver
+
+go 1.26
+
+replace trireme.dev/api => ../api
