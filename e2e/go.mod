@@ -1,5 +1,5 @@
 module trireme.dev/e2e
 
-go 1.26
+go 1.26.0
 
 replace trireme.dev/api => ../api

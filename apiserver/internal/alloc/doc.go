@@ -1,0 +1,2 @@
+// Package alloc holds the allocators of Service ClusterIPs and NodePorts.
+package alloc

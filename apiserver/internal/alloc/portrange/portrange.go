@@ -1,0 +1,192 @@
+// Package portrange allocates Service NodePorts from a bitmap kept in one
+// RangeAllocation object in etcd (/registry/ranges/servicenodeports, where
+// upstream keeps it). Every change is a compare-and-swap on that object, so
+// concurrent creates on any number of apiservers never share a port.
+package portrange
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apiserver/pkg/storage"
+)
+
+// Key is where the bitmap lives, below the storage prefix.
+const Key = "/ranges/servicenodeports"
+
+// ErrAllocated means a requested port is already taken.
+var ErrAllocated = errors.New("provided port is already allocated")
+
+// ErrNotInRange means a requested port is outside the range.
+var ErrNotInRange = errors.New("provided port is not in the valid range")
+
+// ErrFull means no port is left.
+var ErrFull = errors.New("range is full")
+
+// PortError says which of the requested ports failed.
+type PortError struct {
+	Index int
+	Port  int
+	Err   error
+}
+
+func (e *PortError) Error() string { return fmt.Sprintf("port %d: %v", e.Port, e.Err) }
+
+func (e *PortError) Unwrap() error { return e.Err }
+
+// Allocator hands out ports of one range.
+type Allocator struct {
+	r     net.PortRange
+	store storage.Interface
+}
+
+// New returns an allocator of r backed by store.
+func New(r net.PortRange, store storage.Interface) *Allocator {
+	return &Allocator{r: r, store: store}
+}
+
+// Range returns the served range.
+func (a *Allocator) Range() net.PortRange { return a.r }
+
+// Allocate takes one port for each entry of want: the entry itself when
+// non-zero, else any free port. It takes all or none.
+func (a *Allocator) Allocate(ctx context.Context, want []int, dryRun bool) ([]int, error) {
+	got := make([]int, len(want))
+	for i, p := range want {
+		if p != 0 && !a.r.Contains(p) {
+			return nil, &PortError{Index: i, Port: p, Err: ErrNotInRange}
+		}
+	}
+	err := a.update(ctx, dryRun, func(bits *big.Int) error {
+		for i, p := range want {
+			if p == 0 {
+				continue
+			}
+			off := p - a.r.Base
+			if bits.Bit(off) == 1 {
+				return &PortError{Index: i, Port: p, Err: ErrAllocated}
+			}
+			bits.SetBit(bits, off, 1)
+			got[i] = p
+		}
+		for i, p := range want {
+			if p != 0 {
+				continue
+			}
+			off, ok := a.free(bits)
+			if !ok {
+				return &PortError{Index: i, Err: ErrFull}
+			}
+			bits.SetBit(bits, off, 1)
+			got[i] = a.r.Base + off
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return got, nil
+}
+
+// free finds a clear bit, probing at random first so that concurrent
+// allocators rarely collide on the same compare-and-swap.
+func (a *Allocator) free(bits *big.Int) (int, bool) {
+	for i := 0; i < 32; i++ {
+		off := rand.IntN(a.r.Size)
+		if bits.Bit(off) == 0 {
+			return off, true
+		}
+	}
+	start := rand.IntN(a.r.Size)
+	for i := 0; i < a.r.Size; i++ {
+		off := (start + i) % a.r.Size
+		if bits.Bit(off) == 0 {
+			return off, true
+		}
+	}
+	return 0, false
+}
+
+// Release frees ports; ports outside the range are ignored.
+func (a *Allocator) Release(ctx context.Context, ports []int) error {
+	return a.update(ctx, false, func(bits *big.Int) error {
+		for _, p := range ports {
+			if a.r.Contains(p) {
+				bits.SetBit(bits, p-a.r.Base, 0)
+			}
+		}
+		return nil
+	})
+}
+
+// Reset replaces the bitmap with exactly ports, used by the repair that
+// rebuilds it from the stored Services.
+func (a *Allocator) Reset(ctx context.Context, ports []int) error {
+	return a.update(ctx, false, func(bits *big.Int) error {
+		bits.SetInt64(0)
+		for _, p := range ports {
+			if a.r.Contains(p) {
+				bits.SetBit(bits, p-a.r.Base, 1)
+			}
+		}
+		return nil
+	})
+}
+
+// Used returns the allocated ports.
+func (a *Allocator) Used(ctx context.Context) ([]int, error) {
+	ra := &corev1.RangeAllocation{}
+	if err := a.store.Get(ctx, Key, storage.GetOptions{IgnoreNotFound: true}, ra); err != nil {
+		return nil, err
+	}
+	bits := new(big.Int).SetBytes(ra.Data)
+	var out []int
+	for off := 0; off < a.r.Size; off++ {
+		if bits.Bit(off) == 1 {
+			out = append(out, a.r.Base+off)
+		}
+	}
+	return out, nil
+}
+
+func (a *Allocator) update(ctx context.Context, dryRun bool, change func(*big.Int) error) error {
+	err := a.store.GuaranteedUpdate(ctx, Key, &corev1.RangeAllocation{}, true, nil,
+		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+			ra := in.(*corev1.RangeAllocation)
+			if ra.Range != "" && ra.Range != a.r.String() {
+				// The range changed across restarts: start over, the repair refills it.
+				ra.Data = nil
+			}
+			bits := new(big.Int).SetBytes(ra.Data)
+			if err := change(bits); err != nil {
+				return nil, nil, err
+			}
+			if dryRun {
+				return nil, nil, errDryRun
+			}
+			ra.Range = a.r.String()
+			ra.Data = bits.Bytes()
+			return ra, nil, nil
+		}, nil)
+	if errors.Is(err, errDryRun) {
+		return nil
+	}
+	var pe *PortError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	if err != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("update node port allocations: %w", err)
+	}
+	return err
+}
+
+// errDryRun aborts the update after the checks ran.
+var errDryRun = errors.New("dry run")

@@ -1,0 +1,145 @@
+package apis
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+
+	"trireme.dev/api/scheme"
+	"trireme.dev/apiserver/internal/alloc/ipaddress"
+	"trireme.dev/apiserver/internal/alloc/portrange"
+	"trireme.dev/apiserver/internal/registry"
+	"trireme.dev/apiserver/internal/registry/namespaces"
+	"trireme.dev/apiserver/internal/registry/pods"
+	"trireme.dev/apiserver/internal/registry/services"
+)
+
+// Stores are the built stores, keyed by group and resource, for the parts of
+// the server that write objects without going through HTTP.
+type Stores map[schema.GroupResource]*registry.Store
+
+// Config is what the storage needs beyond etcd.
+type Config struct {
+	// ServiceCIDR is the range ClusterIPs come from.
+	ServiceCIDR netip.Prefix
+	// NodePorts is the range NodePorts come from.
+	NodePorts utilnet.PortRange
+}
+
+// Built is the storage of every served resource.
+type Built struct {
+	// ByGroupVersion holds the storage per served group version, keyed by
+	// resource path ("pods", "pods/status").
+	ByGroupVersion map[schema.GroupVersion]map[string]rest.Storage
+	// Stores are the main stores by resource.
+	Stores Stores
+	// Allocators are the Service IP and port allocators.
+	Allocators *services.Allocators
+	// Destroy releases the storage backends not owned by a store.
+	Destroy func()
+}
+
+// Build creates the storage of every served resource.
+func Build(opts generic.RESTOptionsGetter, cfg Config) (*Built, error) {
+	byGV := map[schema.GroupVersion]map[string]rest.Storage{}
+	stores := Stores{}
+	// Services come last: their allocators write IPAddress objects.
+	for _, res := range append(resources(), pods.Resource(), namespaces.Resource()) {
+		if err := add(byGV, stores, res, opts); err != nil {
+			return nil, err
+		}
+	}
+	allocators, destroy, err := newAllocators(opts, cfg, stores)
+	if err != nil {
+		return nil, err
+	}
+	if err := add(byGV, stores, services.Resource(allocators), opts); err != nil {
+		destroy()
+		return nil, err
+	}
+	addSubresources(byGV, stores)
+	return &Built{ByGroupVersion: byGV, Stores: stores, Allocators: allocators, Destroy: destroy}, nil
+}
+
+func newAllocators(opts generic.RESTOptionsGetter, cfg Config, stores Stores) (*services.Allocators, func(), error) {
+	ips, err := ipaddress.New(cfg.ServiceCIDR, stores[networkingv1.Resource("ipaddresses")])
+	if err != nil {
+		return nil, nil, err
+	}
+	ro, err := opts.GetRESTOptions(corev1.Resource("servicenodeportallocations"), &corev1.RangeAllocation{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("node port allocation storage: %w", err)
+	}
+	raw, destroy, err := generic.NewRawStorage(ro.StorageConfig, func() runtime.Object { return &corev1.RangeAllocation{} }, nil, "/ranges")
+	if err != nil {
+		return nil, nil, fmt.Errorf("node port allocation storage: %w", err)
+	}
+	return &services.Allocators{IPs: ips, Ports: portrange.New(cfg.NodePorts, raw)}, destroy, nil
+}
+
+func add(byGV map[schema.GroupVersion]map[string]rest.Storage, stores Stores, res *registry.Resource, opts generic.RESTOptionsGetter) error {
+
+	store, err := registry.NewStore(res, opts)
+	if err != nil {
+		return err
+	}
+	stores[res.GroupResource()] = store
+	m := byGV[res.GroupVersion]
+	if m == nil {
+		m = map[string]rest.Storage{}
+		byGV[res.GroupVersion] = m
+	}
+	m[res.Name] = store
+	if res.Status {
+		m[res.Name+"/status"] = registry.NewStatusStore(store)
+	}
+	if res.Scale {
+		m[res.Name+"/scale"] = registry.NewScaleStore(store)
+	}
+	return nil
+}
+
+func addSubresources(byGV map[schema.GroupVersion]map[string]rest.Storage, stores Stores) {
+	core := byGV[corev1.SchemeGroupVersion]
+	podStore := stores[corev1.Resource("pods")]
+	core["pods/binding"] = pods.NewBindingStore(podStore)
+	core["pods/eviction"] = pods.NewEvictionStore(podStore, stores[policyv1.Resource("poddisruptionbudgets")])
+	core["pods/ephemeralcontainers"] = pods.NewEphemeralContainersStore(podStore)
+	core["pods/resize"] = pods.NewResizeStore(podStore)
+	nsStore := stores[corev1.Resource("namespaces")]
+	core["namespaces"] = &namespaces.Store{Store: nsStore}
+	core["namespaces/finalize"] = namespaces.NewFinalizeStore(nsStore)
+}
+
+// Install adds every served group to s.
+func Install(s *genericapiserver.GenericAPIServer, byGV map[schema.GroupVersion]map[string]rest.Storage) error {
+	var groups []*genericapiserver.APIGroupInfo
+	for gv, storage := range byGV {
+		info := genericapiserver.NewDefaultAPIGroupInfo(gv.Group, scheme.Scheme, scheme.ParameterCodec, scheme.Codecs)
+		info.VersionedResourcesStorageMap[gv.Version] = storage
+		if gv.Group == "" {
+			if err := s.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, &info); err != nil {
+				return fmt.Errorf("install core API: %w", err)
+			}
+			continue
+		}
+		groups = append(groups, &info)
+	}
+	sort.Slice(groups, func(i, j int) bool {
+		return groups[i].PrioritizedVersions[0].Group < groups[j].PrioritizedVersions[0].Group
+	})
+	if err := s.InstallAPIGroups(groups...); err != nil {
+		return fmt.Errorf("install API groups: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,215 @@
+// Package devpki makes the certificates of the apiserver's standalone dev
+// mode: a cluster CA, a serving certificate signed by it, and an admin
+// client certificate written as a kubeconfig. Existing files are reused so a
+// restart keeps the same identity.
+package devpki
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
+)
+
+// Files are the paths of what Ensure makes.
+type Files struct {
+	CACert, CAKey           string
+	ServingCert, ServingKey string
+	AdminKubeconfig         string
+	SuperAdminKubeconfig    string
+	adminCertDir            string
+}
+
+// Layout returns the file layout under dataDir.
+func Layout(dataDir string) Files {
+	pki := filepath.Join(dataDir, "pki")
+	return Files{
+		CACert:               filepath.Join(pki, "ca.crt"),
+		CAKey:                filepath.Join(pki, "ca.key"),
+		ServingCert:          filepath.Join(pki, "apiserver.crt"),
+		ServingKey:           filepath.Join(pki, "apiserver.key"),
+		AdminKubeconfig:      filepath.Join(dataDir, "admin.kubeconfig"),
+		SuperAdminKubeconfig: filepath.Join(dataDir, "super-admin.kubeconfig"),
+		adminCertDir:         pki,
+	}
+}
+
+// Options say what the serving certificate must cover and where clients
+// find the server.
+type Options struct {
+	// Hosts are the DNS names and IPs the serving certificate is valid for.
+	Hosts []string
+	// Server is the URL written into the kubeconfigs.
+	Server string
+}
+
+// Ensure creates the CA and serving certificate if missing and (re)writes
+// the admin kubeconfig pointing at opts.Server.
+func Ensure(f Files, opts Options) error {
+	if err := os.MkdirAll(filepath.Dir(f.CACert), 0o700); err != nil {
+		return fmt.Errorf("create pki dir: %w", err)
+	}
+	caCert, caKey, err := loadOrMakeCA(f)
+	if err != nil {
+		return err
+	}
+	if !exists(f.ServingCert) || !exists(f.ServingKey) {
+		var ips []net.IP
+		var dns []string
+		for _, h := range opts.Hosts {
+			if ip := net.ParseIP(h); ip != nil {
+				ips = append(ips, ip)
+			} else {
+				dns = append(dns, h)
+			}
+		}
+		tmpl := &x509.Certificate{
+			Subject:     pkix.Name{CommonName: "kube-apiserver"},
+			KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+			DNSNames:    dns,
+			IPAddresses: ips,
+		}
+		if err := writeSigned(f.ServingCert, f.ServingKey, tmpl, caCert, caKey); err != nil {
+			return fmt.Errorf("serving certificate: %w", err)
+		}
+	}
+	// The admin kubeconfig binds to cluster-admin once RBAC exists; the
+	// super-admin one is in system:masters, as kubeadm separates them.
+	for _, kc := range []struct {
+		path, name, cn, org string
+	}{
+		{f.AdminKubeconfig, "admin", "kubernetes-admin", "system:masters"},
+		{f.SuperAdminKubeconfig, "super-admin", "kubernetes-super-admin", "system:masters"},
+	} {
+		if err := writeKubeconfig(kc.path, kc.name, kc.cn, kc.org, opts.Server, caCert, caKey); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func loadOrMakeCA(f Files) (*x509.Certificate, crypto.Signer, error) {
+	if exists(f.CACert) && exists(f.CAKey) {
+		certs, err := certutil.CertsFromFile(f.CACert)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read CA: %w", err)
+		}
+		key, err := keyutil.PrivateKeyFromFile(f.CAKey)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read CA key: %w", err)
+		}
+		signer, ok := key.(crypto.Signer)
+		if !ok {
+			return nil, nil, fmt.Errorf("CA key %s cannot sign", f.CAKey)
+		}
+		return certs[0], signer, nil
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	ca, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: "trireme-ca"}, key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("make CA: %w", err)
+	}
+	if err := writeKey(f.CAKey, key); err != nil {
+		return nil, nil, err
+	}
+	if err := os.WriteFile(f.CACert, encodeCert(ca), 0o644); err != nil {
+		return nil, nil, fmt.Errorf("write CA: %w", err)
+	}
+	return ca, key, nil
+}
+
+func writeKey(path string, key *ecdsa.PrivateKey) error {
+	pemBytes, err := keyutil.MarshalPrivateKeyToPEM(key)
+	if err != nil {
+		return fmt.Errorf("encode key: %w", err)
+	}
+	if err := os.WriteFile(path, pemBytes, 0o600); err != nil {
+		return fmt.Errorf("write key %s: %w", path, err)
+	}
+	return nil
+}
+
+// sign issues a certificate from tmpl for a new key, signed by the CA.
+func sign(tmpl *x509.Certificate, caCert *x509.Certificate, caKey crypto.Signer) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 63))
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl.SerialNumber = serial
+	tmpl.NotBefore = time.Now().Add(-5 * time.Minute).UTC()
+	tmpl.NotAfter = time.Now().Add(365 * 24 * time.Hour).UTC()
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, key.Public(), caKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sign certificate %s: %w", tmpl.Subject.CommonName, err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	return cert, key, err
+}
+
+func writeSigned(certPath, keyPath string, tmpl, caCert *x509.Certificate, caKey crypto.Signer) error {
+	cert, key, err := sign(tmpl, caCert, caKey)
+	if err != nil {
+		return err
+	}
+	if err := writeKey(keyPath, key); err != nil {
+		return err
+	}
+	return os.WriteFile(certPath, encodeCert(cert), 0o644)
+}
+
+func writeKubeconfig(path, name, cn, org, server string, caCert *x509.Certificate, caKey crypto.Signer) error {
+	tmpl := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: cn, Organization: []string{org}},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	cert, key, err := sign(tmpl, caCert, caKey)
+	if err != nil {
+		return err
+	}
+	keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
+	if err != nil {
+		return err
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["trireme"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: encodeCert(caCert)}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: encodeCert(cert), ClientKeyData: keyPEM}
+	ctxName := name + "@trireme"
+	cfg.Contexts[ctxName] = &clientcmdapi.Context{Cluster: "trireme", AuthInfo: name}
+	cfg.CurrentContext = ctxName
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("write kubeconfig %s: %w", path, err)
+	}
+	return os.Chmod(path, 0o600)
+}
+
+func encodeCert(c *x509.Certificate) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: certutil.CertificateBlockType, Bytes: c.Raw})
+}

@@ -1,0 +1,189 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"trireme.dev/api/fieldselectors"
+	"trireme.dev/api/printers"
+)
+
+// Resource describes one served resource: where it lives, how it behaves,
+// and which subresources it has.
+type Resource struct {
+	// GroupVersion is the served version; its Go type is the hub type.
+	GroupVersion schema.GroupVersion
+	// Name is the plural resource name ("deployments").
+	Name string
+	// Kind is the kind's name ("Deployment"); the singular name is its lower case.
+	Kind string
+	// New and NewList make empty hub objects.
+	New, NewList func() runtime.Object
+	// Namespaced resources live in a namespace.
+	Namespaced bool
+	// Status adds the status subresource and keeps status out of main-resource writes.
+	Status bool
+	// KeepStatusOnCreate lets a create set status (nodes register with theirs).
+	KeepStatusOnCreate bool
+	// Generation sets metadata.generation to 1 on create and bumps it on spec changes.
+	Generation bool
+	// Scale adds an autoscaling/v1 scale subresource (spec.replicas, status.replicas, selector).
+	Scale bool
+	// CreateOnUpdate lets a PUT create a missing object.
+	CreateOnUpdate bool
+	// GCPolicy is the garbage-collection policy of a delete without one;
+	// empty means upstream's default, DeleteDependents.
+	GCPolicy rest.GarbageCollectionPolicy
+	// ShortNames and Categories are advertised in discovery (kubectl get po, kubectl get all).
+	ShortNames, Categories []string
+	// Hooks are the type-specific parts of the strategy.
+	Hooks Hooks
+	// StoreHooks adjust the built store (for example to add decorators).
+	StoreHooks func(*genericregistry.Store)
+}
+
+// GroupResource returns the resource's group and name.
+func (r *Resource) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.GroupVersion.Group, Resource: r.Name}
+}
+
+// Store is the REST storage of a resource: the generic etcd store plus the
+// discovery details it advertises.
+type Store struct {
+	*genericregistry.Store
+	res *Resource
+}
+
+// ShortNames implements rest.ShortNamesProvider.
+func (s *Store) ShortNames() []string { return s.res.ShortNames }
+
+// Categories implements rest.CategoriesProvider.
+func (s *Store) Categories() []string { return s.res.Categories }
+
+// SingularName implements rest.SingularNameProvider.
+func (s *Store) SingularName() string { return strings.ToLower(s.res.Kind) }
+
+// NewStore builds the etcd-backed store of res.
+func NewStore(res *Resource, opts generic.RESTOptionsGetter) (*Store, error) {
+	strat := newStrategy(res)
+	gr := res.GroupResource()
+	store := &genericregistry.Store{
+		NewFunc:                   res.New,
+		NewListFunc:               res.NewList,
+		DefaultQualifiedResource:  gr,
+		SingularQualifiedResource: schema.GroupResource{Group: gr.Group, Resource: strings.ToLower(res.Kind)},
+		CreateStrategy:            strat,
+		UpdateStrategy:            strat,
+		DeleteStrategy:            strat,
+		ResetFieldsStrategy:       strat,
+		TableConvertor:            tableConvertor{},
+	}
+	if res.StoreHooks != nil {
+		res.StoreHooks(store)
+	}
+	if err := store.CompleteWithOptions(&generic.StoreOptions{
+		RESTOptions: opts,
+		AttrFunc:    attrs,
+	}); err != nil {
+		return nil, fmt.Errorf("complete %s store: %w", gr, err)
+	}
+	return &Store{Store: store, res: res}, nil
+}
+
+// NewStatusStore returns the status subresource storage sharing main's
+// etcd store.
+func NewStatusStore(main *Store) *SubresourceStore {
+	return NewSubresourceStore(main, statusStrategy{newStrategy(main.res)})
+}
+
+// PartUpdate describes a subresource that writes one part of its object
+// (pods/ephemeralcontainers, pods/resize).
+type PartUpdate struct {
+	// Prepare makes obj equal to old except for the part the subresource owns.
+	Prepare func(obj, old runtime.Object)
+	// Validate checks the update of the part.
+	Validate func(obj, old runtime.Object) field.ErrorList
+}
+
+// NewPartStore returns a subresource of main that writes only p's part.
+func NewPartStore(main *Store, p PartUpdate) *SubresourceStore {
+	return NewSubresourceStore(main, partStrategy{strategy: newStrategy(main.res), part: p})
+}
+
+// NewSubresourceStore returns storage that reads main's objects and writes
+// them through update.
+func NewSubresourceStore(main *Store, update rest.RESTUpdateStrategy) *SubresourceStore {
+	st := *main.Store
+	st.UpdateStrategy = update
+	if rs, ok := update.(rest.ResetFieldsStrategy); ok {
+		st.ResetFieldsStrategy = rs
+	}
+	st.CreateStrategy = nil
+	st.DeleteStrategy = nil
+	return &SubresourceStore{store: &st}
+}
+
+// SubresourceStore serves GET, PUT and PATCH of a subresource whose object
+// is the resource's own kind.
+type SubresourceStore struct {
+	store *genericregistry.Store
+}
+
+// New implements rest.Storage.
+func (s *SubresourceStore) New() runtime.Object { return s.store.New() }
+
+// Destroy implements rest.Storage; the main store owns the backend.
+func (s *SubresourceStore) Destroy() {}
+
+// Get implements rest.Getter.
+func (s *SubresourceStore) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
+	return s.store.Get(ctx, name, options)
+}
+
+// Update implements rest.Updater; subresources never create.
+func (s *SubresourceStore) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, _ bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	return s.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+}
+
+// GetResetFields implements rest.ResetFieldsStrategy.
+func (s *SubresourceStore) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return s.store.GetResetFields()
+}
+
+// ConvertToTable implements rest.TableConvertor.
+func (s *SubresourceStore) ConvertToTable(ctx context.Context, obj runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	return s.store.ConvertToTable(ctx, obj, tableOptions)
+}
+
+// attrs returns the labels and selectable fields of obj for list and watch
+// filtering.
+func attrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	return labels.Set(m.GetLabels()), fieldselectors.Fields(obj), nil
+}
+
+type tableConvertor struct{}
+
+func (tableConvertor) ConvertToTable(_ context.Context, obj runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	noHeaders := false
+	if o, ok := tableOptions.(*metav1.TableOptions); ok && o != nil {
+		noHeaders = o.NoHeaders
+	}
+	return printers.ToTable(obj, noHeaders)
+}
