@@ -127,4 +127,3 @@ func ToEventsV1(in *Event, out *eventsv1.Event) {
 	out.DeprecatedLastTimestamp = *in.LastTimestamp.DeepCopy()
 	out.DeprecatedCount = in.Count
 }
-

@@ -14,6 +14,7 @@ import (
 
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // Embedded is a single-member etcd serving on loopback.
@@ -44,10 +45,9 @@ func Start(ctx context.Context, dir string, logger *zap.Logger) (*Embedded, erro
 	cfg.AdvertisePeerUrls = []url.URL{peerURL}
 	cfg.InitialCluster = cfg.Name + "=" + peerURL.String()
 	cfg.ListenMetricsUrls = nil
-	// The apiserver compacts every five minutes itself; etcd need not.
-	cfg.AutoCompactionMode = ""
 	cfg.QuotaBackendBytes = 8 << 30
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logger.Named("etcd"))
+	// etcd narrates every start at info level; keep its warnings only.
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logger.Named("etcd").WithOptions(zap.IncreaseLevel(zapcore.WarnLevel)))
 	cfg.LogLevel = "warn"
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {

@@ -173,4 +173,3 @@ func (a *Allocator) Release(ctx context.Context, ip netip.Addr) error {
 	}
 	return nil
 }
-

@@ -10,6 +10,7 @@ import (
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
 
@@ -157,4 +158,10 @@ func tooMany(cause string) error {
 	err := apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)
 	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause, Message: cause})
 	return err
+}
+
+// GroupVersionKind implements rest.GroupVersionKindProvider: evictions are
+// policy/v1 objects posted to a core/v1 subresource.
+func (e *EvictionStore) GroupVersionKind(schema.GroupVersion) schema.GroupVersionKind {
+	return policyv1.SchemeGroupVersion.WithKind("Eviction")
 }

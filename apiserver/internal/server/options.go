@@ -1,0 +1,95 @@
+// Package server assembles trireme-apiserver from its options: storage,
+// authentication, authorization, admission, OpenAPI, every served group and
+// the post-start hooks that bootstrap the cluster's built-in objects.
+package server
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+)
+
+// Options are trireme-apiserver's flags.
+type Options struct {
+	// DataDir holds the embedded etcd and the dev-mode certificates.
+	DataDir               string
+	SecureServing         *options.SecureServingOptionsWithLoopback
+	Etcd                  *options.EtcdOptions
+	Audit                 *options.AuditOptions
+	Features              *options.FeatureOptions
+	ClientCAFile          string
+	AdvertiseAddress      net.IP
+	ServiceClusterIPRange string
+	ServiceNodePortRange  string
+	LogFormat             string
+	Verbosity             int
+}
+
+// NewOptions returns the defaults: port 6443, the upstream service ranges,
+// and a dev-mode data dir.
+func NewOptions() *Options {
+	o := &Options{
+		DataDir:               "/var/lib/trireme/apiserver",
+		SecureServing:         options.NewSecureServingOptions().WithLoopback(),
+		Etcd:                  options.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil)),
+		Audit:                 options.NewAuditOptions(),
+		Features:              options.NewFeatureOptions(),
+		ServiceClusterIPRange: "10.96.0.0/12",
+		ServiceNodePortRange:  "30000-32767",
+		LogFormat:             "text",
+	}
+	o.SecureServing.BindPort = 6443
+	o.Etcd.DefaultStorageMediaType = "application/vnd.kubernetes.protobuf"
+	return o
+}
+
+// AddFlags registers the options on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "Directory for the embedded etcd (used when --etcd-servers is empty) and the generated certificates and admin.kubeconfig (used when no serving certificate is given).")
+	o.SecureServing.AddFlags(fs)
+	o.Etcd.AddFlags(fs)
+	o.Audit.AddFlags(fs)
+	o.Features.AddFlags(fs)
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that client certificates are verified against; the subject's CN is the user name and O the groups. Defaults to the generated CA in dev mode.")
+	fs.IPVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "IP address on which to advertise the apiserver to members of the cluster (the kubernetes Service's endpoint). Defaults to the host's default-route address.")
+	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "CIDR range from which Service ClusterIPs are allocated.")
+	fs.StringVar(&o.ServiceNodePortRange, "service-node-port-range", o.ServiceNodePortRange, "Port range reserved for Services with NodePort visibility, as BEGIN-END.")
+	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
+	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity.")
+}
+
+// serviceRanges parses the service ranges.
+func (o *Options) serviceRanges() (netip.Prefix, utilnet.PortRange, error) {
+	cidr, err := netip.ParsePrefix(o.ServiceClusterIPRange)
+	if err != nil {
+		return netip.Prefix{}, utilnet.PortRange{}, fmt.Errorf("--service-cluster-ip-range: %w", err)
+	}
+	pr, err := utilnet.ParsePortRange(o.ServiceNodePortRange)
+	if err != nil {
+		return netip.Prefix{}, utilnet.PortRange{}, fmt.Errorf("--service-node-port-range: %w", err)
+	}
+	return cidr, *pr, nil
+}
+
+// Validate reports every invalid option.
+func (o *Options) Validate() []error {
+	var errs []error
+	errs = append(errs, o.SecureServing.Validate()...)
+	errs = append(errs, o.Audit.Validate()...)
+	errs = append(errs, o.Features.Validate()...)
+	if _, _, err := o.serviceRanges(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.DataDir == "" && len(o.Etcd.StorageConfig.Transport.ServerList) == 0 {
+		errs = append(errs, fmt.Errorf("either --etcd-servers or --data-dir is required"))
+	}
+	return errs
+}
+
+func (o *Options) etcdDir() string { return filepath.Join(o.DataDir, "etcd") }

@@ -1,0 +1,304 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/go-logr/logr"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
+	"k8s.io/apiserver/pkg/authentication/request/anonymous"
+	"k8s.io/apiserver/pkg/authentication/request/union"
+	"k8s.io/apiserver/pkg/authentication/request/x509"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	"k8s.io/apiserver/pkg/authorization/path"
+	authzunion "k8s.io/apiserver/pkg/authorization/union"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	genericfilters "k8s.io/apiserver/pkg/server/filters"
+	serverstorage "k8s.io/apiserver/pkg/server/storage"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-base/compatibility"
+
+	apiopenapi "trireme.dev/api/openapi"
+	"trireme.dev/api/scheme"
+	"trireme.dev/apiserver/internal/apis"
+	"trireme.dev/apiserver/internal/bootstrap"
+	"trireme.dev/apiserver/internal/devpki"
+	"trireme.dev/apiserver/internal/etcd"
+	"trireme.dev/apiserver/internal/logging"
+)
+
+// binaryVersion is the Kubernetes minor version whose API Trireme serves.
+const binaryVersion = "1.37"
+
+// Run starts the apiserver and serves until ctx ends.
+func Run(ctx context.Context, o *Options) error {
+	log, zl, err := logging.New(o.LogFormat, o.Verbosity)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = zl.Sync() }()
+	ctx = logr.NewContext(ctx, log)
+	srv, cleanup, err := New(ctx, o, zl)
+	if cleanup != nil {
+		defer cleanup()
+	}
+	if err != nil {
+		return err
+	}
+	return srv.PrepareRun().RunWithContext(ctx)
+}
+
+// New builds the server. The cleanup func stops what New started (embedded
+// etcd, storage) and is non-nil even on error.
+func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.GenericAPIServer, func(), error) {
+	log := logr.FromContextOrDiscard(ctx)
+	var cleanups []func()
+	cleanup := func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}
+	if errs := o.Validate(); len(errs) > 0 {
+		return nil, cleanup, fmt.Errorf("invalid options: %v", errs)
+	}
+	cidr, nodePorts, _ := o.serviceRanges()
+
+	if len(o.Etcd.StorageConfig.Transport.ServerList) == 0 {
+		start := time.Now()
+		e, err := etcd.Start(ctx, o.etcdDir(), zl)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		cleanups = append(cleanups, e.Stop)
+		o.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
+		log.Info("Started embedded etcd", "dir", o.etcdDir(), "took", time.Since(start))
+	}
+
+	advertise, err := o.advertiseAddress()
+	if err != nil {
+		return nil, cleanup, err
+	}
+	if err := o.ensureDevCerts(advertise); err != nil {
+		return nil, cleanup, err
+	}
+
+	config := genericapiserver.NewConfig(scheme.Codecs)
+	config.EffectiveVersion = compatibility.NewEffectiveVersionFromString(binaryVersion, "", "")
+	config.PublicAddress = advertise
+	config.LongRunningFunc = genericfilters.BasicLongRunningRequestCheck(
+		sets.NewString("watch", "proxy"),
+		sets.NewString("attach", "exec", "proxy", "log", "portforward"),
+	)
+	if err := o.SecureServing.ApplyTo(&config.SecureServing, &config.LoopbackClientConfig); err != nil {
+		return nil, cleanup, fmt.Errorf("secure serving: %w", err)
+	}
+	if err := o.applyAuthentication(config); err != nil {
+		return nil, cleanup, err
+	}
+	if err := applyAuthorization(config); err != nil {
+		return nil, cleanup, err
+	}
+	namer := openapinamer.NewDefinitionNamer(scheme.NewExternal())
+	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(apiopenapi.GetOpenAPIDefinitions, namer)
+	config.OpenAPIConfig.Info.Title = "Kubernetes"
+	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(apiopenapi.GetOpenAPIDefinitions, namer)
+	config.OpenAPIV3Config.Info.Title = "Kubernetes"
+
+	storageFactory, err := newStorageFactory(o)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	if err := o.Etcd.ApplyWithStorageFactoryTo(storageFactory, config); err != nil {
+		return nil, cleanup, fmt.Errorf("etcd: %w", err)
+	}
+	if err := o.Audit.ApplyTo(config); err != nil {
+		return nil, cleanup, fmt.Errorf("audit: %w", err)
+	}
+
+	client, err := kubernetes.NewForConfig(config.LoopbackClientConfig)
+	if err != nil {
+		return nil, cleanup, fmt.Errorf("loopback client: %w", err)
+	}
+	factory := informers.NewSharedInformerFactory(client, 10*time.Minute)
+	if err := o.Features.ApplyTo(config, client, factory); err != nil {
+		return nil, cleanup, fmt.Errorf("features: %w", err)
+	}
+	if err := applyAdmission(config, client, factory); err != nil {
+		return nil, cleanup, err
+	}
+
+	srv, err := config.Complete(factory).New("trireme-apiserver", genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, cleanup, fmt.Errorf("create server: %w", err)
+	}
+	built, err := apis.Build(config.RESTOptionsGetter, apis.Config{ServiceCIDR: cidr, NodePorts: nodePorts})
+	if err != nil {
+		return nil, cleanup, err
+	}
+	cleanups = append(cleanups, built.Destroy)
+	if err := apis.Install(srv, built.ByGroupVersion); err != nil {
+		return nil, cleanup, err
+	}
+	srv.AddPostStartHookOrDie("start-informers", func(hc genericapiserver.PostStartHookContext) error {
+		factory.Start(hc.Done())
+		return nil
+	})
+	_, port, err := config.SecureServing.HostPort()
+	if err != nil {
+		return nil, cleanup, err
+	}
+	boot := &bootstrap.Bootstrap{
+		Client:        client,
+		Stores:        built.Stores,
+		Allocators:    built.Allocators,
+		ServiceCIDR:   cidr,
+		AdvertiseIP:   advertise,
+		AdvertisePort: port,
+		ServerID:      config.APIServerID,
+	}
+	if err := boot.AddHooks(srv); err != nil {
+		return nil, cleanup, err
+	}
+	return srv, cleanup, nil
+}
+
+// advertiseAddress picks the IP the kubernetes Service points at.
+func (o *Options) advertiseAddress() (net.IP, error) {
+	if o.AdvertiseAddress != nil && !o.AdvertiseAddress.IsUnspecified() {
+		return o.AdvertiseAddress, nil
+	}
+	if ip := o.SecureServing.BindAddress; ip != nil && !ip.IsUnspecified() {
+		return ip, nil
+	}
+	ip, err := utilnet.ResolveBindAddress(net.IPv4zero)
+	if err != nil {
+		// A machine without a default route still serves itself.
+		return net.IPv4(127, 0, 0, 1), nil
+	}
+	return ip, nil
+}
+
+// ensureDevCerts makes the dev-mode CA, serving certificate and admin
+// kubeconfig when no serving certificate is configured.
+func (o *Options) ensureDevCerts(advertise net.IP) error {
+	sc := &o.SecureServing.ServerCert.CertKey
+	if sc.CertFile != "" || o.SecureServing.ServerCert.GeneratedCert != nil {
+		return nil
+	}
+	files := devpki.Layout(o.DataDir)
+	hosts := []string{"localhost", "127.0.0.1", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", advertise.String()}
+	if ip := o.SecureServing.BindAddress; ip != nil && !ip.IsUnspecified() {
+		hosts = append(hosts, ip.String())
+	}
+	if cidr, _, err := o.serviceRanges(); err == nil {
+		hosts = append(hosts, cidr.Masked().Addr().Next().String())
+	}
+	serverHost := "127.0.0.1"
+	if ip := o.SecureServing.BindAddress; ip != nil && !ip.IsUnspecified() {
+		serverHost = ip.String()
+	}
+	server := "https://" + net.JoinHostPort(serverHost, strconv.Itoa(o.SecureServing.BindPort))
+	if err := devpki.Ensure(files, devpki.Options{Hosts: hosts, Server: server}); err != nil {
+		return fmt.Errorf("dev-mode certificates: %w", err)
+	}
+	sc.CertFile, sc.KeyFile = files.ServingCert, files.ServingKey
+	if o.ClientCAFile == "" {
+		o.ClientCAFile = files.CACert
+	}
+	return nil
+}
+
+// applyAuthentication accepts client certificates from the client CA, and
+// treats requests without credentials as system:anonymous.
+func (o *Options) applyAuthentication(config *genericapiserver.Config) error {
+	if o.ClientCAFile == "" {
+		return fmt.Errorf("--client-ca-file is required when a serving certificate is given")
+	}
+	ca, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca-bundle", o.ClientCAFile)
+	if err != nil {
+		return fmt.Errorf("client CA: %w", err)
+	}
+	if err := config.Authentication.ApplyClientCert(ca, config.SecureServing); err != nil {
+		return fmt.Errorf("client CA: %w", err)
+	}
+	certs := x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion)
+	config.Authentication.Authenticator = union.New(certs, anonymous.NewAuthenticator(nil))
+	return nil
+}
+
+// applyAuthorization lets system:masters do anything and everyone read the
+// health and version endpoints, as upstream's default RBAC does.
+func applyAuthorization(config *genericapiserver.Config) error {
+	public, err := path.NewAuthorizer([]string{"/healthz", "/healthz/*", "/livez", "/livez/*", "/readyz", "/readyz/*", "/version", "/version/"})
+	if err != nil {
+		return err
+	}
+	masters := authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)
+	authz, err := authzunion.New(authzunion.NamedAuthorizer{AuthorizerName: "public-paths", Authorizer: public}, authzunion.NamedAuthorizer{AuthorizerName: "system-masters", Authorizer: masters})
+	if err != nil {
+		return err
+	}
+	config.Authorization.Authorizer = authz
+	var _ authorizer.Authorizer = authz
+	return nil
+}
+
+// applyAdmission runs the admission chain: for now NamespaceLifecycle, which
+// refuses objects in missing or terminating namespaces.
+func applyAdmission(config *genericapiserver.Config, client kubernetes.Interface, factory informers.SharedInformerFactory) error {
+	plugin, err := lifecycle.NewLifecycle(sets.New(metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic))
+	if err != nil {
+		return err
+	}
+	plugin.SetExternalKubeClientSet(client)
+	plugin.SetExternalKubeInformerFactory(factory)
+	if err := plugin.ValidateInitialization(); err != nil {
+		return fmt.Errorf("admission NamespaceLifecycle: %w", err)
+	}
+	config.AdmissionControl = admission.NewChainHandler(plugin)
+	return nil
+}
+
+// specialPrefixes are the etcd paths upstream keeps for historic reasons;
+// etcd tooling and migrations expect them.
+var specialPrefixes = map[schema.GroupResource]string{
+	{Resource: "replicationcontrollers"}:                "controllers",
+	{Resource: "endpoints"}:                             "services/endpoints",
+	{Resource: "nodes"}:                                 "minions",
+	{Resource: "services"}:                              "services/specs",
+	{Group: "networking.k8s.io", Resource: "ingresses"}: "ingress",
+}
+
+func newStorageFactory(o *Options) (*serverstorage.DefaultStorageFactory, error) {
+	encoding := serverstorage.NewDefaultResourceEncodingConfig(scheme.Scheme)
+	resourceConfig := serverstorage.NewResourceConfig()
+	for _, g := range scheme.Groups {
+		resourceConfig.EnableVersions(g.Version)
+	}
+	f := serverstorage.NewDefaultStorageFactory(
+		o.Etcd.StorageConfig,
+		o.Etcd.DefaultStorageMediaType,
+		scheme.Codecs,
+		encoding,
+		resourceConfig,
+		specialPrefixes,
+	)
+	// Both Event APIs read and write one store.
+	f.AddCohabitatingResources(corev1.Resource("events"), schema.GroupResource{Group: "events.k8s.io", Resource: "events"})
+	return f, nil
+}
