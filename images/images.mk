@@ -1,0 +1,51 @@
+# images.mk: `make images` writes one docker-archive per image to _output/images/<name>.tar,
+# referenced as trireme.dev/<name>:$(IMAGE_VERSION) and importable with
+# `ctr -n k8s.io images import`. Include it from the top-level Makefile
+# (`include images/images.mk`); run from the repository root so go.work applies.
+# The top-level Makefile provides the rule for _output/bin/trireme-apiserver (`make build`).
+#
+# Archives are reproducible: the same binaries, version and SOURCE_DATE_EPOCH (the last
+# commit's time) give byte-identical tarballs.
+
+IMAGE_VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+export SOURCE_DATE_EPOCH
+# Debian's busybox-static (`apt-get install -y busybox-static`): a static binary, so it
+# runs on the empty base.
+BUSYBOX           ?= /bin/busybox
+IMAGE_BUILD       := _output/bin/image-build
+IMAGES_DIR        := _output/images
+
+.PHONY: images _output/bin/image-build _output/bin/pause
+
+images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar
+
+# go decides what is stale, so the binaries are always "rebuilt" (cheaply, from cache).
+_output/bin/image-build:
+	go build -o $@ ./images/cmd/image-build
+
+_output/bin/pause:
+	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $@ ./images/cmd/pause
+
+# The apiserver runs as root, as upstream's image does: it reads root-only certificates
+# under /etc/kubernetes/pki; a pod's securityContext may still lower it.
+$(IMAGES_DIR)/trireme-apiserver.tar: _output/bin/trireme-apiserver $(IMAGE_BUILD)
+	$(IMAGE_BUILD) --name trireme.dev/trireme-apiserver:$(IMAGE_VERSION) --out $@ \
+		--file _output/bin/trireme-apiserver=/usr/local/bin/trireme-apiserver:0755 \
+		--entrypoint /usr/local/bin/trireme-apiserver
+
+# 65535 is the uid upstream's pause image runs as; pause needs no privilege.
+$(IMAGES_DIR)/pause.tar: _output/bin/pause $(IMAGE_BUILD)
+	$(IMAGE_BUILD) --name trireme.dev/pause:$(IMAGE_VERSION) --out $@ \
+		--file _output/bin/pause=/pause:0755 \
+		--entrypoint /pause --user 65535:65535
+
+# Laid out like upstream's busybox image: every applet a symlink in /bin, Cmd sh.
+$(IMAGES_DIR)/busybox.tar: $(IMAGE_BUILD)
+	@test -x $(BUSYBOX) || { echo "$(BUSYBOX) missing: apt-get install -y busybox-static" >&2; exit 1; }
+	$(IMAGE_BUILD) --name trireme.dev/busybox:$(IMAGE_VERSION) --out $@ \
+		--file $(BUSYBOX)=/bin/busybox:0755 --busybox-links /bin/busybox \
+		--file images/rootfs/busybox/etc/passwd=/etc/passwd:0644 \
+		--file images/rootfs/busybox/etc/group=/etc/group:0644 \
+		--dir /tmp:1777 --dir /root:0700 --dir /home --dir /var \
+		--cmd sh
