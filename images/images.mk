@@ -7,7 +7,7 @@
 # Archives are reproducible: the same binaries, version and SOURCE_DATE_EPOCH (the last
 # commit's time) give byte-identical tarballs.
 
-IMAGE_VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+IMAGE_VERSION     ?= dev
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 export SOURCE_DATE_EPOCH
 # Debian's busybox-static (`apt-get install -y busybox-static`): a static binary, so it
