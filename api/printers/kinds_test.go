@@ -86,7 +86,7 @@ func TestKindCells(t *testing.T) {
 		{"service externalname headless", &corev1.Service{ObjectMeta: objMeta("svc"), Spec: corev1.ServiceSpec{
 			Type: corev1.ServiceTypeExternalName, ExternalName: "db.example.com"}},
 			[]any{"svc", "ExternalName", "<none>", "db.example.com", "<none>", "5m", "<none>"}},
-		{"endpoints", &corev1.Endpoints{ObjectMeta: objMeta("ep"), Subsets: []corev1.EndpointSubset{{ //nolint:staticcheck // still served
+		{"endpoints", &corev1.Endpoints{ObjectMeta: objMeta("ep"), Subsets: []corev1.EndpointSubset{{
 			Addresses: []corev1.EndpointAddress{{IP: "10.0.0.1"}, {IP: "10.0.0.2"}, {IP: "fd00::3"}},
 			Ports:     []corev1.EndpointPort{{Port: 80}, {Port: 443}},
 		}}}, []any{"ep", "10.0.0.1:80,10.0.0.2:80,[fd00::3]:80 + 3 more...", "5m"}},
@@ -263,7 +263,7 @@ func TestKindCells(t *testing.T) {
 			[]any{"web", "50%", "N/A", int64(1), "5m"}},
 		{"runtimeclass", &nodev1.RuntimeClass{ObjectMeta: objMeta("gvisor"), Handler: "runsc"}, []any{"gvisor", "runsc", "5m"}},
 		{"endpointslice", &discoveryv1.EndpointSlice{ObjectMeta: objMeta("web-abc"), AddressType: discoveryv1.AddressTypeIPv4,
-			Ports: []discoveryv1.EndpointPort{{Port: ptr(int32(80))}, {Name: ptr("metrics")}, {}, {Port: ptr(int32(9000))}},
+			Ports:     []discoveryv1.EndpointPort{{Port: ptr(int32(80))}, {Name: ptr("metrics")}, {}, {Port: ptr(int32(9000))}},
 			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1", "10.0.0.2"}}, {Addresses: []string{"10.0.0.3"}}}},
 			[]any{"web-abc", "IPv4", "80,metrics,* + 1 more...", "10.0.0.1,10.0.0.2,10.0.0.3", "5m"}},
 		{"endpointslice empty", &discoveryv1.EndpointSlice{ObjectMeta: objMeta("web-abc"), AddressType: discoveryv1.AddressTypeIPv6},
