@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"trireme.dev/api/defaults"
 	"trireme.dev/apiserver/internal/registry"
 )
 
@@ -30,6 +31,9 @@ func Resource() *registry.Resource {
 		Hooks: registry.Hooks{
 			PrepareForCreate: func(_ context.Context, obj runtime.Object) {
 				pod := obj.(*corev1.Pod)
+				// Upstream defaults pod-level resources at create, not on
+				// every decode, and before the QoS class is computed.
+				defaults.PodLevelResources(pod)
 				pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: QOSClass(pod)}
 			},
 			PrepareForStatusUpdate: func(_ context.Context, obj, old runtime.Object) {
