@@ -31,6 +31,7 @@ import (
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/component-base/compatibility"
 
 	apiopenapi "trireme.dev/api/openapi"
@@ -130,7 +131,11 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.Gen
 		return nil, cleanup, fmt.Errorf("audit: %w", err)
 	}
 
-	client, err := kubernetes.NewForConfig(config.LoopbackClientConfig)
+	// The server's own writes (Endpoints for the kubernetes Service) would
+	// otherwise log the deprecation warnings meant for users.
+	loopback := rest.CopyConfig(config.LoopbackClientConfig)
+	loopback.WarningHandler = rest.NoWarnings{}
+	client, err := kubernetes.NewForConfig(loopback)
 	if err != nil {
 		return nil, cleanup, fmt.Errorf("loopback client: %w", err)
 	}
