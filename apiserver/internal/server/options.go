@@ -13,6 +13,10 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
+
+	"trireme.dev/apiserver/internal/admissionchain"
+	"trireme.dev/apiserver/internal/authn"
+	"trireme.dev/apiserver/internal/authz"
 )
 
 // Options are trireme-apiserver's flags.
@@ -23,7 +27,9 @@ type Options struct {
 	Etcd                  *options.EtcdOptions
 	Audit                 *options.AuditOptions
 	Features              *options.FeatureOptions
-	ClientCAFile          string
+	Authentication        *authn.Options
+	Authorization         *authz.Options
+	Admission             *admissionchain.Options
 	AdvertiseAddress      net.IP
 	ServiceClusterIPRange string
 	ServiceNodePortRange  string
@@ -40,6 +46,9 @@ func NewOptions() *Options {
 		Etcd:                  options.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil)),
 		Audit:                 options.NewAuditOptions(),
 		Features:              options.NewFeatureOptions(),
+		Authentication:        authn.NewOptions(),
+		Authorization:         authz.NewOptions(),
+		Admission:             admissionchain.NewOptions(),
 		ServiceClusterIPRange: "10.96.0.0/12",
 		ServiceNodePortRange:  "30000-32767",
 		LogFormat:             "text",
@@ -56,7 +65,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Etcd.AddFlags(fs)
 	o.Audit.AddFlags(fs)
 	o.Features.AddFlags(fs)
-	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that client certificates are verified against; the subject's CN is the user name and O the groups. Defaults to the generated CA in dev mode.")
+	o.Authentication.AddFlags(fs)
+	o.Authorization.AddFlags(fs)
+	o.Admission.AddFlags(fs)
 	fs.IPVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "IP address on which to advertise the apiserver to members of the cluster (the kubernetes Service's endpoint). Defaults to the host's default-route address.")
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "CIDR range from which Service ClusterIPs are allocated.")
 	fs.StringVar(&o.ServiceNodePortRange, "service-node-port-range", o.ServiceNodePortRange, "Port range reserved for Services with NodePort visibility, as BEGIN-END.")

@@ -10,23 +10,11 @@ import (
 	"github.com/go-logr/logr"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
-	"k8s.io/apiserver/pkg/authentication/request/anonymous"
-	"k8s.io/apiserver/pkg/authentication/request/union"
-	"k8s.io/apiserver/pkg/authentication/request/x509"
-	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
-	"k8s.io/apiserver/pkg/authorization/path"
-	authzunion "k8s.io/apiserver/pkg/authorization/union"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	"k8s.io/client-go/informers"
@@ -108,10 +96,10 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.Gen
 	if err := o.SecureServing.ApplyTo(&config.SecureServing, &config.LoopbackClientConfig); err != nil {
 		return nil, cleanup, fmt.Errorf("secure serving: %w", err)
 	}
-	if err := o.applyAuthentication(config); err != nil {
+	if err := o.Authentication.ApplyTo(config); err != nil {
 		return nil, cleanup, err
 	}
-	if err := applyAuthorization(config); err != nil {
+	if err := o.Authorization.ApplyTo(config); err != nil {
 		return nil, cleanup, err
 	}
 	namer := openapinamer.NewDefinitionNamer(scheme.NewExternal())
@@ -143,7 +131,7 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.Gen
 	if err := o.Features.ApplyTo(config, client, factory); err != nil {
 		return nil, cleanup, fmt.Errorf("features: %w", err)
 	}
-	if err := applyAdmission(config, client, factory); err != nil {
+	if err := o.Admission.ApplyTo(config, client, factory); err != nil {
 		return nil, cleanup, err
 	}
 
@@ -222,60 +210,9 @@ func (o *Options) ensureDevCerts(advertise net.IP) error {
 		return fmt.Errorf("dev-mode certificates: %w", err)
 	}
 	sc.CertFile, sc.KeyFile = files.ServingCert, files.ServingKey
-	if o.ClientCAFile == "" {
-		o.ClientCAFile = files.CACert
+	if o.Authentication.ClientCAFile == "" {
+		o.Authentication.ClientCAFile = files.CACert
 	}
-	return nil
-}
-
-// applyAuthentication accepts client certificates from the client CA, and
-// treats requests without credentials as system:anonymous.
-func (o *Options) applyAuthentication(config *genericapiserver.Config) error {
-	if o.ClientCAFile == "" {
-		return fmt.Errorf("--client-ca-file is required when a serving certificate is given")
-	}
-	ca, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca-bundle", o.ClientCAFile)
-	if err != nil {
-		return fmt.Errorf("client CA: %w", err)
-	}
-	if err := config.Authentication.ApplyClientCert(ca, config.SecureServing); err != nil {
-		return fmt.Errorf("client CA: %w", err)
-	}
-	certs := x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion)
-	config.Authentication.Authenticator = union.New(certs, anonymous.NewAuthenticator(nil))
-	return nil
-}
-
-// applyAuthorization lets system:masters do anything and everyone read the
-// health and version endpoints, as upstream's default RBAC does.
-func applyAuthorization(config *genericapiserver.Config) error {
-	public, err := path.NewAuthorizer([]string{"/healthz", "/healthz/*", "/livez", "/livez/*", "/readyz", "/readyz/*", "/version", "/version/"})
-	if err != nil {
-		return err
-	}
-	masters := authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)
-	authz, err := authzunion.New(authzunion.NamedAuthorizer{AuthorizerName: "public-paths", Authorizer: public}, authzunion.NamedAuthorizer{AuthorizerName: "system-masters", Authorizer: masters})
-	if err != nil {
-		return err
-	}
-	config.Authorization.Authorizer = authz
-	var _ authorizer.Authorizer = authz
-	return nil
-}
-
-// applyAdmission runs the admission chain: for now NamespaceLifecycle, which
-// refuses objects in missing or terminating namespaces.
-func applyAdmission(config *genericapiserver.Config, client kubernetes.Interface, factory informers.SharedInformerFactory) error {
-	plugin, err := lifecycle.NewLifecycle(sets.New(metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic))
-	if err != nil {
-		return err
-	}
-	plugin.SetExternalKubeClientSet(client)
-	plugin.SetExternalKubeInformerFactory(factory)
-	if err := plugin.ValidateInitialization(); err != nil {
-		return fmt.Errorf("admission NamespaceLifecycle: %w", err)
-	}
-	config.AdmissionControl = admission.NewChainHandler(plugin)
 	return nil
 }
 
