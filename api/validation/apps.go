@@ -16,8 +16,10 @@ import (
 
 func init() {
 	register(&kind[*appsv1.Deployment]{
-		spec:   deploymentRules,
-		change: func(d, old *appsv1.Deployment) field.ErrorList { return selectorChange(d.Spec.Selector, old.Spec.Selector) },
+		spec: deploymentRules,
+		change: func(d, old *appsv1.Deployment) field.ErrorList {
+			return selectorChange(d.Spec.Selector, old.Spec.Selector)
+		},
 		statusChange: func(d, old *appsv1.Deployment) field.ErrorList {
 			st := &d.Status
 			errs := replicaCounts(field.NewPath("status"), int64(st.Replicas), int64(st.Replicas), int64(st.ReadyReplicas), int64(st.AvailableReplicas), st.ObservedGeneration)
@@ -28,8 +30,10 @@ func init() {
 		},
 	})
 	register(&kind[*appsv1.ReplicaSet]{
-		spec:   replicaSetRules,
-		change: func(rs, old *appsv1.ReplicaSet) field.ErrorList { return selectorChange(rs.Spec.Selector, old.Spec.Selector) },
+		spec: replicaSetRules,
+		change: func(rs, old *appsv1.ReplicaSet) field.ErrorList {
+			return selectorChange(rs.Spec.Selector, old.Spec.Selector)
+		},
 		statusChange: func(rs, old *appsv1.ReplicaSet) field.ErrorList {
 			st := &rs.Status
 			return replicaCounts(field.NewPath("status"), int64(st.Replicas), int64(st.FullyLabeledReplicas), int64(st.ReadyReplicas), int64(st.AvailableReplicas), st.ObservedGeneration)
@@ -49,8 +53,10 @@ func init() {
 		},
 	})
 	register(&kind[*appsv1.DaemonSet]{
-		spec:   daemonSetRules,
-		change: func(ds, old *appsv1.DaemonSet) field.ErrorList { return selectorChange(ds.Spec.Selector, old.Spec.Selector) },
+		spec: daemonSetRules,
+		change: func(ds, old *appsv1.DaemonSet) field.ErrorList {
+			return selectorChange(ds.Spec.Selector, old.Spec.Selector)
+		},
 		statusChange: func(ds, old *appsv1.DaemonSet) field.ErrorList {
 			st, p := &ds.Status, field.NewPath("status")
 			var errs field.ErrorList

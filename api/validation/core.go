@@ -215,4 +215,3 @@ func replicaCounts(fldPath *field.Path, replicas, fullyLabeled, ready, available
 	}
 	return errs
 }
-

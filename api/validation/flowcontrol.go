@@ -222,4 +222,3 @@ func flowConditions(n int, at func(int) (string, string)) field.ErrorList {
 	}
 	return errs
 }
-

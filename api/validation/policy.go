@@ -100,4 +100,3 @@ func priorityClassChange(pc, old *schedulingv1.PriorityClass) field.ErrorList {
 	errs = append(errs, immutable(pc.PreemptionPolicy, old.PreemptionPolicy, field.NewPath("preemptionPolicy"))...)
 	return errs
 }
-

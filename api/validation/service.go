@@ -15,10 +15,12 @@ import (
 
 func init() {
 	register(&kind[*corev1.Service]{
-		name:         apimachineryvalidation.NameIsDNS1035Label,
-		spec:         serviceRules,
-		change:       serviceChange,
-		statusChange: func(svc, old *corev1.Service) field.ErrorList { return loadBalancerStatus(&svc.Status.LoadBalancer, field.NewPath("status", "loadBalancer")) },
+		name:   apimachineryvalidation.NameIsDNS1035Label,
+		spec:   serviceRules,
+		change: serviceChange,
+		statusChange: func(svc, old *corev1.Service) field.ErrorList {
+			return loadBalancerStatus(&svc.Status.LoadBalancer, field.NewPath("status", "loadBalancer"))
+		},
 	})
 }
 

@@ -128,7 +128,6 @@ func pvcChange(pvc, old *corev1.PersistentVolumeClaim) field.ErrorList {
 	return errs
 }
 
-
 func pvcStatusChange(pvc, old *corev1.PersistentVolumeClaim) field.ErrorList {
 	var errs field.ErrorList
 	statusPath := field.NewPath("status")
@@ -256,4 +255,3 @@ func pvChange(pv, old *corev1.PersistentVolume) field.ErrorList {
 	}
 	return errs
 }
-
