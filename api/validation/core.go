@@ -45,7 +45,7 @@ func configMapRules(cm *corev1.ConfigMap) field.ErrorList {
 		}
 	}
 	if size := sizeOf(cm.Data) + sizeOf(cm.BinaryData); size > maxDataSize {
-		errs = append(errs, field.TooLong(field.NewPath(""), "", maxDataSize))
+		errs = append(errs, field.TooLong(field.NewPath("data"), "", maxDataSize))
 	}
 	return errs
 }

@@ -88,8 +88,9 @@ func legacyEvent(ev *corev1.Event, strict bool) field.ErrorList {
 		rcPath := field.NewPath(reportingController)
 		if ev.ReportingController == "" {
 			errs = append(errs, field.Required(rcPath, ""))
+		} else {
+			errs = append(errs, qualifiedName(ev.ReportingController, rcPath)...)
 		}
-		errs = append(errs, qualifiedName(ev.ReportingController, rcPath)...)
 		errs = append(errs, requiredMax(ev.ReportingInstance, reportingInstanceLengthLimit, field.NewPath("reportingInstance"))...)
 		errs = append(errs, requiredMax(ev.Action, actionLengthLimit, field.NewPath("action"))...)
 		errs = append(errs, requiredMax(ev.Reason, reasonLengthLimit, field.NewPath("reason"))...)
@@ -170,7 +171,7 @@ func strictEventChange(ev, old *corev1.Event) field.ErrorList {
 		{"count", ev.Count, old.Count},
 		{"type", ev.Type, old.Type},
 		// Only microseconds survive serialization, so compare at that precision.
-		{"eventTime", ev.EventTime.Truncate(time.Microsecond), old.EventTime.Truncate(time.Microsecond)},
+		{"eventTime", metav1.NewMicroTime(ev.EventTime.Truncate(time.Microsecond)), metav1.NewMicroTime(old.EventTime.Truncate(time.Microsecond))},
 		{"action", ev.Action, old.Action},
 		{"related", ev.Related, old.Related},
 		{"reportingController", ev.ReportingController, old.ReportingController},
