@@ -262,7 +262,7 @@ func statefulSetRules(ss *appsv1.StatefulSet) field.ErrorList {
 	errs = append(errs, nonNegative(int64(spec.MinReadySeconds), specPath.Child("minReadySeconds"))...)
 	errs = append(errs, optNonNegative(spec.RevisionHistoryLimit, specPath.Child("revisionHistoryLimit"))...)
 	errs = append(errs, workloadSelector(spec.Selector, &spec.Template, "statefulset")...)
-	errs = append(errs, workloadTemplate(&spec.Template, "StatefulSet")...)
+	errs = append(errs, workloadTemplate(withClaimVolumes(spec), "StatefulSet")...)
 	for i := range spec.VolumeClaimTemplates {
 		t, p := &spec.VolumeClaimTemplates[i], specPath.Child("volumeClaimTemplates").Index(i)
 		if t.Name == "" {
@@ -273,6 +273,26 @@ func statefulSetRules(ss *appsv1.StatefulSet) field.ErrorList {
 		errs = append(errs, pvcSpec(&t.Spec, p.Child("spec"))...)
 	}
 	return errs
+}
+
+// withClaimVolumes returns the template as the controller completes it: each
+// volume claim template becomes a volume, so containers may mount it.
+func withClaimVolumes(spec *appsv1.StatefulSetSpec) *corev1.PodTemplateSpec {
+	if len(spec.VolumeClaimTemplates) == 0 {
+		return &spec.Template
+	}
+	t := spec.Template.DeepCopy()
+	for _, c := range spec.VolumeClaimTemplates {
+		exists := false
+		for _, v := range t.Spec.Volumes {
+			exists = exists || v.Name == c.Name
+		}
+		if !exists && c.Name != "" {
+			t.Spec.Volumes = append(t.Spec.Volumes, corev1.Volume{Name: c.Name, VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c.Name}}})
+		}
+	}
+	return t
 }
 
 // statefulSetChange allows only the fields the controller can roll out;

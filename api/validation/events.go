@@ -30,6 +30,11 @@ func init() {
 		ownMeta: true,
 		spec:    func(ev *events.Event) field.ErrorList { return legacyEvent(ev.V1(), false) },
 	})
+	// A decoded core/v1 Event gets the hub's rules.
+	register(&kind[*corev1.Event]{
+		ownMeta: true,
+		spec:    func(ev *corev1.Event) field.ErrorList { return legacyEvent(ev, false) },
+	})
 	register(&kind[*eventsv1.Event]{
 		ownMeta: true,
 		spec: func(ev *eventsv1.Event) field.ErrorList {

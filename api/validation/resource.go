@@ -14,11 +14,15 @@ import (
 // resource.k8s.io/v1 publishes declarative validation with k8s.io/api; the
 // kinds below run it and add the handwritten checks users hit first.
 func init() {
+	// Generated rules run with the operation they were written for: create
+	// rules on create, update rules (which skip unchanged fields) on update.
 	register(&kind[*resourcev1.DeviceClass]{
 		cluster: true,
 		spec: func(dc *resourcev1.DeviceClass) field.ErrorList {
-			errs := deviceSelectors(dc.Spec.Selectors, specPath.Child("selectors"))
-			return append(errs, declarative(resourcev1.Validate_DeviceClassSpec, specPath, &dc.Spec, nil)...)
+			return deviceSelectors(dc.Spec.Selectors, specPath.Child("selectors"))
+		},
+		createOnly: func(dc *resourcev1.DeviceClass) field.ErrorList {
+			return declarative(resourcev1.Validate_DeviceClassSpec, specPath, &dc.Spec, nil)
 		},
 		change: func(dc, old *resourcev1.DeviceClass) field.ErrorList {
 			return declarative(resourcev1.Validate_DeviceClassSpec, specPath, &dc.Spec, &old.Spec)
@@ -26,8 +30,10 @@ func init() {
 	})
 	register(&kind[*resourcev1.ResourceClaim]{
 		spec: func(c *resourcev1.ResourceClaim) field.ErrorList {
-			errs := deviceClaim(&c.Spec.Devices, specPath.Child("devices"))
-			return append(errs, declarative(resourcev1.Validate_ResourceClaimSpec, specPath, &c.Spec, nil)...)
+			return deviceClaim(&c.Spec.Devices, specPath.Child("devices"))
+		},
+		createOnly: func(c *resourcev1.ResourceClaim) field.ErrorList {
+			return declarative(resourcev1.Validate_ResourceClaimSpec, specPath, &c.Spec, nil)
 		},
 		change: func(c, old *resourcev1.ResourceClaim) field.ErrorList {
 			return immutable(c.Spec, old.Spec, specPath)
@@ -36,9 +42,10 @@ func init() {
 	})
 	register(&kind[*resourcev1.ResourceClaimTemplate]{
 		spec: func(t *resourcev1.ResourceClaimTemplate) field.ErrorList {
-			p := specPath.Child("spec")
-			errs := deviceClaim(&t.Spec.Spec.Devices, p.Child("devices"))
-			return append(errs, declarative(resourcev1.Validate_ResourceClaimTemplateSpec, specPath, &t.Spec, nil)...)
+			return deviceClaim(&t.Spec.Spec.Devices, specPath.Child("spec", "devices"))
+		},
+		createOnly: func(t *resourcev1.ResourceClaimTemplate) field.ErrorList {
+			return declarative(resourcev1.Validate_ResourceClaimTemplateSpec, specPath, &t.Spec, nil)
 		},
 		change: func(t, old *resourcev1.ResourceClaimTemplate) field.ErrorList {
 			return immutable(t.Spec, old.Spec, specPath)
@@ -46,25 +53,39 @@ func init() {
 	})
 	register(&kind[*resourcev1.ResourceSlice]{
 		cluster: true,
-		spec: func(s *resourcev1.ResourceSlice) field.ErrorList {
-			errs := resourceSliceRules(&s.Spec)
-			return append(errs, declarative(resourcev1.Validate_ResourceSliceSpec, specPath, &s.Spec, nil)...)
+		spec:    func(s *resourcev1.ResourceSlice) field.ErrorList { return resourceSliceRules(&s.Spec) },
+		createOnly: func(s *resourcev1.ResourceSlice) field.ErrorList {
+			return declarative(resourcev1.Validate_ResourceSliceSpec, specPath, &s.Spec, nil)
 		},
 		change: func(s, old *resourcev1.ResourceSlice) field.ErrorList {
 			var errs field.ErrorList
 			errs = append(errs, immutable(s.Spec.Driver, old.Spec.Driver, specPath.Child("driver"))...)
 			errs = append(errs, immutable(s.Spec.Pool.Name, old.Spec.Pool.Name, specPath.Child("pool", "name"))...)
 			errs = append(errs, immutable(s.Spec.NodeName, old.Spec.NodeName, specPath.Child("nodeName"))...)
-			return append(errs, declarative(resourcev1.Validate_ResourceSliceSpec, specPath, &s.Spec, &old.Spec)...)
+			// A slice already using an alpha field may keep it, as upstream's
+			// strategy enables the option for objects that use it.
+			opts := declarativeOptions()
+			opts["DRAPartitionableDevicesType"] = old.Spec.PartitionTypeAttribute != nil
+			return append(errs, declarativeWith(opts, resourcev1.Validate_ResourceSliceSpec, specPath, &s.Spec, &old.Spec)...)
 		},
 	})
+}
+
+// declarativeOptions are the feature-gated options the generated rules
+// consult, at their upstream defaults (alpha features off).
+func declarativeOptions() map[string]bool {
+	return map[string]bool{"DRAPartitionableDevicesType": false}
 }
 
 // declarative runs a generated validation function and keeps the errors
 // upstream enforces with beta declarative validation on (the default).
 func declarative[T any](fn func(context.Context, operation.Operation, *field.Path, *T, *T) field.ErrorList, fldPath *field.Path, obj, old *T) field.ErrorList {
+	return declarativeWith(declarativeOptions(), fn, fldPath, obj, old)
+}
+
+func declarativeWith[T any](opts map[string]bool, fn func(context.Context, operation.Operation, *field.Path, *T, *T) field.ErrorList, fldPath *field.Path, obj, old *T) field.ErrorList {
 	ctx := context.Background()
-	op := operation.Operation{Type: operation.Create}
+	op := operation.Operation{Type: operation.Create, Options: opts}
 	if old != nil {
 		op.Type = operation.Update
 	}
@@ -91,17 +112,13 @@ func deviceSelectors(sels []resourcev1.DeviceSelector, fldPath *field.Path) fiel
 // one exact request or a list of alternatives.
 func deviceClaim(dc *resourcev1.DeviceClaim, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	names := sets.New[string]()
+	// Duplicate names are reported by the generated rules (a map-keyed list).
 	for i, r := range dc.Requests {
 		p := fldPath.Child("requests").Index(i)
 		if r.Name == "" {
 			errs = append(errs, field.Required(p.Child("name"), ""))
 		} else {
 			errs = append(errs, dns1123Label(r.Name, p.Child("name"))...)
-			if names.Has(r.Name) {
-				errs = append(errs, field.Duplicate(p.Child("name"), r.Name))
-			}
-			names.Insert(r.Name)
 		}
 		switch {
 		case r.Exactly != nil && len(r.FirstAvailable) > 0:

@@ -130,6 +130,12 @@ func TestStatefulSet(t *testing.T) {
 		{"pod management enum", func(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = "Random" }, []want{notSup("spec.podManagementPolicy")}},
 		{"OnDelete with rolling params", func(s *appsv1.StatefulSet) { s.Spec.UpdateStrategy.Type = appsv1.OnDeleteStatefulSetStrategyType }, []want{invalid("spec.updateStrategy.rollingUpdate")}},
 		{"negative partition", func(s *appsv1.StatefulSet) { s.Spec.UpdateStrategy.RollingUpdate.Partition = ptr[int32](-1) }, []want{invalid("spec.updateStrategy.rollingUpdate.partition")}},
+		{"mount of claim template", func(s *appsv1.StatefulSet) {
+			s.Spec.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+		}, nil},
+		{"mount of unknown volume", func(s *appsv1.StatefulSet) {
+			s.Spec.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "logs", MountPath: "/logs"}}
+		}, []want{notFound("spec.template.spec.containers[0].volumeMounts[0].name")}},
 		{"claim template spec", func(s *appsv1.StatefulSet) { s.Spec.VolumeClaimTemplates[0].Spec.AccessModes = nil }, []want{required("spec.volumeClaimTemplates[0].spec.accessModes")}},
 		{"retention enum", func(s *appsv1.StatefulSet) { s.Spec.PersistentVolumeClaimRetentionPolicy.WhenScaled = "Keep" }, []want{notSup("spec.persistentVolumeClaimRetentionPolicy.whenScaled")}},
 	}
