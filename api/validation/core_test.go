@@ -188,7 +188,9 @@ func TestPersistentVolumeClaim(t *testing.T) {
 	}{
 		{"valid", func(c *corev1.PersistentVolumeClaim) {}, nil},
 		{"access modes required", func(c *corev1.PersistentVolumeClaim) { c.Spec.AccessModes = nil }, []want{required("spec.accessModes")}},
-		{"access mode enum", func(c *corev1.PersistentVolumeClaim) { c.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{"ReadWriteAll"} }, []want{notSup("spec.accessModes")}},
+		{"access mode enum", func(c *corev1.PersistentVolumeClaim) {
+			c.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{"ReadWriteAll"}
+		}, []want{notSup("spec.accessModes")}},
 		{"storage request required", func(c *corev1.PersistentVolumeClaim) { c.Spec.Resources.Requests = nil }, []want{required("spec.resources[storage]")}},
 		{"storage request positive", func(c *corev1.PersistentVolumeClaim) {
 			c.Spec.Resources.Requests[corev1.ResourceStorage] = q("0")

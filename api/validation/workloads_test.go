@@ -187,7 +187,9 @@ func TestDaemonSet(t *testing.T) {
 		{"valid", func(d *appsv1.DaemonSet) {}, nil},
 		{"empty selector", func(d *appsv1.DaemonSet) { d.Spec.Selector = &metav1.LabelSelector{} }, []want{invalid("spec.selector")}},
 		{"strategy enum", func(d *appsv1.DaemonSet) { d.Spec.UpdateStrategy.Type = "Rolling" }, []want{notSup("spec.updateStrategy.type")}},
-		{"both zero", func(d *appsv1.DaemonSet) { d.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable = ptr(intstr.FromInt32(0)) }, []want{invalid("spec.updateStrategy.rollingUpdate.maxUnavailable")}},
+		{"both zero", func(d *appsv1.DaemonSet) {
+			d.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable = ptr(intstr.FromInt32(0))
+		}, []want{invalid("spec.updateStrategy.rollingUpdate.maxUnavailable")}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
