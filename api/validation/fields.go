@@ -2,7 +2,6 @@ package validation
 
 import (
 	"fmt"
-	"math"
 	"path"
 	"strings"
 
@@ -52,12 +51,6 @@ func qualifiedName(value string, fldPath *field.Path) field.ErrorList {
 
 func labelValue(value string, fldPath *field.Path) field.ErrorList {
 	return each(fldPath, value, content.IsLabelValue(value))
-}
-
-// nameRule checks value with a ValidateNameFunc, as references to other
-// objects by name are checked.
-func nameRule(fn apimachineryvalidation.ValidateNameFunc, value string, fldPath *field.Path) field.ErrorList {
-	return each(fldPath, value, fn(value, false))
 }
 
 func nonNegative(value int64, fldPath *field.Path) field.ErrorList {
@@ -183,15 +176,7 @@ func notMoreThan100Percent(v intstr.IntOrString, fldPath *field.Path) field.Erro
 
 // int32Range checks lo <= value <= hi with upstream's range wording.
 func int32Range(value int64, lo, hi int, fldPath *field.Path) field.ErrorList {
-	return each(fldPath, value, validation.IsInRange(int(max(min(value, math.MaxInt32), math.MinInt32)), lo, hi))
-}
-
-// absolutePath rejects relative paths, as mount paths must be absolute.
-func absolutePath(p string, fldPath *field.Path) field.ErrorList {
-	if !path.IsAbs(p) && !strings.HasPrefix(p, `\`) && !(len(p) > 1 && p[1] == ':') {
-		return field.ErrorList{field.Invalid(fldPath, p, "must be an absolute path")}
-	}
-	return nil
+	return each(fldPath, value, validation.IsInRange(int(value), lo, hi))
 }
 
 // localDescendingPath checks that p stays below the directory it is joined

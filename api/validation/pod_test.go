@@ -329,3 +329,30 @@ func TestPodTemplateKind(t *testing.T) {
 	tpl.Template.Spec.Containers[0].Name = strings.Repeat("a", 64)
 	expectErrs(t, ValidateCreate(tpl), invalid("template.spec.containers[0].name"))
 }
+
+func TestPodEphemeralContainersUpdate(t *testing.T) {
+	old := validPod()
+	stored(&old.ObjectMeta)
+	debug := corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon(validContainer("debug")), TargetContainerName: "app"}
+	t.Run("add", func(t *testing.T) {
+		p := old.DeepCopy()
+		p.Spec.EphemeralContainers = []corev1.EphemeralContainer{debug}
+		expectErrs(t, ValidatePodEphemeralContainersUpdate(p, old))
+	})
+	t.Run("bad target and ports", func(t *testing.T) {
+		p := old.DeepCopy()
+		d := *debug.DeepCopy()
+		d.TargetContainerName = "nope"
+		d.Ports = []corev1.ContainerPort{{ContainerPort: 80, Protocol: corev1.ProtocolTCP}}
+		p.Spec.EphemeralContainers = []corev1.EphemeralContainer{d}
+		expectErrs(t, ValidatePodEphemeralContainersUpdate(p, old), notFound("spec.ephemeralContainers[0].targetContainerName"), forbidden("spec.ephemeralContainers[0].ports"))
+	})
+	t.Run("remove", func(t *testing.T) {
+		withDebug := old.DeepCopy()
+		withDebug.Spec.EphemeralContainers = []corev1.EphemeralContainer{debug}
+		expectErrs(t, ValidatePodEphemeralContainersUpdate(old.DeepCopy(), withDebug), forbidden("spec.ephemeralContainers"))
+	})
+	t.Run("binding", func(t *testing.T) {
+		expectErrs(t, ValidatePodBinding(&corev1.Binding{Target: corev1.ObjectReference{Kind: "Pod"}}), notSup("target.kind"), required("target.name"))
+	})
+}
