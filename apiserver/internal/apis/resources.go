@@ -19,10 +19,12 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"trireme.dev/api/events"
+	"trireme.dev/api/validation"
 	"trireme.dev/apiserver/internal/registry"
 )
 
@@ -80,7 +82,16 @@ func resources() []*registry.Resource {
 		{GroupVersion: autoscalingv2.SchemeGroupVersion, Name: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler", New: newFn[autoscalingv2.HorizontalPodAutoscaler](), NewList: newFn[autoscalingv2.HorizontalPodAutoscalerList](), Namespaced: true, Status: true, ShortNames: []string{"hpa"}, Categories: all},
 		{GroupVersion: coordinationv1.SchemeGroupVersion, Name: "leases", Kind: "Lease", New: newFn[coordinationv1.Lease](), NewList: newFn[coordinationv1.LeaseList](), Namespaced: true},
 		{GroupVersion: discoveryv1.SchemeGroupVersion, Name: "endpointslices", Kind: "EndpointSlice", New: newFn[discoveryv1.EndpointSlice](), NewList: newFn[discoveryv1.EndpointSliceList](), Namespaced: true},
-		{GroupVersion: eventsv1.SchemeGroupVersion, Name: "events", Kind: "Event", New: newFn[events.Event](), NewList: newFn[events.EventList](), Namespaced: true, CreateOnUpdate: true, ShortNames: []string{"ev"}, StoreHooks: eventStore},
+		{GroupVersion: eventsv1.SchemeGroupVersion, Name: "events", Kind: "Event", New: newFn[events.Event](), NewList: newFn[events.EventList](), Namespaced: true, CreateOnUpdate: true, ShortNames: []string{"ev"}, StoreHooks: eventStore,
+			// events.k8s.io holds writers to the newer API's stricter rules.
+			Hooks: registry.Hooks{
+				ValidateCreate: func(obj runtime.Object) field.ErrorList {
+					return validation.ValidateEvent(obj.(*events.Event), nil, true)
+				},
+				ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
+					return validation.ValidateEvent(obj.(*events.Event), old.(*events.Event), true)
+				},
+			}},
 		{GroupVersion: schedulingv1.SchemeGroupVersion, Name: "priorityclasses", Kind: "PriorityClass", New: newFn[schedulingv1.PriorityClass](), NewList: newFn[schedulingv1.PriorityClassList](), ShortNames: []string{"pc"}},
 		{GroupVersion: policyv1.SchemeGroupVersion, Name: "poddisruptionbudgets", Kind: "PodDisruptionBudget", New: newFn[policyv1.PodDisruptionBudget](), NewList: newFn[policyv1.PodDisruptionBudgetList](), Namespaced: true, Status: true, Generation: true, ShortNames: []string{"pdb"}},
 

@@ -25,6 +25,9 @@ type Hooks struct {
 	PrepareForUpdate func(ctx context.Context, obj, old runtime.Object)
 	// PrepareForStatusUpdate runs after the status subresource's preparation.
 	PrepareForStatusUpdate func(ctx context.Context, obj, old runtime.Object)
+	// ValidateCreate and ValidateUpdate replace the shared validation when set.
+	ValidateCreate func(obj runtime.Object) field.ErrorList
+	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
 	// Validate adds checks that need server state (allocations, lookups).
 	Validate func(ctx context.Context, obj runtime.Object) field.ErrorList
 	// CheckGracefulDelete decides whether a delete is graceful and sets its
@@ -104,7 +107,11 @@ func (s *strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object
 }
 
 func (s *strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
-	errs := validation.ValidateCreate(obj)
+	validate := validation.ValidateCreate
+	if s.res.Hooks.ValidateCreate != nil {
+		validate = s.res.Hooks.ValidateCreate
+	}
+	errs := validate(obj)
 	if s.res.Hooks.Validate != nil {
 		errs = append(errs, s.res.Hooks.Validate(ctx, obj)...)
 	}
@@ -112,7 +119,11 @@ func (s *strategy) Validate(ctx context.Context, obj runtime.Object) field.Error
 }
 
 func (s *strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	errs := validation.ValidateUpdate(obj, old)
+	validate := validation.ValidateUpdate
+	if s.res.Hooks.ValidateUpdate != nil {
+		validate = s.res.Hooks.ValidateUpdate
+	}
+	errs := validate(obj, old)
 	if s.res.Hooks.Validate != nil {
 		errs = append(errs, s.res.Hooks.Validate(ctx, obj)...)
 	}

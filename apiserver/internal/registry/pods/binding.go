@@ -8,10 +8,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
 
+	"trireme.dev/api/validation"
 	"trireme.dev/apiserver/internal/registry"
 )
 
@@ -39,7 +39,7 @@ func (b *BindingStore) Create(ctx context.Context, name string, obj runtime.Obje
 	if name != binding.Name {
 		return nil, apierrors.NewBadRequest("name in URL does not match name in Binding object")
 	}
-	if errs := validateBinding(binding); len(errs) > 0 {
+	if errs := validation.ValidatePodBinding(binding); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Binding").GroupKind(), binding.Name, errs)
 	}
 	if createValidation != nil {
@@ -98,15 +98,4 @@ func setScheduled(pod *corev1.Pod) {
 	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{
 		Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now,
 	})
-}
-
-func validateBinding(b *corev1.Binding) field.ErrorList {
-	var errs field.ErrorList
-	if b.Target.Kind != "" && b.Target.Kind != "Node" {
-		errs = append(errs, field.NotSupported(field.NewPath("target", "kind"), b.Target.Kind, []string{"Node", "<empty>"}))
-	}
-	if b.Target.Name == "" {
-		errs = append(errs, field.Required(field.NewPath("target", "name"), ""))
-	}
-	return errs
 }

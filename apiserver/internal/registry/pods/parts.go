@@ -2,7 +2,6 @@ package pods
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -22,18 +21,7 @@ func NewEphemeralContainersStore(pods *registry.Store) *registry.SubresourceStor
 			pod.Spec.EphemeralContainers = ephemeral
 		},
 		Validate: func(obj, old runtime.Object) field.ErrorList {
-			pod, oldPod := obj.(*corev1.Pod), old.(*corev1.Pod)
-			path := field.NewPath("spec", "ephemeralContainers")
-			errs := validation.ValidateCreate(pod)
-			if len(pod.Spec.EphemeralContainers) < len(oldPod.Spec.EphemeralContainers) {
-				return append(errs, field.Forbidden(path, "existing ephemeral containers may not be removed"))
-			}
-			for i, c := range oldPod.Spec.EphemeralContainers {
-				if !apiequality.Semantic.DeepEqual(c, pod.Spec.EphemeralContainers[i]) {
-					errs = append(errs, field.Forbidden(path.Index(i), "existing ephemeral containers may not be changed"))
-				}
-			}
-			return errs
+			return validation.ValidatePodEphemeralContainersUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))
 		},
 	})
 }

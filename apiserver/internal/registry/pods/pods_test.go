@@ -78,27 +78,3 @@ func TestCheckGracefulDelete(t *testing.T) {
 		})
 	}
 }
-
-func TestValidateBinding(t *testing.T) {
-	tests := []struct {
-		name    string
-		target  corev1.ObjectReference
-		wantErr string
-	}{
-		{"node target", corev1.ObjectReference{Kind: "Node", Name: "n1"}, ""},
-		{"kind may be empty", corev1.ObjectReference{Name: "n1"}, ""},
-		{"pod target refused", corev1.ObjectReference{Kind: "Pod", Name: "n1"}, "target.kind"},
-		{"name required", corev1.ObjectReference{Kind: "Node"}, "target.name"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			errs := validateBinding(&corev1.Binding{Target: tt.target})
-			if tt.wantErr == "" && len(errs) > 0 {
-				t.Fatalf("unexpected errors: %v", errs)
-			}
-			if tt.wantErr != "" && (len(errs) != 1 || errs[0].Field != tt.wantErr) {
-				t.Fatalf("errors = %v, want one on %s", errs, tt.wantErr)
-			}
-		})
-	}
-}
