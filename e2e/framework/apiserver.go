@@ -59,7 +59,7 @@ func StartAPIServer(tb testing.TB, opts APIServerOptions) *APIServer {
 	}
 	tb.Cleanup(func() {
 		if tb.Failed() {
-			tb.Logf("trireme-apiserver log (tail):\n%s", s.Logs())
+			tb.Logf("trireme-apiserver log (last lines):\n%s", s.LogTail(200))
 		}
 		if err := s.Close(); err != nil {
 			tb.Error(err)
@@ -103,11 +103,11 @@ func LaunchAPIServer(ctx context.Context, opts APIServerOptions) (*APIServer, er
 			break
 		}
 	}
-	logs := s.Logs()
+	logs := s.LogTail(200)
 	if cerr := s.Close(); cerr != nil {
 		err = errors.Join(err, cerr)
 	}
-	return nil, fmt.Errorf("%w\ntrireme-apiserver log (tail):\n%s", err, logs)
+	return nil, fmt.Errorf("%w\ntrireme-apiserver log (last lines):\n%s", err, logs)
 }
 
 // Args returns the command line the server runs with, without the binary.
@@ -263,4 +263,13 @@ func (s *APIServer) Clientset(tb testing.TB) *kubernetes.Clientset {
 		tb.Fatalf("client for %s: %v", s.KubeconfigPath(), err)
 	}
 	return cs
+}
+
+// LogTail returns the last n lines of the server's log.
+func (s *APIServer) LogTail(n int) string {
+	lines := strings.Split(strings.TrimRight(s.Logs(), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
