@@ -11,7 +11,7 @@ import (
 )
 
 func TestGetNamespaces(t *testing.T) {
-	tb := parseTable(t, kubectlOK(t, "get", "namespaces").Stdout)
+	tb := parseTable(t, kubectlOK(t, "get", "ns").Stdout)
 	tb.wantHeader(t, "NAME", "STATUS", "AGE")
 	for _, name := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
 		t.Run(name, func(t *testing.T) {
@@ -160,7 +160,7 @@ func TestKubernetesService(t *testing.T) {
 	if want := fmt.Sprintf("%s https 443 %d", kubernetesSvcIP, srv.Port()); ports != want {
 		t.Errorf("kubernetes service clusterIP and port = %q, want %q (first IP of %s; the apiserver's secure port)", ports, want, serviceCIDR)
 	}
-	tb := parseTable(t, kubectlOK(t, "get", "service", "kubernetes").Stdout)
+	tb := parseTable(t, kubectlOK(t, "get", "svc", "kubernetes").Stdout)
 	tb.wantHeader(t, "NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE")
 	row := tb.row(t, "NAME", "kubernetes")
 	want := map[string]string{"TYPE": "ClusterIP", "CLUSTER-IP": kubernetesSvcIP, "EXTERNAL-IP": "<none>", "PORT(S)": "443/TCP"}

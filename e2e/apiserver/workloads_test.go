@@ -47,7 +47,7 @@ func TestCreateDeploymentHasUpstreamDefaults(t *testing.T) {
 	ns := newNamespace(t, "deploy-defaults")
 	createWeb(t, ns)
 	var d appsv1.Deployment
-	raw := getYAML(t, &d, "-n", ns, "get", "deployment", "web", "--show-managed-fields")
+	raw := getYAML(t, &d, "-n", ns, "get", "deploy", "web", "--show-managed-fields")
 	wantMatch(t, raw, `(?m)^      maxSurge: 25%$`, `(?m)^      maxUnavailable: 25%$`)
 
 	spec, pod := d.Spec, d.Spec.Template.Spec
@@ -106,7 +106,7 @@ func TestCreateDeploymentHasUpstreamDefaults(t *testing.T) {
 func TestScaleDeployment(t *testing.T) {
 	ns := newNamespace(t, "deploy-scale")
 	createWeb(t, ns)
-	wantStdout(t, kubectlOK(t, "-n", ns, "scale", "deployment", "web", "--replicas=5"), "deployment.apps/web scaled\n")
+	wantStdout(t, kubectlOK(t, "-n", ns, "scale", "deploy", "web", "--replicas=5"), "deployment.apps/web scaled\n")
 	if got := jsonpath(t, "{.spec.replicas} {.metadata.generation}", "-n", ns, "get", "deployment", "web"); got != "5 2" {
 		t.Errorf("replicas and generation after scale = %q, want %q", got, "5 2")
 	}
@@ -119,7 +119,7 @@ func TestScaleDeployment(t *testing.T) {
 func TestExposeDeploymentAllocatesClusterIP(t *testing.T) {
 	ns := newNamespace(t, "deploy-expose")
 	createWeb(t, ns)
-	wantStdout(t, kubectlOK(t, "-n", ns, "expose", "deployment", "web", "--port", "80"), "service/web exposed\n")
+	wantStdout(t, kubectlOK(t, "-n", ns, "expose", "deploy", "web", "--port", "80"), "service/web exposed\n")
 	var svc corev1.Service
 	getYAML(t, &svc, "-n", ns, "get", "service", "web")
 
@@ -159,7 +159,7 @@ func TestExposeDeploymentAllocatesClusterIP(t *testing.T) {
 func TestDeleteDeployment(t *testing.T) {
 	ns := newNamespace(t, "deploy-delete")
 	createWeb(t, ns)
-	res := kubectlOK(t, "-n", ns, "delete", "deployment", "web")
+	res := kubectlOK(t, "-n", ns, "delete", "deploy", "web")
 	// kubectl 1.33 added the namespace to the confirmation.
 	if !regexp.MustCompile(`^deployment\.apps "web" deleted( from ` + ns + ` namespace)?\n$`).MatchString(res.Stdout) {
 		t.Fatalf("delete output = %q", res.Stdout)

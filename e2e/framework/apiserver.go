@@ -43,6 +43,7 @@ type APIServer struct {
 	port    int
 	log     *tailBuffer
 	proc    *Process
+	stopped bool // proc was stopped, or found dead, by Stop
 }
 
 // StartAPIServer starts an apiserver and waits until it is ready, failing tb
@@ -132,7 +133,7 @@ func (s *APIServer) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.proc = proc
+	s.proc, s.stopped = proc, false
 	if err := s.WaitReady(ctx, s.opts.ReadyTimeout); err != nil {
 		if serr := s.Stop(); serr != nil {
 			err = errors.Join(err, serr)
@@ -184,8 +185,15 @@ func (s *APIServer) probeReady(ctx context.Context) error {
 // Stop stops the process by PID (SIGTERM, then SIGKILL after
 // DefaultStopTimeout) and keeps the data directory, so Restart can reuse it.
 func (s *APIServer) Stop() error {
-	if s.proc == nil {
+	if s.proc == nil || s.stopped {
 		return nil
+	}
+	s.stopped = true
+	select {
+	case <-s.proc.Exited():
+		// Nothing asked it to stop: a crash is a finding, not a clean stop.
+		return fmt.Errorf("trireme-apiserver (pid %d) had already exited on its own: %v", s.proc.PID(), s.proc.ExitError())
+	default:
 	}
 	fmt.Fprintf(s.log, "=== stop pid %d\n", s.proc.PID())
 	if err := s.proc.Stop(DefaultStopTimeout); err != nil {

@@ -38,13 +38,25 @@ func Binary(name string) (string, error) {
 	return path, nil
 }
 
-// repoRoot is two levels above this file (e2e/framework): the tests run
-// from their own package directories, so the working directory cannot be
-// trusted to find _output.
+// repoRoot is two levels above this file (e2e/framework): tests run from
+// their own package directories, so the working directory alone does not
+// locate _output. Under -trimpath the file name is not a path on disk, and
+// the nearest directory above the working directory holding go.work is
+// used instead.
 func repoRoot() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	}
+	dir, err := os.Getwd()
+	if err != nil {
 		return "."
 	}
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return dir
+		}
+	}
 }
