@@ -1,0 +1,53 @@
+package apiserver_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"trireme.dev/e2e/framework"
+)
+
+// Service ranges the shared server runs with; the tests check allocations
+// against them.
+const (
+	serviceCIDR     = "10.96.0.0/12"
+	nodePortRange   = "30000-32767"
+	kubernetesSvcIP = "10.96.0.1"
+)
+
+// srv is the server most tests share: starting one per test would make the
+// suite several times slower without testing anything more. Tests keep to
+// namespaces of their own so they stay independent.
+var srv *framework.APIServer
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	if _, err := framework.KubectlPath(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e/apiserver: %v\n", err)
+		return 1
+	}
+	s, err := framework.LaunchAPIServer(context.Background(), serverOptions())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e/apiserver: %v\n", err)
+		return 1
+	}
+	srv = s
+	code := m.Run()
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "trireme-apiserver log (last lines):\n%s\n", s.LogTail(200))
+	}
+	if err := s.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e/apiserver: %v\n", err)
+		code = max(code, 1)
+	}
+	return code
+}
+
+func serverOptions() framework.APIServerOptions {
+	return framework.APIServerOptions{ServiceClusterIPRange: serviceCIDR, ServiceNodePortRange: nodePortRange}
+}

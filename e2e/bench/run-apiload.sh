@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Measures a dev-mode trireme-apiserver with the apiload driver: starts the
+# server from _output/bin (or $TRIREME_BIN_DIR) on 127.0.0.1 in a temporary
+# directory, records its idle memory, runs the verbs, a large list and a
+# watch fan-out, prints the figures, then stops the server by PID and
+# removes the directory. Called by `make bench`; asserts nothing about time.
+#
+# Knobs (environment): APILOAD_CLIENTS (100), APILOAD_DURATION per verb (20s),
+# APILOAD_LIST_SIZE (10000), APILOAD_WATCHERS (1000), APILOAD_IDLE (20s).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+server=${TRIREME_BIN_DIR:-$repo/_output/bin}/trireme-apiserver
+if [[ ! -x $server ]]; then
+	echo "run-apiload: $server not found: run \`make build\` first" >&2
+	exit 1
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/trireme-apiload.XXXXXX")
+pid=""
+
+# stop_server ends the server we started, by its PID only: SIGTERM, then
+# SIGKILL if it is still there after 20 s.
+stop_server() {
+	[[ -n $pid ]] || return 0
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for _ in $(seq 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.2
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			echo "run-apiload: server ignored SIGTERM for 20s; killing it" >&2
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	fi
+	wait "$pid" 2>/dev/null || true
+	pid=""
+}
+
+cleanup() {
+	status=$?
+	stop_server
+	if [[ $status -ne 0 && -f $work/apiserver.log ]]; then
+		echo "run-apiload: last lines of the server's log:" >&2
+		tail -n 40 "$work/apiserver.log" >&2
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# free_port picks a port on 127.0.0.1 that nothing listens on.
+free_port() {
+	local port
+	for _ in $(seq 50); do
+		port=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "$port"
+			return 0
+		fi
+	done
+	echo "run-apiload: no free port found" >&2
+	return 1
+}
+
+echo "run-apiload: building the driver"
+(cd "$repo/e2e" && go build -o "$work/apiload" ./bench/apiload)
+
+port=$(free_port)
+"$server" --data-dir "$work/data" --secure-port "$port" --bind-address 127.0.0.1 \
+	>"$work/apiserver.log" 2>&1 &
+pid=$!
+echo "run-apiload: started $server (pid $pid) on 127.0.0.1:$port"
+
+kubeconfig=$work/data/admin.kubeconfig
+for _ in $(seq 600); do
+	[[ -s $kubeconfig ]] && break
+	if ! kill -0 "$pid" 2>/dev/null; then
+		echo "run-apiload: server exited before writing $kubeconfig" >&2
+		exit 1
+	fi
+	sleep 0.2
+done
+[[ -s $kubeconfig ]] || { echo "run-apiload: no $kubeconfig after 120s" >&2; exit 1; }
+
+"$work/apiload" \
+	--kubeconfig "$kubeconfig" \
+	--server-pid "$pid" \
+	--wait-ready 120s \
+	--idle "${APILOAD_IDLE:-20s}" \
+	--clients "${APILOAD_CLIENTS:-100}" \
+	--duration "${APILOAD_DURATION:-20s}" \
+	--kinds configmaps \
+	--verbs create,get,list,update,patch,watch \
+	--list-size "${APILOAD_LIST_SIZE:-10000}" \
+	--watchers "${APILOAD_WATCHERS:-1000}"

@@ -1,0 +1,62 @@
+package framework
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// BinDirEnv names the environment variable that overrides where Trireme
+// binaries are looked up.
+const BinDirEnv = "TRIREME_BIN_DIR"
+
+// BinDir returns the directory holding Trireme binaries: $TRIREME_BIN_DIR if
+// set, otherwise _output/bin at the root of the repository this package was
+// compiled from.
+func BinDir() string {
+	if dir := os.Getenv(BinDirEnv); dir != "" {
+		return dir
+	}
+	return filepath.Join(repoRoot(), "_output", "bin")
+}
+
+// Binary returns the path of the named Trireme binary, or an error telling
+// the reader to run `make build` when it is not there.
+func Binary(name string) (string, error) {
+	path := filepath.Join(BinDir(), name)
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("%s not found at %s: run `make build` first (or set %s to the directory holding it)", name, path, BinDirEnv)
+	case err != nil:
+		return "", fmt.Errorf("stat %s: %w", path, err)
+	case info.IsDir() || info.Mode()&0o111 == 0:
+		return "", fmt.Errorf("%s is not an executable file: run `make build` again", path)
+	}
+	return path, nil
+}
+
+// repoRoot is two levels above this file (e2e/framework): tests run from
+// their own package directories, so the working directory alone does not
+// locate _output. Under -trimpath the file name is not a path on disk, and
+// the nearest directory above the working directory holding go.work is
+// used instead.
+func repoRoot() string {
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return dir
+		}
+	}
+}

@@ -1,0 +1,36 @@
+package framework
+
+import "sync"
+
+// tailBuffer keeps the last max bytes written to it: enough of a server's log
+// to explain a failure without holding everything a long suite produced.
+type tailBuffer struct {
+	mu   sync.Mutex
+	max  int
+	buf  []byte
+	lost bool
+}
+
+func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
+
+// Write implements io.Writer; it never fails.
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - b.max; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+		b.lost = true
+	}
+	return len(p), nil
+}
+
+// String returns the kept tail, marked when older output was dropped.
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lost {
+		return "[... earlier output dropped ...]\n" + string(b.buf)
+	}
+	return string(b.buf)
+}

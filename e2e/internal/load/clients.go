@@ -1,0 +1,68 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// restConfig loads the kubeconfig: the only place the driver learns where
+// the server is and who to be.
+func restConfig(c Config) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = c.Kubeconfig
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: c.Context}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	// Client-side rate limiting would measure the client, not the server.
+	cfg.QPS, cfg.Burst = 100000, 100000
+	cfg.UserAgent = "apiload"
+	cfg.WarningHandler = rest.NoWarnings{}
+	if c.Protobuf {
+		cfg.ContentType = "application/vnd.kubernetes.protobuf"
+		cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	}
+	return cfg, nil
+}
+
+// newConnection returns a clientset with a connection of its own. client-go
+// shares one transport (one HTTP/2 connection) among configs it can compare;
+// a Proxy function makes configs incomparable. When the kubeconfig names no
+// proxy, the function keeps requests direct, so $HTTPS_PROXY cannot send
+// them anywhere but the kubeconfig's address.
+func newConnection(base *rest.Config) (kubernetes.Interface, error) {
+	cfg := rest.CopyConfig(base)
+	if cfg.Proxy == nil {
+		cfg.Proxy = func(*http.Request) (*url.URL, error) { return nil, nil }
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client for %s: %w", cfg.Host, err)
+	}
+	return cs, nil
+}
+
+// waitReady polls /readyz until it answers 200 or timeout passes.
+func waitReady(ctx context.Context, cs kubernetes.Interface, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		_, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").Timeout(5 * time.Second).DoRaw(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("server not ready after %s: %w", timeout, err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}

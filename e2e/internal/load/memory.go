@@ -1,0 +1,69 @@
+package load
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Memory is a process's resident set as the kernel reports it.
+type Memory struct {
+	RSS uint64 // VmRSS: resident now, in bytes
+	HWM uint64 // VmHWM: peak resident so far, in bytes
+}
+
+// String formats both figures in MiB.
+func (m Memory) String() string {
+	return fmt.Sprintf("VmRSS %.1f MiB, VmHWM %.1f MiB", float64(m.RSS)/(1<<20), float64(m.HWM)/(1<<20))
+}
+
+// ReadMemory reads VmRSS and VmHWM from /proc/<pid>/status.
+func ReadMemory(pid int) (Memory, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return Memory{}, fmt.Errorf("read memory of pid %d: %w", pid, err)
+	}
+	defer f.Close()
+	m, err := parseStatus(f)
+	if err != nil {
+		return Memory{}, fmt.Errorf("read memory of pid %d: %w", pid, err)
+	}
+	return m, nil
+}
+
+// parseStatus extracts VmRSS and VmHWM, which the kernel prints in kB.
+func parseStatus(r io.Reader) (Memory, error) {
+	var m Memory
+	var found int
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		key, value, ok := strings.Cut(sc.Text(), ":")
+		if !ok || (key != "VmRSS" && key != "VmHWM") {
+			continue
+		}
+		fields := strings.Fields(value)
+		if len(fields) != 2 || fields[1] != "kB" {
+			return Memory{}, fmt.Errorf("unexpected %s line %q", key, sc.Text())
+		}
+		kb, err := strconv.ParseUint(fields[0], 10, 64)
+		if err != nil {
+			return Memory{}, fmt.Errorf("parse %s: %w", key, err)
+		}
+		if key == "VmRSS" {
+			m.RSS = kb << 10
+		} else {
+			m.HWM = kb << 10
+		}
+		found++
+	}
+	if err := sc.Err(); err != nil {
+		return Memory{}, err
+	}
+	if found != 2 {
+		return Memory{}, fmt.Errorf("VmRSS or VmHWM missing (a kernel thread or an exited process?)")
+	}
+	return m, nil
+}

@@ -1,0 +1,45 @@
+package load
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestParseStatus(t *testing.T) {
+	tests := []struct {
+		name    string
+		status  string
+		want    Memory
+		wantErr bool
+	}{
+		{
+			name:   "both present",
+			status: "Name:\ttrireme-apiserver\nVmPeak:\t 2000000 kB\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\nThreads:\t12\n",
+			want:   Memory{RSS: 100 << 20, HWM: 200 << 20},
+		},
+		{name: "kernel thread has neither", status: "Name:\tkthreadd\nThreads:\t1\n", wantErr: true},
+		{name: "unexpected unit", status: "VmHWM:\t1 MB\nVmRSS:\t1 kB\n", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseStatus(strings.NewReader(tt.status))
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("parseStatus() error = %v, wantErr %v", err, tt.wantErr)
+			}
+			if got != tt.want {
+				t.Fatalf("parseStatus() = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReadMemoryOfSelf(t *testing.T) {
+	m, err := ReadMemory(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.RSS == 0 || m.HWM < m.RSS {
+		t.Fatalf("ReadMemory(self) = %+v, want 0 < RSS <= HWM", m)
+	}
+}

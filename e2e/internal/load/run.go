@@ -1,0 +1,191 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// cleanupTimeout bounds deleting what the run created; it runs on a fresh
+// context so an interrupted run still cleans up.
+const cleanupTimeout = 5 * time.Minute
+
+// runner holds one run's clients and identity.
+type runner struct {
+	cfg       Config
+	connect   func() (kubernetes.Interface, error) // a client on a new connection
+	out       io.Writer
+	run       string // value of the apiload/run label
+	ns        string
+	createdNS bool
+	workers   []*worker
+}
+
+// Run measures the server named by cfg's kubeconfig and prints the figures
+// to out as each phase ends. It returns an error when the run could not be
+// carried out or when some watcher missed an event; slow answers are
+// reported, never judged.
+func Run(ctx context.Context, cfg Config, out io.Writer) (err error) {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	base, err := restConfig(cfg)
+	if err != nil {
+		return err
+	}
+	r := newRunner(cfg, func() (kubernetes.Interface, error) { return newConnection(base) }, out)
+	kinds := slices.Clone(cfg.Kinds)
+	if cfg.ListSize > 0 && !slices.Contains(kinds, "pods") {
+		kinds = append(kinds, "pods")
+	}
+	if cfg.Watchers > 0 && !slices.Contains(kinds, "configmaps") {
+		kinds = append(kinds, "configmaps")
+	}
+	if err := r.connectWorkers(kinds); err != nil {
+		return err
+	}
+	format := "JSON"
+	if cfg.Protobuf {
+		format = "protobuf"
+	}
+	fmt.Fprintf(out, "apiload: server %s, namespace %s, %d clients (one connection each), %s\n", base.Host, r.ns, cfg.Clients, format)
+
+	if cfg.WaitReady > 0 {
+		if err := waitReady(ctx, r.workers[0].cs, cfg.WaitReady); err != nil {
+			return err
+		}
+	}
+	if cfg.Idle > 0 {
+		fmt.Fprintf(out, "idle for %s\n", cfg.Idle)
+		select {
+		case <-time.After(cfg.Idle):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	r.printMemory("idle")
+
+	if err := r.setupNamespace(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		err = errors.Join(err, r.cleanup(cctx, kinds))
+	}()
+	return r.measure(ctx)
+}
+
+// newRunner names the run and its namespace; connect opens each client.
+func newRunner(cfg Config, connect func() (kubernetes.Interface, error), out io.Writer) *runner {
+	r := &runner{cfg: cfg, connect: connect, out: out, run: fmt.Sprintf("%06x", rand.IntN(1<<24))}
+	if r.ns = cfg.Namespace; r.ns == "" {
+		r.ns = "apiload-" + r.run
+	}
+	return r
+}
+
+// connectWorkers opens one connection per client, with a client for each
+// kind the run touches.
+func (r *runner) connectWorkers(kinds []string) error {
+	for i := range r.cfg.Clients {
+		cs, err := r.connect()
+		if err != nil {
+			return err
+		}
+		w := &worker{id: i, cs: cs, kinds: map[string]kindClient{}, objs: map[string][]metav1.Object{}}
+		for _, k := range kinds {
+			if w.kinds[k], err = newKindClient(cs, k, r.ns); err != nil {
+				return err
+			}
+		}
+		r.workers = append(r.workers, w)
+	}
+	return nil
+}
+
+// measure runs the phases in order, printing each as it ends.
+func (r *runner) measure(ctx context.Context) error {
+	if len(r.cfg.Verbs) > 0 && len(r.cfg.Kinds) > 0 {
+		r.printVerbHeader()
+		for _, kind := range r.cfg.Kinds {
+			for _, verb := range Verbs {
+				if !slices.Contains(r.cfg.Verbs, verb) {
+					continue
+				}
+				sum, err := r.runVerb(ctx, verb, kind)
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", verb, kind, err)
+				}
+				r.printVerb(kind, verb, sum)
+			}
+		}
+		r.printMemory("after verbs")
+	}
+	if r.cfg.ListSize > 0 {
+		res, err := r.runListSize(ctx)
+		r.printList(res)
+		if err != nil {
+			return err
+		}
+		r.printMemory("after list")
+	}
+	if r.cfg.Watchers > 0 {
+		res, err := r.runFanout(ctx)
+		r.printFanout(res)
+		if err != nil {
+			return err
+		}
+		r.printMemory("after watchers")
+		if res.Complete != res.Watchers {
+			return fmt.Errorf("%d of %d watchers missed events", res.Watchers-res.Complete, res.Watchers)
+		}
+	}
+	return nil
+}
+
+// setupNamespace creates the run's namespace unless it exists already, in
+// which case the run leaves it in place afterwards.
+func (r *runner) setupNamespace(ctx context.Context) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns, Labels: map[string]string{runLabel: r.run}}}
+	_, err := r.workers[0].cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		r.createdNS = true
+	case apierrors.IsAlreadyExists(err) && r.cfg.Namespace != "":
+	default:
+		return fmt.Errorf("create namespace %s: %w", r.ns, err)
+	}
+	return nil
+}
+
+// cleanup deletes every object of the run, then the namespace if the run
+// made it. Finishing a namespace's deletion is left to the server's
+// namespace controller.
+func (r *runner) cleanup(ctx context.Context, kinds []string) error {
+	var errs []error
+	selector := runLabel + "=" + r.run
+	start := time.Now()
+	for _, k := range kinds {
+		if err := r.workers[0].kinds[k].deleteCollection(ctx, selector); err != nil {
+			errs = append(errs, fmt.Errorf("delete %s of this run: %w", k, err))
+		}
+	}
+	if r.createdNS {
+		err := r.workers[0].cs.CoreV1().Namespaces().Delete(ctx, r.ns, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete namespace %s: %w", r.ns, err))
+		}
+	}
+	fmt.Fprintf(r.out, "cleanup: deleted this run's %v in %s\n", kinds, time.Since(start).Round(time.Millisecond))
+	return errors.Join(errs...)
+}
