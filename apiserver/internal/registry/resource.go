@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -155,7 +156,8 @@ func (s *SubresourceStore) Get(ctx context.Context, name string, options *metav1
 
 // Update implements rest.Updater; subresources never create.
 func (s *SubresourceStore) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, _ bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return s.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+	out, created, err := s.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+	return out, created, tooLarge(err)
 }
 
 // GetResetFields implements rest.ResetFieldsStrategy.
@@ -186,4 +188,27 @@ func (tableConvertor) ConvertToTable(_ context.Context, obj runtime.Object, tabl
 		noHeaders = o.NoHeaders
 	}
 	return printers.ToTable(obj, noHeaders)
+}
+
+// Create implements rest.Creater, answering 413 when etcd refuses an object
+// as too large rather than the 500 the raw storage error would give.
+func (s *Store) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	out, err := s.Store.Create(ctx, obj, createValidation, options)
+	return out, tooLarge(err)
+}
+
+// Update implements rest.Updater; see Create.
+func (s *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	out, created, err := s.Store.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
+	return out, created, tooLarge(err)
+}
+
+// etcdTooLarge is how etcd refuses a request over its size limit.
+const etcdTooLarge = "etcdserver: request is too large"
+
+func tooLarge(err error) error {
+	if err != nil && strings.Contains(err.Error(), etcdTooLarge) {
+		return apierrors.NewRequestEntityTooLargeError("the object is larger than etcd accepts (1.5 MiB)")
+	}
+	return err
 }

@@ -1,7 +1,11 @@
 package registry
 
 import (
+	"errors"
+
 	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -84,5 +88,18 @@ func TestScaleOf(t *testing.T) {
 				t.Errorf("scale = %+v", sc)
 			}
 		})
+	}
+}
+
+func TestTooLarge(t *testing.T) {
+	if err := tooLarge(errors.New("rpc error: code = InvalidArgument desc = etcdserver: request is too large")); !apierrors.IsRequestEntityTooLargeError(err) {
+		t.Errorf("etcd size error became %v, want 413", err)
+	}
+	other := errors.New("boom")
+	if err := tooLarge(other); err != other {
+		t.Errorf("other errors must pass through, got %v", err)
+	}
+	if tooLarge(nil) != nil {
+		t.Error("nil must stay nil")
 	}
 }
