@@ -21,6 +21,7 @@ import (
 	"trireme.dev/apiserver/internal/registry"
 	"trireme.dev/apiserver/internal/registry/namespaces"
 	"trireme.dev/apiserver/internal/registry/pods"
+	"trireme.dev/apiserver/internal/registry/proxy"
 	"trireme.dev/apiserver/internal/registry/services"
 )
 
@@ -34,6 +35,8 @@ type Config struct {
 	ServiceCIDR netip.Prefix
 	// NodePorts is the range NodePorts come from.
 	NodePorts utilnet.PortRange
+	// Kubelet is how nodes/proxy reaches kubelets.
+	Kubelet proxy.KubeletConfig
 }
 
 // Built is the storage of every served resource.
@@ -68,6 +71,10 @@ func Build(opts generic.RESTOptionsGetter, cfg Config) (*Built, error) {
 		return nil, err
 	}
 	addSubresources(byGV, stores)
+	if err := addProxySubresources(byGV, stores, cfg.Kubelet); err != nil {
+		destroy()
+		return nil, err
+	}
 	return &Built{ByGroupVersion: byGV, Stores: stores, Allocators: allocators, Destroy: destroy}, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"trireme.dev/apiserver/internal/admissionchain"
 	"trireme.dev/apiserver/internal/authn"
 	"trireme.dev/apiserver/internal/authz"
+	"trireme.dev/apiserver/internal/registry/proxy"
 )
 
 // Options are trireme-apiserver's flags.
@@ -35,6 +36,8 @@ type Options struct {
 	ServiceNodePortRange  string
 	LogFormat             string
 	Verbosity             int
+	// Kubelet is how the proxy subresources reach kubelets.
+	Kubelet proxy.KubeletConfig
 }
 
 // NewOptions returns the defaults: port 6443, the upstream service ranges,
@@ -52,6 +55,7 @@ func NewOptions() *Options {
 		ServiceClusterIPRange: "10.96.0.0/12",
 		ServiceNodePortRange:  "30000-32767",
 		LogFormat:             "text",
+		Kubelet:               proxy.NewKubeletConfig(),
 	}
 	o.SecureServing.BindPort = 6443
 	o.Etcd.DefaultStorageMediaType = "application/vnd.kubernetes.protobuf"
@@ -73,6 +77,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ServiceNodePortRange, "service-node-port-range", o.ServiceNodePortRange, "Port range reserved for Services with NodePort visibility, as BEGIN-END.")
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
 	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity.")
+	fs.StringVar(&o.Kubelet.CertFile, "kubelet-client-certificate", o.Kubelet.CertFile, "Client certificate file presented to kubelets (nodes/proxy).")
+	fs.StringVar(&o.Kubelet.KeyFile, "kubelet-client-key", o.Kubelet.KeyFile, "Private key file of --kubelet-client-certificate.")
+	fs.StringVar(&o.Kubelet.CAFile, "kubelet-certificate-authority", o.Kubelet.CAFile, "CA bundle that kubelets' serving certificates are verified against; without it they are not verified.")
+	fs.StringSliceVar(&o.Kubelet.PreferredAddressTypes, "kubelet-preferred-address-types", o.Kubelet.PreferredAddressTypes, "Order of node address types to use when connecting to kubelets.")
 }
 
 // serviceRanges parses the service ranges.
@@ -94,6 +102,7 @@ func (o *Options) Validate() []error {
 	errs = append(errs, o.SecureServing.Validate()...)
 	errs = append(errs, o.Audit.Validate()...)
 	errs = append(errs, o.Features.Validate()...)
+	errs = append(errs, o.Kubelet.Validate()...)
 	if _, _, err := o.serviceRanges(); err != nil {
 		errs = append(errs, err)
 	}

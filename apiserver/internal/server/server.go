@@ -139,7 +139,7 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.Gen
 	if err != nil {
 		return nil, cleanup, fmt.Errorf("create server: %w", err)
 	}
-	built, err := apis.Build(config.RESTOptionsGetter, apis.Config{ServiceCIDR: cidr, NodePorts: nodePorts})
+	built, err := apis.Build(config.RESTOptionsGetter, apis.Config{ServiceCIDR: cidr, NodePorts: nodePorts, Kubelet: o.Kubelet})
 	if err != nil {
 		return nil, cleanup, err
 	}

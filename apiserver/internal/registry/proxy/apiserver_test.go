@@ -1,0 +1,368 @@
+package proxy_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+
+	"trireme.dev/apiserver/internal/app"
+	"trireme.dev/apiserver/internal/registry/proxy"
+)
+
+// TestProxyThroughAPIServer serves pods/proxy, services/proxy and
+// nodes/proxy from a real apiserver to real backends. The backends listen
+// on this machine's own global unicast address: the apiserver refuses
+// loopback backends, as upstream does.
+func TestProxyThroughAPIServer(t *testing.T) {
+	hostIP := globalUnicastIP(t)
+	dir := t.TempDir()
+	pki := proxy.NewTestPKI(t, hostIP)
+	files := map[string][]byte{"kubelet-ca.crt": pki.CAPEM, "kubelet-client.crt": pki.ClientCertPEM, "kubelet-client.key": pki.ClientKeyPEM}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	app := serveOn(t, hostIP, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "app %s %s?%s %s", r.Method, r.URL.Path, r.URL.RawQuery, body)
+	}))
+	kubelet := serveOn(t, hostIP, true, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "kubelet %s %s", r.TLS.PeerCertificates[0].Subject.CommonName, r.URL.Path)
+	}), pki)
+	deadPort := closedPort(t, hostIP)
+
+	kubeconfig := startAPIServer(t, filepath.Join(dir, "apiserver"),
+		"--kubelet-client-certificate", filepath.Join(dir, "kubelet-client.crt"),
+		"--kubelet-client-key", filepath.Join(dir, "kubelet-client.key"),
+		"--kubelet-certificate-authority", filepath.Join(dir, "kubelet-ca.crt"),
+	)
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := kubernetes.NewForConfigOrDie(cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	makePod(ctx, t, client, "web", hostIP, app.port)
+	makePod(ctx, t, client, "pending", "", app.port)
+	makePod(ctx, t, client, "gone", hostIP, deadPort)
+	makeService(ctx, t, client, "web", hostIP, app.port, "web")
+	makeService(ctx, t, client, "lonely", "", 0, "")
+	makeNode(ctx, t, client, "node-1", hostIP, kubelet.port)
+
+	appPort := strconv.Itoa(app.port)
+	tests := []struct {
+		name, method, path, body string
+		want                     string
+		wantCode                 int
+	}{
+		{name: "pod by port number", method: "GET", path: "/api/v1/namespaces/default/pods/web:" + appPort + "/proxy/hello", want: "app GET /hello? "},
+		{name: "pod by container port name with query", method: "GET", path: "/api/v1/namespaces/default/pods/web:http/proxy/hello?x=1", want: "app GET /hello?x=1 "},
+		{name: "pod by first declared port", method: "GET", path: "/api/v1/namespaces/default/pods/web/proxy/a/b/", want: "app GET /a/b/? "},
+		{name: "pod POST with body", method: "POST", path: "/api/v1/namespaces/default/pods/http:web:http/proxy/submit", body: "payload", want: "app POST /submit? payload"},
+		{name: "service by port name", method: "GET", path: "/api/v1/namespaces/default/services/web:http/proxy/hello", want: "app GET /hello? "},
+		{name: "service by port number", method: "GET", path: "/api/v1/namespaces/default/services/web:80/proxy/hello", want: "app GET /hello? "},
+		{name: "node kubelet with client certificate", method: "GET", path: "/api/v1/nodes/node-1/proxy/healthz", want: "kubelet " + proxy.KubeletClientCN + " /healthz"},
+		{name: "node other port", method: "GET", path: "/api/v1/nodes/node-1:" + appPort + "/proxy/metrics", want: "app GET /metrics? "},
+		{name: "pod without IP", method: "GET", path: "/api/v1/namespaces/default/pods/pending:http/proxy/", wantCode: 503, want: `pod "pending" has no IP address`},
+		{name: "pod whose port is closed", method: "GET", path: "/api/v1/namespaces/default/pods/gone:http/proxy/", wantCode: 503, want: "error trying to reach service"},
+		{name: "missing pod", method: "GET", path: "/api/v1/namespaces/default/pods/ghost/proxy/", wantCode: 404, want: `pods "ghost" not found`},
+		{name: "service without endpoints", method: "GET", path: "/api/v1/namespaces/default/services/lonely:http/proxy/", wantCode: 503, want: `no endpoints available for service "lonely"`},
+		{name: "invalid id", method: "GET", path: "/api/v1/namespaces/default/services/ftp:web:http/proxy/", wantCode: 400, want: "invalid service request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path, query, _ := strings.Cut(tt.path, "?")
+			req := client.CoreV1().RESTClient().Verb(tt.method).AbsPath(path)
+			if tt.body != "" {
+				req = req.Body([]byte(tt.body))
+			}
+			for _, kv := range strings.Split(query, "&") {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					req = req.Param(k, v)
+				}
+			}
+			res := req.Do(ctx)
+			// Error, unlike Raw, decodes the Status an error response carries.
+			got, _ := res.Raw()
+			err := res.Error()
+			if tt.wantCode != 0 {
+				var status apierrors.APIStatus
+				if !errors.As(err, &status) || int(status.Status().Code) != tt.wantCode || !strings.Contains(status.Status().Message, tt.want) {
+					t.Fatalf("%s %s: error %v, want a %d Status containing %q", tt.method, tt.path, err, tt.wantCode, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s %s: %v", tt.method, tt.path, err)
+			}
+			if string(got) != tt.want {
+				t.Fatalf("%s %s = %q, want %q", tt.method, tt.path, got, tt.want)
+			}
+		})
+	}
+
+	t.Run("kubectl get --raw", func(t *testing.T) {
+		out, err := exec.CommandContext(ctx, kubectl(t), "--kubeconfig", kubeconfig, "get", "--raw",
+			"/api/v1/namespaces/default/pods/web:"+appPort+"/proxy/hello").CombinedOutput()
+		if err != nil || string(out) != "app GET /hello? " {
+			t.Fatalf("kubectl get --raw = %q, %v", out, err)
+		}
+	})
+	t.Run("kubectl proxy", func(t *testing.T) {
+		base := startKubectlProxy(ctx, t, kubeconfig)
+		resp, err := http.Get(base + "/api/v1/namespaces/default/services/web:http/proxy/via-kubectl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || string(body) != "app GET /via-kubectl? " {
+			t.Fatalf("through kubectl proxy: %d %q", resp.StatusCode, body)
+		}
+	})
+}
+
+// globalUnicastIP returns an IPv4 address of this machine that the proxy
+// may connect to.
+func globalUnicastIP(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && n.IP.IsGlobalUnicast() {
+			return n.IP.String()
+		}
+	}
+	t.Fatalf("this machine has no global unicast IPv4 address; the proxy refuses loopback backends, so the test needs one (e.g. ip addr add 192.0.2.2/24 dev eth0)")
+	return ""
+}
+
+type backend struct {
+	*httptest.Server
+	port int
+}
+
+// serveOn starts h on ip at a free port, over TLS with pki's kubelet
+// certificates when tls is set.
+func serveOn(t *testing.T, ip string, tls bool, h http.Handler, pki ...*proxy.TestPKI) backend {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := httptest.NewUnstartedServer(h)
+	s.Listener.Close()
+	s.Listener = ln
+	if tls {
+		s.TLS = pki[0].ServerTLS(t)
+		s.StartTLS()
+	} else {
+		s.Start()
+	}
+	t.Cleanup(s.Close)
+	return backend{Server: s, port: ln.Addr().(*net.TCPAddr).Port}
+}
+
+// closedPort returns a port on ip that nothing listens on.
+func closedPort(t *testing.T, ip string) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return port
+}
+
+// startAPIServer runs trireme-apiserver's command in this process with
+// a dev-mode data dir, waits until it is ready, and returns the admin
+// kubeconfig. The server stops when the test ends.
+func startAPIServer(t *testing.T, dataDir string, extraArgs ...string) string {
+	t.Helper()
+	port := closedPort(t, "127.0.0.1")
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := app.NewCommand(ctx)
+	cmd.SetArgs(append([]string{"--data-dir", dataDir, "--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1"}, extraArgs...))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Execute() }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("apiserver did not stop within 30s")
+		}
+	})
+
+	kubeconfig := filepath.Join(dataDir, "admin.kubeconfig")
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		select {
+		case err := <-done:
+			t.Fatalf("apiserver exited: %v", err)
+		default:
+		}
+		if ready(kubeconfig) {
+			return kubeconfig
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("apiserver not ready after 90s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func ready(kubeconfig string) bool {
+	if _, err := os.Stat(kubeconfig); err != nil {
+		return false
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return false
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	return err == nil && string(body) == "ok"
+}
+
+// makePod creates a pod declaring port as "http" and, when ip is set,
+// gives it that IP through the status subresource as a kubelet would.
+func makePod(ctx context.Context, t *testing.T, client kubernetes.Interface, name, ip string, port int) {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "app", Image: "busybox",
+			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: int32(port)}},
+		}}},
+	}
+	created, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create pod %s: %v", name, err)
+	}
+	if ip == "" {
+		return
+	}
+	created.Status.Phase = corev1.PodRunning
+	created.Status.PodIP = ip
+	created.Status.PodIPs = []corev1.PodIP{{IP: ip}}
+	if _, err := client.CoreV1().Pods("default").UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("set pod %s IP: %v", name, err)
+	}
+}
+
+// makeService creates a service with port "http" 80 and, when ip is set, an
+// EndpointSlice with one ready endpoint at ip:port backed by pod.
+func makeService(ctx context.Context, t *testing.T, client kubernetes.Interface, name, ip string, port int, pod string) {
+	t.Helper()
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{
+			Name: "http", Port: 80, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP,
+		}}},
+	}
+	if _, err := client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create service %s: %v", name, err)
+	}
+	if ip == "" {
+		return
+	}
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: name + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{{
+			Addresses:  []string{ip},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: pod},
+		}},
+		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(int32(port)), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	}
+	if _, err := client.DiscoveryV1().EndpointSlices("default").Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create endpointslice for %s: %v", name, err)
+	}
+}
+
+// makeNode registers a node at ip whose kubelet serves on kubeletPort.
+func makeNode(ctx context.Context, t *testing.T, client kubernetes.Interface, name, ip string, kubeletPort int) {
+	t.Helper()
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Status: corev1.NodeStatus{
+			Addresses:       []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: name}, {Type: corev1.NodeInternalIP, Address: ip}},
+			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(kubeletPort)}},
+		},
+	}
+	if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create node %s: %v", name, err)
+	}
+}
+
+func kubectl(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatalf("kubectl not found in PATH: install it (the test runs kubectl get --raw and kubectl proxy against the apiserver): %v", err)
+	}
+	return path
+}
+
+// startKubectlProxy runs kubectl proxy on a free local port and returns its
+// base URL; the process is killed when the test ends.
+func startKubectlProxy(ctx context.Context, t *testing.T, kubeconfig string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, kubectl(t), "--kubeconfig", kubeconfig, "proxy", "--address=127.0.0.1", "--port=0")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("read kubectl proxy banner: %v", err)
+	}
+	// "Starting to serve on 127.0.0.1:PORT"
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		t.Fatalf("unexpected kubectl proxy banner %q", line)
+	}
+	return "http://" + fields[len(fields)-1]
+}
