@@ -32,10 +32,11 @@ import (
 
 // TestProxyThroughAPIServer serves pods/proxy, services/proxy and
 // nodes/proxy from a real apiserver to real backends. The backends listen
-// on this machine's own global unicast address: the apiserver refuses
-// loopback backends, as upstream does.
+// on a test host in a network namespace: the apiserver refuses loopback
+// backends, as upstream does.
 func TestProxyThroughAPIServer(t *testing.T) {
-	hostIP := globalUnicastIP(t)
+	host := newTestHost(t)
+	hostIP := host.IP
 	dir := t.TempDir()
 	pki := proxy.NewTestPKI(t, hostIP)
 	files := map[string][]byte{"kubelet-ca.crt": pki.CAPEM, "kubelet-client.crt": pki.ClientCertPEM, "kubelet-client.key": pki.ClientKeyPEM}
@@ -45,14 +46,16 @@ func TestProxyThroughAPIServer(t *testing.T) {
 		}
 	}
 
-	app := serveOn(t, hostIP, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	app := serveOn(t, host, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		fmt.Fprintf(w, "app %s %s?%s %s", r.Method, r.URL.Path, r.URL.RawQuery, body)
 	}))
-	kubelet := serveOn(t, hostIP, true, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	kubelet := serveOn(t, host, true, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "kubelet %s %s", r.TLS.PeerCertificates[0].Subject.CommonName, r.URL.Path)
 	}), pki)
-	deadPort := closedPort(t, hostIP)
+	deadLn := host.Listen(t)
+	deadPort := deadLn.Addr().(*net.TCPAddr).Port
+	deadLn.Close()
 
 	kubeconfig := startAPIServer(t, filepath.Join(dir, "apiserver"),
 		"--kubelet-client-certificate", filepath.Join(dir, "kubelet-client.crt"),
@@ -147,36 +150,16 @@ func TestProxyThroughAPIServer(t *testing.T) {
 	})
 }
 
-// globalUnicastIP returns an IPv4 address of this machine that the proxy
-// may connect to.
-func globalUnicastIP(t *testing.T) string {
-	t.Helper()
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && n.IP.IsGlobalUnicast() {
-			return n.IP.String()
-		}
-	}
-	t.Fatalf("this machine has no global unicast IPv4 address; the proxy refuses loopback backends, so the test needs one (e.g. ip addr add 192.0.2.2/24 dev eth0)")
-	return ""
-}
-
 type backend struct {
 	*httptest.Server
 	port int
 }
 
-// serveOn starts h on ip at a free port, over TLS with pki's kubelet
-// certificates when tls is set.
-func serveOn(t *testing.T, ip string, tls bool, h http.Handler, pki ...*proxy.TestPKI) backend {
+// serveOn starts h on the test host at a free port, over TLS with pki's
+// kubelet certificates when tls is set.
+func serveOn(t *testing.T, host *testHost, tls bool, h http.Handler, pki ...*proxy.TestPKI) backend {
 	t.Helper()
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := host.Listen(t)
 	s := httptest.NewUnstartedServer(h)
 	s.Listener.Close()
 	s.Listener = ln
