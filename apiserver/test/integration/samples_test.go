@@ -277,7 +277,9 @@ func deviceClaimSpec() resourcev1.ResourceClaimSpec {
 	}}}}
 }
 
-func sampleResourceClaim(string) runtime.Object { return &resourcev1.ResourceClaim{Spec: deviceClaimSpec()} }
+func sampleResourceClaim(string) runtime.Object {
+	return &resourcev1.ResourceClaim{Spec: deviceClaimSpec()}
+}
 
 func sampleResourceClaimTemplate(string) runtime.Object {
 	return &resourcev1.ResourceClaimTemplate{Spec: resourcev1.ResourceClaimTemplateSpec{Spec: deviceClaimSpec()}}
