@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -152,6 +153,10 @@ func (s *Server) start(ctx context.Context) error {
 	cfg.QPS, cfg.Burst = -1, 0
 	s.Config = cfg
 	if err := s.waitReady(ctx); err != nil {
+		// A post-start hook still retrying when the server stops fails, and
+		// the generic server exits the process on a failed hook (klog.Fatal):
+		// say why the start failed before stopping, or nobody will know.
+		fmt.Fprintf(os.Stderr, "testserver: %v\n", err)
 		_ = s.stop(false)
 		return err
 	}
@@ -173,7 +178,7 @@ func (s *Server) waitReady(ctx context.Context) error {
 		}
 		body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").Param("verbose", "1").DoRaw(ctx)
 		if err != nil {
-			last = fmt.Errorf("%w: %s", err, body)
+			last = fmt.Errorf("%w %s", err, failedChecks(body))
 			return false, nil
 		}
 		return true, nil
@@ -182,6 +187,18 @@ func (s *Server) waitReady(ctx context.Context) error {
 		return fmt.Errorf("apiserver not ready: %w (last answer: %v)", err, last)
 	}
 	return nil
+}
+
+// failedChecks keeps the failing lines ("[-]poststarthook/x failed") of a
+// verbose /readyz answer.
+func failedChecks(body []byte) string {
+	var failed []string
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "[-]") {
+			failed = append(failed, line)
+		}
+	}
+	return strings.Join(failed, "; ")
 }
 
 // Restart stops the server, keeping its data dir, and starts it again on

@@ -233,12 +233,12 @@ func sampleStorageClass(string) runtime.Object {
 func sampleCSIDriver(string) runtime.Object { return &storagev1.CSIDriver{} }
 
 func sampleCSINode(string) runtime.Object {
-	return &storagev1.CSINode{Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{{Name: "example.com/disk", NodeID: "node-1"}}}}
+	return &storagev1.CSINode{Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{{Name: "disk.example.com", NodeID: "node-1"}}}}
 }
 
 func sampleVolumeAttachment(string) runtime.Object {
 	return &storagev1.VolumeAttachment{Spec: storagev1.VolumeAttachmentSpec{
-		Attacher: "example.com/disk", NodeName: "node-1",
+		Attacher: "disk.example.com", NodeName: "node-1",
 		Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: ptr.To("pv-1")},
 	}}
 }
