@@ -2,10 +2,12 @@ package integration
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 )
 
 func TestBootstrapObjects(t *testing.T) {
@@ -95,6 +97,46 @@ func TestServerEndpoints(t *testing.T) {
 			if _, ok := index.Paths[p]; !ok {
 				t.Errorf("/openapi/v3 lacks %s", p)
 			}
+		}
+	})
+
+	t.Run("/openapi/v3 group document", func(t *testing.T) {
+		body, err := rc.Get().AbsPath("/openapi/v3/apis/apps/v1").DoRaw(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Components struct {
+				Schemas map[string]struct {
+					GVK []map[string]string `json:"x-kubernetes-group-version-kind"`
+				} `json:"schemas"`
+			} `json:"components"`
+		}
+		if err := json.Unmarshal(body, &doc); err != nil {
+			t.Fatal(err)
+		}
+		d, ok := doc.Components.Schemas["io.k8s.api.apps.v1.Deployment"]
+		if !ok || len(d.GVK) != 1 || d.GVK[0]["kind"] != "Deployment" || d.GVK[0]["group"] != "apps" {
+			t.Errorf("Deployment schema in /openapi/v3/apis/apps/v1 = %+v, want one with its group-version-kind (kubectl explain reads it)", d)
+		}
+	})
+
+	t.Run("priority and fairness classifies requests", func(t *testing.T) {
+		hc, err := rest.HTTPClientFor(config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, config.Host+"/api/v1/namespaces/default", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.Header.Get("X-Kubernetes-PF-FlowSchema-UID") == "" || resp.Header.Get("X-Kubernetes-PF-PriorityLevel-UID") == "" {
+			t.Errorf("response headers %v lack the flow schema and priority level UIDs", resp.Header)
 		}
 	})
 

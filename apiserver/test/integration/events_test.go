@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // TestEventsBothGroups checks that core/v1 and events.k8s.io/v1 Events are
@@ -16,6 +17,32 @@ func TestEventsBothGroups(t *testing.T) {
 	ctx := testContext(t)
 	coreAPI := client.CoreV1().Events(ns)
 	eventsAPI := client.EventsV1().Events(ns)
+
+	t.Run("watch through events.k8s.io sees a core create", func(t *testing.T) {
+		list, err := eventsAPI.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := eventsAPI.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		ev := sampleCoreEvent(ns).(*corev1.Event)
+		ev.Name = uniqueName("watched-event")
+		ev.InvolvedObject.Name = "pod-watched"
+		if _, err := coreAPI.Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		evs := record(w).waitFor(t, func(evs []watch.Event) bool { return len(evs) >= 1 })
+		got, ok := evs[0].Object.(*eventsv1.Event)
+		if evs[0].Type != watch.Added || !ok || got.Name != ev.Name || got.Note != ev.Message {
+			t.Errorf("events.k8s.io watch saw %s %T, want ADDED events.k8s.io/v1 Event %s with note set", evs[0].Type, evs[0].Object, ev.Name)
+		}
+		if err := coreAPI.Delete(ctx, ev.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
 
 	t.Run("core event read through events.k8s.io", func(t *testing.T) {
 		ev := sampleCoreEvent(ns).(*corev1.Event)

@@ -137,6 +137,47 @@ func (r *resourceRun) testLifecycle(t *testing.T) {
 		}
 	})
 
+	t.Run("table list", func(t *testing.T) {
+		collection := path.Dir(r.path(name))
+		raw, err := client.CoreV1().RESTClient().Get().AbsPath(collection).Param("fieldSelector", byName).SetHeader("Accept", tableAccept).DoRaw(ctx)
+		if err != nil {
+			t.Fatalf("list as table: %v: %s", err, raw)
+		}
+		var table metav1.Table
+		if err := json.Unmarshal(raw, &table); err != nil {
+			t.Fatalf("decode table: %v", err)
+		}
+		if len(table.Rows) != 1 || table.ResourceVersion == "" {
+			t.Errorf("table list has %d rows at resourceVersion %q, want 1 row and a version", len(table.Rows), table.ResourceVersion)
+		}
+	})
+
+	t.Run("metadata only", func(t *testing.T) {
+		// The garbage collector and namespace controller read metadata only.
+		api := metadataClient.Resource(r.rc.gvr)
+		var m interface {
+			Get(context.Context, string, metav1.GetOptions, ...string) (*metav1.PartialObjectMetadata, error)
+			List(context.Context, metav1.ListOptions) (*metav1.PartialObjectMetadataList, error)
+		} = api
+		if r.served.namespaced {
+			m = api.Namespace(r.ns)
+		}
+		got, err := m.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("get metadata: %v", err)
+		}
+		if got.UID != created.GetUID() || got.Labels["case"] != name {
+			t.Errorf("metadata = %+v, want the object's uid and labels", got.ObjectMeta)
+		}
+		list, err := m.List(ctx, metav1.ListOptions{FieldSelector: byName})
+		if err != nil {
+			t.Fatalf("list metadata: %v", err)
+		}
+		if len(list.Items) != 1 || list.Items[0].UID != created.GetUID() {
+			t.Errorf("metadata list has %d items, want the object", len(list.Items))
+		}
+	})
+
 	t.Run("protobuf", func(t *testing.T) {
 		obj, ct, err := r.getProtobuf(ctx, name)
 		if err != nil {
@@ -333,6 +374,43 @@ func (r *resourceRun) testDryRunCreate(t *testing.T) {
 	}
 	_, err = r.api.Get(ctx, name, metav1.GetOptions{})
 	wantStatus(t, err, 404)
+}
+
+// testApplyCreate creates an object by server-side apply, as
+// `kubectl apply --server-side` does for a new manifest.
+func (r *resourceRun) testApplyCreate(t *testing.T) {
+	ctx := testContext(t)
+	name := r.rc.newName()
+	obj := r.object(t, name, map[string]string{"applied": "yes"})
+	out, err := r.api.Apply(ctx, name, obj, metav1.ApplyOptions{FieldManager: "applier"})
+	if err != nil {
+		t.Fatalf("apply a new object: %v", err)
+	}
+	if out.GetUID() == "" || out.GetLabels()["applied"] != "yes" || !managedBy(out, "applier", metav1.ManagedFieldsOperationApply) {
+		t.Errorf("applied object: uid %q labels %v managedFields %v, want created and owned by applier", out.GetUID(), out.GetLabels(), out.GetManagedFields())
+	}
+	// Applying the same configuration again changes nothing. Controllers in
+	// the server (API Priority and Fairness writes flow schema status) may
+	// write meanwhile, so a moved version is retried before it counts.
+	noop := false
+	for try := 0; try < 3 && !noop; try++ {
+		before, err := r.api.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := r.api.Apply(ctx, name, obj, metav1.ApplyOptions{FieldManager: "applier"})
+		if err != nil {
+			t.Fatalf("apply again: %v", err)
+		}
+		noop = again.GetResourceVersion() == before.GetResourceVersion()
+	}
+	if !noop {
+		t.Errorf("applying an unchanged configuration writes a new resourceVersion every time")
+	}
+	if err := r.api.Delete(ctx, name, background); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	r.wantGone(t, ctx, name)
 }
 
 // testPagination lists five objects two at a time, then deletes them as a

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"trireme.dev/apiserver/internal/testserver"
@@ -22,6 +23,9 @@ var (
 	config *rest.Config
 	client kubernetes.Interface
 	dyn    dynamic.Interface
+	// metadataClient reads PartialObjectMetadata, as controllers that need
+	// only metadata do.
+	metadataClient metadata.Interface
 )
 
 func TestMain(m *testing.M) {
@@ -46,5 +50,6 @@ func run(m *testing.M) int {
 	config = shared.Config
 	client = kubernetes.NewForConfigOrDie(config)
 	dyn = dynamic.NewForConfigOrDie(config)
+	metadataClient = metadata.NewForConfigOrDie(config)
 	return m.Run()
 }

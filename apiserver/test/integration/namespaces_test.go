@@ -65,6 +65,18 @@ func TestNamespaces(t *testing.T) {
 		}
 	})
 
+	t.Run("delete preconditions", func(t *testing.T) {
+		name := newNamespace(t)
+		wrongUID := types.UID("00000000-0000-0000-0000-000000000000")
+		wantStatus(t, api.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &wrongUID}}), 409)
+		stale := "1"
+		wantStatus(t, api.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &stale}}), 409)
+		ns, err := api.Get(ctx, name, metav1.GetOptions{})
+		if err != nil || ns.DeletionTimestamp != nil {
+			t.Errorf("namespace after refused deletes: %v (deletionTimestamp %v)", err, ns.DeletionTimestamp)
+		}
+	})
+
 	t.Run("terminating namespace survives updates while spec.finalizers remain", func(t *testing.T) {
 		name := newNamespace(t)
 		if err := api.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
@@ -133,19 +145,6 @@ func TestNamespaces(t *testing.T) {
 			if statusCode(err) != 403 {
 				t.Errorf("delete of %s: %v, want 403", name, err)
 			}
-		}
-	})
-
-	t.Run("discovery verbs match upstream", func(t *testing.T) {
-		res := servedResources(t)[core("namespaces")]
-		for _, v := range []string{"create", "delete", "get", "list", "patch", "update", "watch"} {
-			if !res.verbs[v] {
-				t.Errorf("namespaces lack verb %s", v)
-			}
-		}
-		// Upstream serves no deletecollection: it would skip the two-step delete.
-		if res.verbs["deletecollection"] {
-			t.Errorf("namespaces offer deletecollection, which upstream does not")
 		}
 	})
 }

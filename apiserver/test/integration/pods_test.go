@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -74,6 +75,69 @@ func TestPods(t *testing.T) {
 		}
 		binding.Target.Name = "node-b"
 		wantStatus(t, pods.Bind(ctx, binding, metav1.CreateOptions{}), 409)
+	})
+
+	t.Run("dry-run binding changes nothing", func(t *testing.T) {
+		p := newPod(t, ns, "", nil)
+		err := pods.Bind(ctx, &corev1.Binding{
+			ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: ns},
+			Target:     corev1.ObjectReference{Kind: "Node", Name: "node-a"},
+		}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pods.Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Spec.NodeName != "" {
+			t.Errorf("dry-run binding set nodeName %q", got.Spec.NodeName)
+		}
+	})
+
+	t.Run("ephemeral containers are added through their subresource", func(t *testing.T) {
+		p := newPod(t, ns, "node-a", nil)
+		p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+			Name: "debugger", Image: "busybox", TerminationMessagePolicy: corev1.TerminationMessageReadFile, ImagePullPolicy: corev1.PullIfNotPresent,
+		}}}
+		out, err := pods.UpdateEphemeralContainers(ctx, p.Name, p, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Spec.EphemeralContainers) != 1 || out.Spec.EphemeralContainers[0].Name != "debugger" {
+			t.Errorf("ephemeral containers = %+v, want debugger", out.Spec.EphemeralContainers)
+		}
+		// The main resource cannot add them: upstream's pod update
+		// validation refuses the change (needs api/validation).
+		out.Spec.EphemeralContainers = append(out.Spec.EphemeralContainers, corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "second", Image: "busybox"}})
+		updated, err := pods.Update(ctx, out, metav1.UpdateOptions{})
+		if err == nil && len(updated.Spec.EphemeralContainers) != 1 {
+			t.Errorf("main update changed ephemeral containers to %d", len(updated.Spec.EphemeralContainers))
+		}
+	})
+
+	t.Run("resize changes resources but not the QoS class", func(t *testing.T) {
+		p := samplePod(ns).(*corev1.Pod)
+		p.Name, p.Spec.NodeName = uniqueName("pod"), "node-a"
+		p.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}
+		p, err := pods.Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Status.QOSClass != corev1.PodQOSBurstable {
+			t.Fatalf("qos class = %s, want Burstable", p.Status.QOSClass)
+		}
+		p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("200m")
+		out, err := pods.UpdateResize(ctx, p.Name, p, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]; got.String() != "200m" {
+			t.Errorf("cpu request after resize = %s, want 200m", got.String())
+		}
+		out.Spec.Containers[0].Resources = corev1.ResourceRequirements{}
+		_, err = pods.UpdateResize(ctx, p.Name, out, metav1.UpdateOptions{})
+		wantStatus(t, err, 422)
 	})
 
 	t.Run("binding a missing pod is not found", func(t *testing.T) {
@@ -242,6 +306,40 @@ func TestPodEviction(t *testing.T) {
 		}
 		if _, ok := after.Status.DisruptedPods[p.Name]; !ok || after.Status.DisruptionsAllowed != 0 {
 			t.Errorf("budget after eviction: disruptionsAllowed %d disruptedPods %v, want 0 and the pod", after.Status.DisruptionsAllowed, after.Status.DisruptedPods)
+		}
+	})
+
+	t.Run("dry-run eviction changes nothing", func(t *testing.T) {
+		labels := map[string]string{"app": "dry"}
+		p := setPhase(t, newPod(t, ns, "", labels), corev1.PodRunning)
+		pdbs := client.PolicyV1().PodDisruptionBudgets(ns)
+		pdb, err := pdbs.Create(ctx, &policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Name: "dry"},
+			Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(0)), Selector: &metav1.LabelSelector{MatchLabels: labels}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pdb.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: pdb.Generation, DisruptionsAllowed: 1, CurrentHealthy: 1, ExpectedPods: 1}
+		if _, err = pdbs.UpdateStatus(ctx, pdb, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		err = pods.EvictV1(ctx, &policyv1.Eviction{
+			ObjectMeta:    metav1.ObjectMeta{Name: p.Name, Namespace: ns},
+			DeleteOptions: &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pods.Get(ctx, p.Name, metav1.GetOptions{}); err != nil {
+			t.Errorf("pod gone after a dry-run eviction: %v", err)
+		}
+		after, err := pdbs.Get(ctx, "dry", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Status.DisruptionsAllowed != 1 {
+			t.Errorf("dry-run eviction spent the budget: disruptionsAllowed %d", after.Status.DisruptionsAllowed)
 		}
 	})
 

@@ -196,6 +196,7 @@ func TestResources(t *testing.T) {
 			}
 			t.Run("lifecycle", r.testLifecycle)
 			t.Run("dry-run create", r.testDryRunCreate)
+			t.Run("apply create", r.testApplyCreate)
 			t.Run("pagination", r.testPagination)
 			t.Run("finalizers", r.testFinalizers)
 		})

@@ -200,6 +200,25 @@ func TestRestart(t *testing.T) {
 		}
 	})
 
+	t.Run("deleted kubernetes service comes back", func(t *testing.T) {
+		// Upstream's bootstrap controller keeps default/kubernetes, checking
+		// every 10 seconds.
+		if err := cs.CoreV1().Services("default").Delete(ctx, "kubernetes", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var last error
+		deadline := time.Now().Add(25 * time.Second)
+		for time.Now().Before(deadline) {
+			svc, err := cs.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+			if err == nil && svc.Spec.ClusterIP == "10.97.0.1" {
+				return
+			}
+			last = err
+			time.Sleep(250 * time.Millisecond)
+		}
+		t.Errorf("default/kubernetes not recreated with 10.97.0.1 within 25s (last: %v)", last)
+	})
+
 	t.Run("finalizer still holds after restart", func(t *testing.T) {
 		cm := kept[0].obj
 		if cm.GetKind() != "ConfigMap" {

@@ -11,7 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 )
 
 // serviceRange and nodePortRange are the server's defaults, as upstream's.
@@ -240,6 +242,92 @@ func TestServiceClusterIPs(t *testing.T) {
 		wantStatus(t, err, 422) // needs api/validation
 	})
 
+	t.Run("change to ExternalName releases the IP", func(t *testing.T) {
+		svc, err := api.Create(ctx, service(uniqueName("svc"), corev1.ServiceTypeClusterIP), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ip := svc.Spec.ClusterIP
+		svc.Spec.Type, svc.Spec.ExternalName = corev1.ServiceTypeExternalName, "example.com"
+		svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.Selector = "", nil, nil
+		out, err := api.Update(ctx, svc, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Spec.ClusterIP != "" {
+			t.Errorf("ExternalName service kept clusterIP %s", out.Spec.ClusterIP)
+		}
+		if _, err := client.NetworkingV1().IPAddresses().Get(ctx, ip, metav1.GetOptions{}); statusCode(err) != 404 {
+			t.Errorf("IPAddress %s after the change to ExternalName: %v, want not found", ip, err)
+		}
+	})
+
+	t.Run("change from ExternalName allocates an IP", func(t *testing.T) {
+		svc, err := api.Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: uniqueName("svc")},
+			Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "example.com"},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.Spec.Type, svc.Spec.ExternalName = corev1.ServiceTypeClusterIP, ""
+		svc.Spec.Ports = []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(80)}}
+		out, err := api.Update(ctx, svc, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr, err := netip.ParseAddr(out.Spec.ClusterIP)
+		if err != nil || !serviceRange.Contains(addr) {
+			t.Fatalf("clusterIP after the change from ExternalName = %q, want one of %s", out.Spec.ClusterIP, serviceRange)
+		}
+		if _, err := client.NetworkingV1().IPAddresses().Get(ctx, out.Spec.ClusterIP, metav1.GetOptions{}); err != nil {
+			t.Errorf("IPAddress %s: %v", out.Spec.ClusterIP, err)
+		}
+	})
+
+	t.Run("IP is held until a finalizer lets the service go", func(t *testing.T) {
+		svc := service(uniqueName("svc"), corev1.ServiceTypeClusterIP)
+		svc.Finalizers = []string{holdFinalizer}
+		out, err := api.Create(ctx, svc, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ip := out.Spec.ClusterIP
+		if err := api.Delete(ctx, svc.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.NetworkingV1().IPAddresses().Get(ctx, ip, metav1.GetOptions{}); err != nil {
+			t.Errorf("IPAddress %s of a service still held by a finalizer: %v", ip, err)
+		}
+		if _, err := api.Patch(ctx, svc.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.NetworkingV1().IPAddresses().Get(ctx, ip, metav1.GetOptions{}); statusCode(err) != 404 {
+			t.Errorf("IPAddress %s after the service went: %v, want not found", ip, err)
+		}
+	})
+
+	t.Run("delete collection releases every IP", func(t *testing.T) {
+		ns := newNamespace(t)
+		var ips []string
+		for range 3 {
+			out, err := client.CoreV1().Services(ns).Create(ctx, service(uniqueName("svc"), corev1.ServiceTypeClusterIP), metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ips = append(ips, out.Spec.ClusterIP)
+		}
+		// client-go's typed Service client has no DeleteCollection; the server has.
+		if err := dyn.Resource(core("services")).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, ip := range ips {
+			if _, err := client.NetworkingV1().IPAddresses().Get(ctx, ip, metav1.GetOptions{}); statusCode(err) != 404 {
+				t.Errorf("IPAddress %s after delete collection: %v, want not found", ip, err)
+			}
+		}
+	})
+
 	t.Run("headless and ExternalName services get no IP", func(t *testing.T) {
 		headless := service(uniqueName("svc"), corev1.ServiceTypeClusterIP)
 		headless.Spec.ClusterIP = corev1.ClusterIPNone
@@ -332,6 +420,44 @@ func TestServiceNodePorts(t *testing.T) {
 		}
 	})
 
+	t.Run("update keeps the node port when the client leaves it out", func(t *testing.T) {
+		svc, err := api.Create(ctx, service(uniqueName("np"), corev1.ServiceTypeNodePort), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := svc.Spec.Ports[0].NodePort
+		svc.Spec.Ports[0].NodePort = 0
+		out, err := api.Update(ctx, svc, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Spec.Ports[0].NodePort != port {
+			t.Errorf("nodePort after update = %d, want %d kept", out.Spec.Ports[0].NodePort, port)
+		}
+	})
+
+	t.Run("changing a node port releases the old one", func(t *testing.T) {
+		svc := service(uniqueName("np"), corev1.ServiceTypeNodePort)
+		svc.Spec.Ports[0].NodePort = 30110
+		svc, err := api.Create(ctx, svc, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.Spec.Ports[0].NodePort = 30111
+		if _, err := api.Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		again := service(uniqueName("np"), corev1.ServiceTypeNodePort)
+		again.Spec.Ports[0].NodePort = 30110
+		if _, err := api.Create(ctx, again, metav1.CreateOptions{}); err != nil {
+			t.Errorf("reuse node port 30110 given up by an update: %v", err)
+		}
+		taken := service(uniqueName("np"), corev1.ServiceTypeNodePort)
+		taken.Spec.Ports[0].NodePort = 30111
+		_, err = api.Create(ctx, taken, metav1.CreateOptions{})
+		wantCause(t, wantStatus(t, err, 422), "spec.ports[0].nodePort")
+	})
+
 	t.Run("type change allocates and releases ports", func(t *testing.T) {
 		svc, err := api.Create(ctx, service(uniqueName("np"), corev1.ServiceTypeClusterIP), metav1.CreateOptions{})
 		if err != nil {
@@ -359,6 +485,18 @@ func TestServiceNodePorts(t *testing.T) {
 		again.Spec.Ports[0].NodePort = 30100
 		if _, err := api.Create(ctx, again, metav1.CreateOptions{}); err != nil {
 			t.Errorf("reuse nodePort 30100 released by a type change: %v", err)
+		}
+	})
+
+	t.Run("load balancer without node ports", func(t *testing.T) {
+		svc := service(uniqueName("lb"), corev1.ServiceTypeLoadBalancer)
+		svc.Spec.AllocateLoadBalancerNodePorts = ptr.To(false)
+		out, err := api.Create(ctx, svc, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Spec.Ports[0].NodePort != 0 {
+			t.Errorf("nodePort = %d with allocateLoadBalancerNodePorts=false, want none", out.Spec.Ports[0].NodePort)
 		}
 	})
 
