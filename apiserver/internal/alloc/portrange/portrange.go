@@ -146,6 +146,10 @@ func (a *Allocator) Used(ctx context.Context) ([]int, error) {
 	if err := a.store.Get(ctx, Key, storage.GetOptions{IgnoreNotFound: true}, ra); err != nil {
 		return nil, err
 	}
+	if ra.Range != "" && ra.Range != a.r.String() {
+		// Recorded for another range: its bits mean other ports (see update).
+		return nil, nil
+	}
 	bits := new(big.Int).SetBytes(ra.Data)
 	var out []int
 	for off := 0; off < a.r.Size; off++ {

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
 
@@ -49,6 +50,15 @@ func Resource() *registry.Resource {
 				ns.Spec.Finalizers = old.(*corev1.Namespace).Spec.Finalizers
 				setNameLabel(ns)
 			},
+		},
+		StoreHooks: func(s *genericregistry.Store) {
+			// The generic store removes an object marked for deletion once an
+			// update leaves no metadata.finalizers; a namespace also waits for
+			// its spec.finalizers, which finalize clears once it is empty.
+			s.ShouldDeleteDuringUpdate = func(_ context.Context, _ string, obj, _ runtime.Object) bool {
+				ns, ok := obj.(*corev1.Namespace)
+				return ok && len(ns.Spec.Finalizers) == 0
+			}
 		},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
+	storeerr "k8s.io/apiserver/pkg/storage/errors"
 
 	"trireme.dev/api/validation"
 	"trireme.dev/apiserver/internal/registry"
@@ -77,7 +78,8 @@ func (b *BindingStore) Create(ctx context.Context, name string, obj runtime.Obje
 		return pod, nil
 	}), false, nil)
 	if err != nil {
-		return nil, err
+		// Storage errors (a missing pod, a UID precondition) become API statuses.
+		return nil, storeerr.InterpretUpdateError(err, corev1.Resource("pods"), binding.Name)
 	}
 	return &metav1.Status{Status: metav1.StatusSuccess, Code: 201}, nil
 }
