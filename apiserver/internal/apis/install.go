@@ -124,7 +124,7 @@ func addSubresources(byGV map[schema.GroupVersion]map[string]rest.Storage, store
 	core["pods/ephemeralcontainers"] = pods.NewEphemeralContainersStore(podStore)
 	core["pods/resize"] = pods.NewResizeStore(podStore)
 	nsStore := stores[corev1.Resource("namespaces")]
-	core["namespaces"] = &namespaces.Store{Store: nsStore}
+	core["namespaces"] = namespaces.NewStore(nsStore)
 	core["namespaces/finalize"] = namespaces.NewFinalizeStore(nsStore)
 }
 

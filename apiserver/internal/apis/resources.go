@@ -104,6 +104,8 @@ func resources() []*registry.Resource {
 		{GroupVersion: storagev1.SchemeGroupVersion, Name: "storageclasses", Kind: "StorageClass", New: newFn[storagev1.StorageClass](), NewList: newFn[storagev1.StorageClassList](), ShortNames: []string{"sc"}},
 		{GroupVersion: storagev1.SchemeGroupVersion, Name: "csidrivers", Kind: "CSIDriver", New: newFn[storagev1.CSIDriver](), NewList: newFn[storagev1.CSIDriverList]()},
 		{GroupVersion: storagev1.SchemeGroupVersion, Name: "csinodes", Kind: "CSINode", New: newFn[storagev1.CSINode](), NewList: newFn[storagev1.CSINodeList]()},
+		{GroupVersion: storagev1.SchemeGroupVersion, Name: "csistoragecapacities", Kind: "CSIStorageCapacity", New: newFn[storagev1.CSIStorageCapacity](), NewList: newFn[storagev1.CSIStorageCapacityList](), Namespaced: true},
+		{GroupVersion: storagev1.SchemeGroupVersion, Name: "volumeattributesclasses", Kind: "VolumeAttributesClass", New: newFn[storagev1.VolumeAttributesClass](), NewList: newFn[storagev1.VolumeAttributesClassList](), ShortNames: []string{"vac"}},
 		{GroupVersion: storagev1.SchemeGroupVersion, Name: "volumeattachments", Kind: "VolumeAttachment", New: newFn[storagev1.VolumeAttachment](), NewList: newFn[storagev1.VolumeAttachmentList](), Status: true},
 		{GroupVersion: nodev1.SchemeGroupVersion, Name: "runtimeclasses", Kind: "RuntimeClass", New: newFn[nodev1.RuntimeClass](), NewList: newFn[nodev1.RuntimeClassList]()},
 

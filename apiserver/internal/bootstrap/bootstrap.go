@@ -81,6 +81,10 @@ func retry(ctx context.Context, what string, fn func(context.Context) error) err
 		}
 		return true, nil
 	})
+	if ctx.Err() != nil {
+		// The server is stopping; a failed hook would make it exit fatally.
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("bootstrap %s: %w (last error: %v)", what, err, last)
 	}

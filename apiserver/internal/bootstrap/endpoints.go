@@ -61,6 +61,11 @@ func (b *Bootstrap) runEndpointsReconciler(ctx context.Context) {
 
 func (b *Bootstrap) reconcileEndpoints(ctx context.Context, renew bool) error {
 	if renew {
+		// A deleted kubernetes Service comes back, as upstream restores it;
+		// failing that must not stop the endpoints from being written.
+		if err := b.ensureKubernetesService(ctx); err != nil {
+			logr.FromContextOrDiscard(ctx).Error(err, "Restore the kubernetes Service")
+		}
 		if err := b.renewLease(ctx); err != nil {
 			return err
 		}

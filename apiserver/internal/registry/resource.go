@@ -74,9 +74,6 @@ func (s *Store) ShortNames() []string { return s.res.ShortNames }
 // Categories implements rest.CategoriesProvider.
 func (s *Store) Categories() []string { return s.res.Categories }
 
-// SingularName implements rest.SingularNameProvider.
-func (s *Store) SingularName() string { return strings.ToLower(s.res.Kind) }
-
 // NewStore builds the etcd-backed store of res.
 func NewStore(res *Resource, opts generic.RESTOptionsGetter) (*Store, error) {
 	strat := newStrategy(res)

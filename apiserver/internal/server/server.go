@@ -175,7 +175,9 @@ func (o *Options) advertiseAddress() (net.IP, error) {
 	if o.AdvertiseAddress != nil && !o.AdvertiseAddress.IsUnspecified() {
 		return o.AdvertiseAddress, nil
 	}
-	if ip := o.SecureServing.BindAddress; ip != nil && !ip.IsUnspecified() {
+	// As upstream, a loopback bind address is not advertised: endpoints may
+	// not be loopback addresses, so the host's default-route address is.
+	if ip := o.SecureServing.BindAddress; ip != nil && !ip.IsUnspecified() && !ip.IsLoopback() {
 		return ip, nil
 	}
 	ip, err := utilnet.ResolveBindAddress(net.IPv4zero)

@@ -121,7 +121,6 @@ func (s *Server) start(ctx context.Context) error {
 	o.SecureServing.BindAddress = net.IPv4(127, 0, 0, 1)
 	o.SecureServing.BindPort = s.port
 	o.SecureServing.Listener = l
-	o.AdvertiseAddress = net.IPv4(127, 0, 0, 1)
 	if s.opts.Customize != nil {
 		s.opts.Customize(o)
 	}

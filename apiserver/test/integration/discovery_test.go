@@ -44,6 +44,7 @@ var upstreamDiscovery = map[string]struct {
 	"servicecidrs.networking.k8s.io":           {subresources: []string{"status"}},
 	"ipaddresses.networking.k8s.io":            {shortNames: []string{"ip"}},
 	"storageclasses.storage.k8s.io":            {shortNames: []string{"sc"}},
+	"volumeattributesclasses.storage.k8s.io":   {shortNames: []string{"vac"}},
 	"volumeattachments.storage.k8s.io":         {subresources: []string{"status"}},
 	"flowschemas.flowcontrol.apiserver.k8s.io": {subresources: []string{"status"}},
 	"prioritylevelconfigurations.flowcontrol.apiserver.k8s.io": {subresources: []string{"status"}},

@@ -74,6 +74,8 @@ var resourceCases = []resourceCase{
 	{gvr: gvr("networking.k8s.io", "v1", "ipaddresses"), sample: sampleIPAddress, name: ipAddressName},
 	{gvr: gvr("storage.k8s.io", "v1", "storageclasses"), sample: sampleStorageClass},
 	{gvr: gvr("storage.k8s.io", "v1", "csidrivers"), sample: sampleCSIDriver},
+	{gvr: gvr("storage.k8s.io", "v1", "csistoragecapacities"), sample: sampleCSIStorageCapacity},
+	{gvr: gvr("storage.k8s.io", "v1", "volumeattributesclasses"), sample: sampleVolumeAttributesClass},
 	{gvr: gvr("storage.k8s.io", "v1", "csinodes"), sample: sampleCSINode},
 	{gvr: gvr("storage.k8s.io", "v1", "volumeattachments"), sample: sampleVolumeAttachment},
 	{gvr: gvr("node.k8s.io", "v1", "runtimeclasses"), sample: sampleRuntimeClass},

@@ -293,3 +293,11 @@ func sampleResourceSlice(string) runtime.Object {
 		Devices:  []resourcev1.Device{{Name: "gpu-0"}},
 	}}
 }
+
+func sampleCSIStorageCapacity(string) runtime.Object {
+	return &storagev1.CSIStorageCapacity{StorageClassName: "standard", Capacity: ptr.To(resource.MustParse("10Gi"))}
+}
+
+func sampleVolumeAttributesClass(string) runtime.Object {
+	return &storagev1.VolumeAttributesClass{DriverName: "disk.example.com", Parameters: map[string]string{"iops": "3000"}}
+}

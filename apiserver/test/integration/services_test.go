@@ -2,11 +2,14 @@ package integration
 
 import (
 	"context"
+	"net"
 	"net/netip"
 	"net/url"
 	"strconv"
 	"sync"
 	"testing"
+
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -56,25 +59,33 @@ func TestKubernetesService(t *testing.T) {
 		}
 	})
 
+	// As upstream, a server bound to loopback advertises the host's
+	// default-route address: endpoints may not be loopback addresses.
+	advertised, err := utilnet.ResolveBindAddress(net.IPv4zero)
+	if err != nil {
+		t.Fatalf("this machine has no default-route address to advertise: %v", err)
+	}
+	want := advertised.String()
+
 	t.Run("endpoints list the server", func(t *testing.T) {
-		eventually(t, "kubernetes endpoints list 127.0.0.1", func(ctx context.Context) (bool, error) {
+		eventually(t, "kubernetes endpoints list "+want, func(ctx context.Context) (bool, error) {
 			ep, err := client.CoreV1().Endpoints("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
-			return len(ep.Subsets) == 1 && len(ep.Subsets[0].Addresses) == 1 && ep.Subsets[0].Addresses[0].IP == "127.0.0.1" &&
+			return len(ep.Subsets) == 1 && len(ep.Subsets[0].Addresses) == 1 && ep.Subsets[0].Addresses[0].IP == want &&
 				len(ep.Subsets[0].Ports) == 1 && int(ep.Subsets[0].Ports[0].Port) == port, nil
 		})
 	})
 
 	t.Run("endpointslice lists the server", func(t *testing.T) {
-		eventually(t, "kubernetes endpointslice lists 127.0.0.1", func(ctx context.Context) (bool, error) {
+		eventually(t, "kubernetes endpointslice lists "+want, func(ctx context.Context) (bool, error) {
 			es, err := client.DiscoveryV1().EndpointSlices("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
 			return es.AddressType == discoveryv1.AddressTypeIPv4 && es.Labels[discoveryv1.LabelServiceName] == "kubernetes" &&
-				len(es.Endpoints) == 1 && len(es.Endpoints[0].Addresses) == 1 && es.Endpoints[0].Addresses[0] == "127.0.0.1" &&
+				len(es.Endpoints) == 1 && len(es.Endpoints[0].Addresses) == 1 && es.Endpoints[0].Addresses[0] == want &&
 				len(es.Ports) == 1 && es.Ports[0].Port != nil && int(*es.Ports[0].Port) == port, nil
 		})
 	})

@@ -73,7 +73,7 @@ func TestStatusSubresource(t *testing.T) {
 
 	t.Run("status merge patch", func(t *testing.T) {
 		d := newDeployment(t, ns)
-		out, err := api.Patch(ctx, d.Name, types.MergePatchType, []byte(`{"status":{"availableReplicas":1,"replicas":1}}`), metav1.PatchOptions{}, "status")
+		out, err := api.Patch(ctx, d.Name, types.MergePatchType, []byte(`{"status":{"availableReplicas":1,"readyReplicas":1,"replicas":1}}`), metav1.PatchOptions{}, "status")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,12 +10,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/watch"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"trireme.dev/api/validation"
 	"trireme.dev/apiserver/internal/registry"
@@ -55,9 +58,9 @@ func Resource() *registry.Resource {
 			// The generic store removes an object marked for deletion once an
 			// update leaves no metadata.finalizers; a namespace also waits for
 			// its spec.finalizers, which finalize clears once it is empty.
-			s.ShouldDeleteDuringUpdate = func(_ context.Context, _ string, obj, _ runtime.Object) bool {
+			s.ShouldDeleteDuringUpdate = func(ctx context.Context, key string, obj, existing runtime.Object) bool {
 				ns, ok := obj.(*corev1.Namespace)
-				return ok && len(ns.Spec.Finalizers) == 0
+				return ok && len(ns.Spec.Finalizers) == 0 && genericregistry.ShouldDeleteDuringUpdate(ctx, key, obj, existing)
 			}
 		},
 	}
@@ -79,15 +82,76 @@ func hasFinalizer(list []corev1.FinalizerName, f corev1.FinalizerName) bool {
 	return false
 }
 
-// Store wraps the namespace store with upstream's two-step delete.
+// Store wraps the namespace store with upstream's two-step delete. It
+// forwards explicitly rather than embedding so that, as upstream, namespaces
+// offer no deletecollection: that would skip the Terminating step.
 type Store struct {
-	*registry.Store
+	store *registry.Store
 }
+
+// NewStore wraps main.
+func NewStore(main *registry.Store) *Store { return &Store{store: main} }
+
+// New implements rest.Storage.
+func (s *Store) New() runtime.Object { return s.store.New() }
+
+// NewList implements rest.Lister.
+func (s *Store) NewList() runtime.Object { return s.store.NewList() }
+
+// Destroy implements rest.Storage.
+func (s *Store) Destroy() { s.store.Destroy() }
+
+// NamespaceScoped implements rest.Scoper.
+func (s *Store) NamespaceScoped() bool { return false }
+
+// GetSingularName implements rest.SingularNameProvider.
+func (s *Store) GetSingularName() string { return s.store.GetSingularName() }
+
+// ShortNames implements rest.ShortNamesProvider.
+func (s *Store) ShortNames() []string { return s.store.ShortNames() }
+
+// Get implements rest.Getter.
+func (s *Store) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
+	return s.store.Get(ctx, name, options)
+}
+
+// List implements rest.Lister.
+func (s *Store) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
+	return s.store.List(ctx, options)
+}
+
+// Watch implements rest.Watcher.
+func (s *Store) Watch(ctx context.Context, options *metainternalversion.ListOptions) (watch.Interface, error) {
+	return s.store.Watch(ctx, options)
+}
+
+// Create implements rest.Creater.
+func (s *Store) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	return s.store.Create(ctx, obj, createValidation, options)
+}
+
+// Update implements rest.Updater.
+func (s *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	return s.store.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
+}
+
+// ConvertToTable implements rest.TableConvertor.
+func (s *Store) ConvertToTable(ctx context.Context, obj runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	return s.store.ConvertToTable(ctx, obj, tableOptions)
+}
+
+// GetResetFields implements rest.ResetFieldsStrategy.
+func (s *Store) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return s.store.GetResetFields()
+}
+
+// StorageVersion implements rest.StorageVersionProvider.
+func (s *Store) StorageVersion() runtime.GroupVersioner { return s.store.StorageVersion() }
 
 // Delete marks the namespace Terminating while spec.finalizers remain, and
 // removes it once they are gone.
 func (s *Store) Delete(ctx context.Context, name string, deleteValidation rest.ValidateObjectFunc, options *metav1.DeleteOptions) (runtime.Object, bool, error) {
-	got, err := s.Get(ctx, name, &metav1.GetOptions{})
+	got, err := s.store.Get(ctx, name, &metav1.GetOptions{})
 	if err != nil {
 		return nil, false, err
 	}
@@ -104,7 +168,7 @@ func (s *Store) Delete(ctx context.Context, name string, deleteValidation rest.V
 		}
 	}
 	if len(ns.Spec.Finalizers) == 0 {
-		return s.Store.Delete(ctx, name, deleteValidation, options)
+		return s.store.Delete(ctx, name, deleteValidation, options)
 	}
 	if ns.DeletionTimestamp != nil && ns.Status.Phase == corev1.NamespaceTerminating {
 		return ns, false, nil
@@ -114,12 +178,12 @@ func (s *Store) Delete(ctx context.Context, name string, deleteValidation rest.V
 			return nil, false, err
 		}
 	}
-	key, err := s.KeyFunc(ctx, name)
+	key, err := s.store.KeyFunc(ctx, name)
 	if err != nil {
 		return nil, false, err
 	}
 	out := &corev1.Namespace{}
-	err = s.Storage.GuaranteedUpdate(ctx, key, out, false, &storage.Preconditions{UID: &ns.UID}, storage.SimpleUpdate(func(obj runtime.Object) (runtime.Object, error) {
+	err = s.store.Storage.GuaranteedUpdate(ctx, key, out, false, &storage.Preconditions{UID: &ns.UID}, storage.SimpleUpdate(func(obj runtime.Object) (runtime.Object, error) {
 		ns := obj.(*corev1.Namespace)
 		if ns.DeletionTimestamp == nil {
 			now := metav1.Now()

@@ -124,6 +124,7 @@ func (a *Allocators) undoUnlessDry(ctx context.Context, r release, dryRun bool) 
 func (a *Allocators) beginUpdate(ctx context.Context, obj, oldObj runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
 	svc, old := obj.(*corev1.Service), oldObj.(*corev1.Service)
 	dryRun := len(options.DryRun) > 0
+	dropTypeDependentFields(svc, old)
 	carryAllocations(svc, old)
 	setFamilies(svc)
 	var taken, freed release
@@ -273,6 +274,47 @@ func (a *Allocators) allocatePorts(ctx context.Context, svc, old *corev1.Service
 		s.set(int32(got[i]))
 	}
 	return got, nil
+}
+
+// dropTypeDependentFields clears what only the old type needed when the
+// client changed the type but left those fields as they were, as upstream
+// does: `kubectl patch -p '{"spec":{"type":"ClusterIP"}}'` on a NodePort
+// Service then just works.
+func dropTypeDependentFields(svc, old *corev1.Service) {
+	if svc.Spec.Type == old.Spec.Type {
+		return
+	}
+	if needsNodePorts(old) && !needsNodePorts(svc) {
+		for i := range svc.Spec.Ports {
+			p := &svc.Spec.Ports[i]
+			for _, op := range old.Spec.Ports {
+				if op.NodePort != 0 && p.NodePort == op.NodePort {
+					p.NodePort = 0
+				}
+			}
+		}
+	}
+	if needsHealthCheckPort(old) && !needsHealthCheckPort(svc) && svc.Spec.HealthCheckNodePort == old.Spec.HealthCheckNodePort {
+		svc.Spec.HealthCheckNodePort = 0
+	}
+	external := func(s *corev1.Service) bool {
+		return s.Spec.Type == corev1.ServiceTypeNodePort || s.Spec.Type == corev1.ServiceTypeLoadBalancer
+	}
+	if external(old) && !external(svc) && svc.Spec.ExternalTrafficPolicy == old.Spec.ExternalTrafficPolicy {
+		svc.Spec.ExternalTrafficPolicy = ""
+	}
+	if old.Spec.Type == corev1.ServiceTypeLoadBalancer && svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		if ptrEqual(svc.Spec.AllocateLoadBalancerNodePorts, old.Spec.AllocateLoadBalancerNodePorts) {
+			svc.Spec.AllocateLoadBalancerNodePorts = nil
+		}
+		if ptrEqual(svc.Spec.LoadBalancerClass, old.Spec.LoadBalancerClass) {
+			svc.Spec.LoadBalancerClass = nil
+		}
+	}
+}
+
+func ptrEqual[T comparable](a, b *T) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
 // carryAllocations keeps what a client left out on update, as upstream
