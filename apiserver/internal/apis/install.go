@@ -21,6 +21,7 @@ import (
 	"trireme.dev/apiserver/internal/registry"
 	"trireme.dev/apiserver/internal/registry/namespaces"
 	"trireme.dev/apiserver/internal/registry/pods"
+	rbacregistry "trireme.dev/apiserver/internal/registry/rbac"
 	"trireme.dev/apiserver/internal/registry/services"
 )
 
@@ -34,6 +35,8 @@ type Config struct {
 	ServiceCIDR netip.Prefix
 	// NodePorts is the range NodePorts come from.
 	NodePorts utilnet.PortRange
+	// Authorization is what the RBAC and authorization.k8s.io storage ask.
+	Authorization AuthorizationConfig
 }
 
 // Built is the storage of every served resource.
@@ -54,7 +57,7 @@ func Build(opts generic.RESTOptionsGetter, cfg Config) (*Built, error) {
 	byGV := map[schema.GroupVersion]map[string]rest.Storage{}
 	stores := Stores{}
 	// Services come last: their allocators write IPAddress objects.
-	for _, res := range append(resources(), pods.Resource(), namespaces.Resource()) {
+	for _, res := range append(append(resources(), pods.Resource(), namespaces.Resource()), rbacregistry.Resources()...) {
 		if err := add(byGV, stores, res, opts); err != nil {
 			return nil, err
 		}
@@ -68,6 +71,7 @@ func Build(opts generic.RESTOptionsGetter, cfg Config) (*Built, error) {
 		return nil, err
 	}
 	addSubresources(byGV, stores)
+	addAuthorization(byGV, stores, cfg.Authorization)
 	return &Built{ByGroupVersion: byGV, Stores: stores, Allocators: allocators, Destroy: destroy}, nil
 }
 
