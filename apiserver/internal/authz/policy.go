@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-helpers/auth/rbac/reconciliation"
@@ -22,7 +24,11 @@ const PolicyHookName = "rbac/bootstrap-roles"
 // missing rules and subjects added, and objects annotated
 // rbac.authorization.kubernetes.io/autoupdate=false left alone. Extra rules
 // and subjects an operator added are kept, as upstream does.
-func AddPolicyHook(srv *genericapiserver.GenericAPIServer, client kubernetes.Interface) error {
+//
+// The hook also waits until resolver (the RBAC authorizer's view of the
+// policy) grants the admin group cluster-admin, so that once the server is
+// ready the dev-mode admin.kubeconfig works.
+func AddPolicyHook(srv *genericapiserver.GenericAPIServer, client kubernetes.Interface, resolver authorizer.Authorizer) error {
 	return srv.AddPostStartHook(PolicyHookName, func(hc genericapiserver.PostStartHookContext) error {
 		log := logr.FromContextOrDiscard(hc).WithName("rbac-bootstrap")
 		var last error
@@ -36,6 +42,17 @@ func AddPolicyHook(srv *genericapiserver.GenericAPIServer, client kubernetes.Int
 		})
 		if err != nil {
 			return fmt.Errorf("reconcile default RBAC policy: %w (last error: %v)", err, last)
+		}
+		admin := authorizer.AttributesRecord{
+			User: &user.DefaultInfo{Name: "kubernetes-admin", Groups: []string{bootstrappolicy.AdminGroup, user.AllAuthenticated}},
+			Verb: "list", Resource: "namespaces", ResourceRequest: true,
+		}
+		err = wait.PollUntilContextTimeout(hc, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			d, _, _ := resolver.Authorize(ctx, admin)
+			return d == authorizer.DecisionAllow, nil
+		})
+		if err != nil {
+			return fmt.Errorf("wait for the RBAC cache to hold the default policy: %w", err)
 		}
 		return nil
 	})

@@ -170,7 +170,7 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.Gen
 	if err := boot.AddHooks(srv); err != nil {
 		return nil, cleanup, err
 	}
-	if err := authz.AddPolicyHook(srv, client); err != nil {
+	if err := authz.AddPolicyHook(srv, client, authorization.RBAC); err != nil {
 		return nil, cleanup, err
 	}
 	return srv, cleanup, nil
