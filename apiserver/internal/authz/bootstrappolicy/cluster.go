@@ -107,7 +107,7 @@ func ClusterRoles() []rbacv1.ClusterRole {
 			allow(read...).in(core).on("events", "pods", "nodes", "namespaces"),
 			allow(read...).in(extensions).on("deployments"),
 		),
-		clusterRole("system:node", NodeRulesAsRules()...),
+		clusterRole("system:node", nodeRulesAsRules()...),
 		clusterRole("system:node-problem-detector",
 			allow("get").in(core).on("nodes"),
 			allow("patch").in(core).on("nodes/status"),
@@ -195,9 +195,9 @@ func ClusterRoles() []rbacv1.ClusterRole {
 	}
 }
 
-// NodeRulesAsRules returns NodeRules in the builder's form for the
+// nodeRulesAsRules returns NodeRules in the builder's form for the
 // system:node ClusterRole.
-func NodeRulesAsRules() []rule {
+func nodeRulesAsRules() []rule {
 	nr := NodeRules()
 	out := make([]rule, len(nr))
 	for i, r := range nr {
