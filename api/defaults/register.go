@@ -8,6 +8,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -79,6 +80,9 @@ func defaulters() []defaulter {
 		kind(ResourceClaimTemplate, &resourcev1.ResourceClaimTemplateList{}),
 		kind(ResourceSlice, &resourcev1.ResourceSliceList{}),
 		kind(DeviceTaintRule, &resourcev1.DeviceTaintRuleList{}),
+		// rbac.authorization.k8s.io/v1
+		kind(RoleBinding, &rbacv1.RoleBindingList{}),
+		kind(ClusterRoleBinding, &rbacv1.ClusterRoleBindingList{}),
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -253,6 +254,12 @@ func TestKindCells(t *testing.T) {
 			[]any{"web", int64(3), int64(2), "5m"}},
 		{"lease", &coordinationv1.Lease{ObjectMeta: objMeta("kube-scheduler"), Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr("cp1_abc")}},
 			[]any{"kube-scheduler", "cp1_abc", "5m"}},
+		{"rolebinding", &rbacv1.RoleBinding{ObjectMeta: objMeta("dev-edit"), RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: "edit"},
+			Subjects: []rbacv1.Subject{{Kind: "User", Name: "alice"}, {Kind: "Group", Name: "dev"}, {Kind: "User", Name: "bob"}, {Kind: "ServiceAccount", Namespace: "ci", Name: "deployer"}}},
+			[]any{"dev-edit", "ClusterRole/edit", "5m", "alice, bob", "dev", "ci:deployer"}},
+		{"clusterrolebinding", &rbacv1.ClusterRoleBinding{ObjectMeta: objMeta("cluster-admin"), RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: "cluster-admin"},
+			Subjects: []rbacv1.Subject{{Kind: "Group", Name: "system:masters"}}},
+			[]any{"cluster-admin", "ClusterRole/cluster-admin", "5m", "", "system:masters", ""}},
 		{"lease unheld", &coordinationv1.Lease{ObjectMeta: objMeta("x")}, []any{"x", "", "5m"}},
 		{"priorityclass", &schedulingv1.PriorityClass{ObjectMeta: objMeta("system-node-critical"), Value: 2000001000, GlobalDefault: false,
 			PreemptionPolicy: ptr(corev1.PreemptLowerPriority)},

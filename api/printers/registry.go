@@ -63,6 +63,9 @@ var printers = []printer{
 	kind(resourceClaimColumns, resourceClaimCells),
 	kind(resourceClaimTemplateColumns, resourceClaimTemplateCells),
 	kind(resourceSliceColumns, resourceSliceCells),
+	// rbac
+	kind(roleBindingColumns, roleBindingCells),
+	kind(clusterRoleBindingColumns, clusterRoleBindingCells),
 }
 
 // byType indexes printers by the Go type they print.

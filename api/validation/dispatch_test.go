@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,7 +16,7 @@ import (
 
 func TestDispatchUnknownTypes(t *testing.T) {
 	for name, obj := range map[string]runtime.Object{
-		"unregistered kind":      &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "!!"}},
+		"unregistered kind":      &extensionsv1beta1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "!!"}},
 		"options kind":           &metav1.Status{},
 		"nil interface":          nil,
 		"typed nil pointer":      (*corev1.Pod)(nil),
@@ -68,7 +69,9 @@ func TestNameFunc(t *testing.T) {
 		{"pod accepts subdomain", &corev1.Pod{}, "web.v1", false, true},
 		{"pod rejects upper case", &corev1.Pod{}, "Web", false, false},
 		{"event hub accepts subdomain", &events.Event{}, "web.17a2b", false, true},
-		{"unknown kind falls back to subdomain", &rbacv1.Role{}, "a.b", false, true},
+		{"unknown kind falls back to subdomain", &extensionsv1beta1.Ingress{}, "a.b", false, true},
+		{"rbac kinds accept path segments", &rbacv1.Role{}, "system:a.b", false, true},
+		{"rbac kinds reject slashes", &rbacv1.ClusterRole{}, "a/b", false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"trireme.dev/apiserver/internal/registry/namespaces"
 	"trireme.dev/apiserver/internal/registry/pods"
 	"trireme.dev/apiserver/internal/registry/proxy"
+	rbacregistry "trireme.dev/apiserver/internal/registry/rbac"
 	"trireme.dev/apiserver/internal/registry/services"
 )
 
@@ -37,6 +38,8 @@ type Config struct {
 	NodePorts utilnet.PortRange
 	// Kubelet is how nodes/proxy reaches kubelets.
 	Kubelet proxy.KubeletConfig
+	// Authorization is what the RBAC and authorization.k8s.io storage ask.
+	Authorization AuthorizationConfig
 }
 
 // Built is the storage of every served resource.
@@ -57,7 +60,7 @@ func Build(opts generic.RESTOptionsGetter, cfg Config) (*Built, error) {
 	byGV := map[schema.GroupVersion]map[string]rest.Storage{}
 	stores := Stores{}
 	// Services come last: their allocators write IPAddress objects.
-	for _, res := range append(resources(), pods.Resource(), namespaces.Resource()) {
+	for _, res := range append(append(resources(), pods.Resource(), namespaces.Resource()), rbacregistry.Resources()...) {
 		if err := add(byGV, stores, res, opts); err != nil {
 			return nil, err
 		}
@@ -75,6 +78,7 @@ func Build(opts generic.RESTOptionsGetter, cfg Config) (*Built, error) {
 		destroy()
 		return nil, err
 	}
+	addAuthorization(byGV, stores, cfg.Authorization)
 	return &Built{ByGroupVersion: byGV, Stores: stores, Allocators: allocators, Destroy: destroy}, nil
 }
 

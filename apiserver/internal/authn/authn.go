@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/anonymous"
 	"k8s.io/apiserver/pkg/authentication/request/union"
 	"k8s.io/apiserver/pkg/authentication/request/x509"
@@ -46,7 +47,9 @@ func (o *Options) ApplyTo(config *genericapiserver.Config) error {
 	if err := config.Authentication.ApplyClientCert(ca, config.SecureServing); err != nil {
 		return fmt.Errorf("client CA: %w", err)
 	}
-	authenticators := []authenticator.Request{x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion)}
+	// Every authenticated identity is also in system:authenticated, the
+	// group the default RBAC policy grants discovery and self-review to.
+	authenticators := []authenticator.Request{group.NewAuthenticatedGroupAdder(x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion))}
 	if o.Anonymous {
 		authenticators = append(authenticators, anonymous.NewAuthenticator(nil))
 	}

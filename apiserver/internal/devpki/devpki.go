@@ -57,6 +57,10 @@ type Options struct {
 	Server string
 }
 
+// AdminGroup is the group of the admin kubeconfig's identity; the bootstrap
+// policy binds it to cluster-admin, as kubeadm does.
+const AdminGroup = "kubeadm:cluster-admins"
+
 // Ensure creates the CA and serving certificate if missing and (re)writes
 // the admin kubeconfig pointing at opts.Server.
 func Ensure(f Files, opts Options) error {
@@ -88,12 +92,13 @@ func Ensure(f Files, opts Options) error {
 			return fmt.Errorf("serving certificate: %w", err)
 		}
 	}
-	// The admin kubeconfig binds to cluster-admin once RBAC exists; the
-	// super-admin one is in system:masters, as kubeadm separates them.
+	// As kubeadm separates them: admin's group is bound to cluster-admin by
+	// the bootstrap policy, so RBAC can still take it away; super-admin is
+	// in system:masters, which no authorizer can deny.
 	for _, kc := range []struct {
 		path, name, cn, org string
 	}{
-		{f.AdminKubeconfig, "admin", "kubernetes-admin", "system:masters"},
+		{f.AdminKubeconfig, "admin", "kubernetes-admin", AdminGroup},
 		{f.SuperAdminKubeconfig, "super-admin", "kubernetes-super-admin", "system:masters"},
 	} {
 		if err := writeKubeconfig(kc.path, kc.name, kc.cn, kc.org, opts.Server, caCert, caKey); err != nil {

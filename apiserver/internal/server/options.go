@@ -103,6 +103,7 @@ func (o *Options) Validate() []error {
 	errs = append(errs, o.Audit.Validate()...)
 	errs = append(errs, o.Features.Validate()...)
 	errs = append(errs, o.Kubelet.Validate()...)
+	errs = append(errs, o.Authorization.Validate()...)
 	if _, _, err := o.serviceRanges(); err != nil {
 		errs = append(errs, err)
 	}

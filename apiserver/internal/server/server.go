@@ -25,6 +25,7 @@ import (
 	apiopenapi "trireme.dev/api/openapi"
 	"trireme.dev/api/scheme"
 	"trireme.dev/apiserver/internal/apis"
+	"trireme.dev/apiserver/internal/authz"
 	"trireme.dev/apiserver/internal/bootstrap"
 	"trireme.dev/apiserver/internal/devpki"
 	"trireme.dev/apiserver/internal/etcd"
@@ -99,9 +100,6 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.Gen
 	if err := o.Authentication.ApplyTo(config); err != nil {
 		return nil, cleanup, err
 	}
-	if err := o.Authorization.ApplyTo(config); err != nil {
-		return nil, cleanup, err
-	}
 	namer := openapinamer.NewDefinitionNamer(scheme.NewExternal())
 	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(apiopenapi.GetOpenAPIDefinitions, namer)
 	config.OpenAPIConfig.Info.Title = "Kubernetes"
@@ -131,6 +129,10 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.Gen
 	if err := o.Features.ApplyTo(config, client, factory); err != nil {
 		return nil, cleanup, fmt.Errorf("features: %w", err)
 	}
+	authorization, err := o.Authorization.ApplyTo(config, factory)
+	if err != nil {
+		return nil, cleanup, err
+	}
 	if err := o.Admission.ApplyTo(config, client, factory); err != nil {
 		return nil, cleanup, err
 	}
@@ -139,7 +141,8 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.Gen
 	if err != nil {
 		return nil, cleanup, fmt.Errorf("create server: %w", err)
 	}
-	built, err := apis.Build(config.RESTOptionsGetter, apis.Config{ServiceCIDR: cidr, NodePorts: nodePorts, Kubelet: o.Kubelet})
+	built, err := apis.Build(config.RESTOptionsGetter, apis.Config{ServiceCIDR: cidr, NodePorts: nodePorts, Kubelet: o.Kubelet,
+		Authorization: apis.AuthorizationConfig{Authorizer: config.Authorization.Authorizer, RuleResolver: config.RuleResolver, RBACRules: authorization.RBAC}})
 	if err != nil {
 		return nil, cleanup, err
 	}
@@ -165,6 +168,9 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.Gen
 		ServerID:      config.APIServerID,
 	}
 	if err := boot.AddHooks(srv); err != nil {
+		return nil, cleanup, err
+	}
+	if err := authz.AddPolicyHook(srv, client, authorization.RBAC); err != nil {
 		return nil, cleanup, err
 	}
 	return srv, cleanup, nil
