@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -53,6 +54,7 @@ var Groups = []Group{
 	{nodev1.SchemeGroupVersion, nodev1.AddToScheme},
 	{flowcontrolv1.SchemeGroupVersion, flowcontrolv1.AddToScheme},
 	{resourcev1.SchemeGroupVersion, resourcev1.AddToScheme},
+	{authenticationv1.SchemeGroupVersion, authenticationv1.AddToScheme},
 }
 
 var (

@@ -11,11 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 
 	"trireme.dev/api/scheme"
+	"trireme.dev/apiserver/internal/authn"
 	"trireme.dev/apiserver/internal/alloc/ipaddress"
 	"trireme.dev/apiserver/internal/alloc/portrange"
 	"trireme.dev/apiserver/internal/registry"
@@ -34,6 +36,10 @@ type Config struct {
 	ServiceCIDR netip.Prefix
 	// NodePorts is the range NodePorts come from.
 	NodePorts utilnet.PortRange
+	// TokenIssuer signs serviceaccounts/token tokens.
+	TokenIssuer *authn.TokenIssuer
+	// TokenAuthenticator answers TokenReviews.
+	TokenAuthenticator authenticator.Request
 }
 
 // Built is the storage of every served resource.
@@ -67,7 +73,7 @@ func Build(opts generic.RESTOptionsGetter, cfg Config) (*Built, error) {
 		destroy()
 		return nil, err
 	}
-	addSubresources(byGV, stores)
+	addSubresources(byGV, stores, cfg)
 	return &Built{ByGroupVersion: byGV, Stores: stores, Allocators: allocators, Destroy: destroy}, nil
 }
 
@@ -109,7 +115,7 @@ func add(byGV map[schema.GroupVersion]map[string]rest.Storage, stores Stores, re
 	return nil
 }
 
-func addSubresources(byGV map[schema.GroupVersion]map[string]rest.Storage, stores Stores) {
+func addSubresources(byGV map[schema.GroupVersion]map[string]rest.Storage, stores Stores, cfg Config) {
 	core := byGV[corev1.SchemeGroupVersion]
 	podStore := stores[corev1.Resource("pods")]
 	core["pods/binding"] = pods.NewBindingStore(podStore)
@@ -119,6 +125,7 @@ func addSubresources(byGV map[schema.GroupVersion]map[string]rest.Storage, store
 	nsStore := stores[corev1.Resource("namespaces")]
 	core["namespaces"] = &namespaces.Store{Store: nsStore}
 	core["namespaces/finalize"] = namespaces.NewFinalizeStore(nsStore)
+	addAuthentication(byGV, stores, cfg)
 }
 
 // Install adds every served group to s.

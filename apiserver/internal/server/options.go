@@ -94,6 +94,7 @@ func (o *Options) Validate() []error {
 	errs = append(errs, o.SecureServing.Validate()...)
 	errs = append(errs, o.Audit.Validate()...)
 	errs = append(errs, o.Features.Validate()...)
+	errs = append(errs, o.Authentication.Validate()...)
 	if _, _, err := o.serviceRanges(); err != nil {
 		errs = append(errs, err)
 	}
