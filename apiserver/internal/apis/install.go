@@ -17,9 +17,9 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 
 	"trireme.dev/api/scheme"
-	"trireme.dev/apiserver/internal/authn"
 	"trireme.dev/apiserver/internal/alloc/ipaddress"
 	"trireme.dev/apiserver/internal/alloc/portrange"
+	"trireme.dev/apiserver/internal/authn"
 	"trireme.dev/apiserver/internal/registry"
 	"trireme.dev/apiserver/internal/registry/namespaces"
 	"trireme.dev/apiserver/internal/registry/pods"

@@ -83,4 +83,3 @@ func (b *BootstrapTokens) check(s *corev1.Secret, id, secret string) error {
 	}
 	return nil
 }
-
