@@ -26,7 +26,7 @@ import (
 
 // testCA makes a self-signed CA, writes it to dir/name and returns a
 // client certificate signed by it for user/group.
-func testCA(t *testing.T, dir, name, user, group string) (string, *x509.Certificate) {
+func testCA(t testing.TB, dir, name, user, group string) (string, *x509.Certificate) {
 	t.Helper()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -54,7 +54,7 @@ func testCA(t *testing.T, dir, name, user, group string) (string, *x509.Certific
 	return path, cert
 }
 
-func newTestOptions(t *testing.T, anonymous bool) (*Options, *x509.Certificate, *x509.Certificate) {
+func newTestOptions(t testing.TB, anonymous bool) (*Options, *x509.Certificate, *x509.Certificate) {
 	t.Helper()
 	dir := t.TempDir()
 	o := NewOptions()
