@@ -132,4 +132,3 @@ func boundOf(r satoken.Request) string {
 	}
 	return ""
 }
-
