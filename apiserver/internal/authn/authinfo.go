@@ -7,13 +7,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
 )
 
 // AuthInfoConfigMap is the kube-system ConfigMap through which aggregated
@@ -31,7 +31,7 @@ func (o *Options) AddPostStartHooks(srv *genericapiserver.GenericAPIServer, clie
 		var last error
 		err = wait.PollUntilContextTimeout(hc, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 			if last = writeConfigMap(ctx, client, data); last != nil {
-				klog.V(2).InfoS("Publishing authentication info failed, retrying", "err", last)
+				logr.FromContextOrDiscard(ctx).V(2).Info("Publishing authentication info failed, retrying", "err", last)
 				return false, nil
 			}
 			return true, nil

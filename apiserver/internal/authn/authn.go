@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/anonymous"
@@ -27,7 +28,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/keyutil"
-	"k8s.io/klog/v2"
 
 	"trireme.dev/apiserver/internal/authn/satoken"
 )
@@ -106,7 +106,7 @@ func (o *Options) tokenAuthenticators(ctx context.Context, config *genericapiser
 		}
 		tokens = append(tokens, t)
 	}
-	issuer, verifier, err := o.serviceAccountTokens(client, factory)
+	issuer, verifier, err := o.serviceAccountTokens(ctx, client, factory)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -135,7 +135,7 @@ func (o *Options) tokenAuthenticators(ctx context.Context, config *genericapiser
 }
 
 // serviceAccountTokens loads the signing and verification keys.
-func (o *Options) serviceAccountTokens(client kubernetes.Interface, factory informers.SharedInformerFactory) (*TokenIssuer, *satoken.Verifier, error) {
+func (o *Options) serviceAccountTokens(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory) (*TokenIssuer, *satoken.Verifier, error) {
 	sa := o.ServiceAccounts
 	if sa.SigningKeyFile == "" {
 		return nil, nil, fmt.Errorf("--service-account-signing-key-file is required")
@@ -166,7 +166,7 @@ func (o *Options) serviceAccountTokens(client kubernetes.Interface, factory info
 	if err != nil {
 		return nil, nil, fmt.Errorf("service account token verifier: %w", err)
 	}
-	klog.V(2).InfoS("Service account tokens", "issuer", signer.Issuer(), "verificationKeys", len(keys))
+	logr.FromContextOrDiscard(ctx).V(2).Info("Service account tokens", "issuer", signer.Issuer(), "verificationKeys", len(keys))
 	return &TokenIssuer{Signer: signer, APIAudiences: o.apiAudiences(), MaxExpiration: sa.MaxExpiration}, verifier, nil
 }
 

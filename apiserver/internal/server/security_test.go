@@ -236,6 +236,17 @@ func TestCreateTokenAuthenticatesAsServiceAccount(t *testing.T) {
 	}
 }
 
+func TestWhoAmI(t *testing.T) {
+	s := shared
+	out, err := s.kubectl(t, s.kubeconfig, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username} {.status.userInfo.groups}")
+	if err != nil {
+		t.Fatalf("kubectl auth whoami: %v\n%s", err, out)
+	}
+	if !strings.HasPrefix(out, "kubernetes-admin ") || !strings.Contains(out, "system:masters") || !strings.Contains(out, "system:authenticated") {
+		t.Fatalf("whoami = %q", out)
+	}
+}
+
 func TestTokenRequestLimits(t *testing.T) {
 	s := shared
 	s.ensureNamespaceWithSA(t, "demo")
