@@ -88,6 +88,14 @@ resources:
       - name: key1
         secret: %s
   - identity: {}
+- resources: [configmaps]
+  providers:
+  - kms:
+      apiVersion: v2
+      name: testkms
+      endpoint: unix://%s
+      timeout: 5s
+  - identity: {}
 `
 
 const auditPolicy = `apiVersion: audit.k8s.io/v1
@@ -110,7 +118,7 @@ func startServer(ctx context.Context) (*testServer, func(), error) {
 		return nil, nil, err
 	}
 	files := map[string]string{
-		"encryption.yaml": fmt.Sprintf(encryptionConfig, base64.StdEncoding.EncodeToString(key)),
+		"encryption.yaml": fmt.Sprintf(encryptionConfig, base64.StdEncoding.EncodeToString(key), filepath.Join(dir, "kms.sock")),
 		"audit.yaml":      auditPolicy,
 		"tokens.csv":      "static-token-1234,static-user,static-uid,\"group-a,group-b\"\n",
 	}
@@ -118,6 +126,10 @@ func startServer(ctx context.Context) (*testServer, func(), error) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
 			return nil, nil, err
 		}
+	}
+	stopKMS, err := startTestKMS(filepath.Join(dir, "kms.sock"))
+	if err != nil {
+		return nil, nil, err
 	}
 	s := &testServer{dir: dir, auditLog: filepath.Join(dir, "audit.log")}
 	o := NewOptions()
@@ -136,7 +148,11 @@ func startServer(ctx context.Context) (*testServer, func(), error) {
 	}); err != nil {
 		return nil, nil, err
 	}
-	srv, cleanup, err := New(ctx, o, zap.NewNop())
+	srv, serverCleanup, err := New(ctx, o, zap.NewNop())
+	cleanup := func() {
+		serverCleanup()
+		stopKMS()
+	}
 	if err != nil {
 		return nil, cleanup, err
 	}
@@ -420,10 +436,18 @@ func TestSecretsAreEncryptedAtRest(t *testing.T) {
 	if strings.Contains(string(raw), "hunter2-plaintext") {
 		t.Error("plaintext found in etcd")
 	}
-	// Resources not named in the config stay readable.
+	// Config maps go through the KMS v2 plugin.
 	cm, err := etcd.Get(ctx, "/registry/configmaps/kube-system/extension-apiserver-authentication")
-	if err != nil || len(cm.Kvs) != 1 || strings.HasPrefix(string(cm.Kvs[0].Value), "k8s:enc:") {
-		t.Errorf("configmap should be stored unencrypted: %v", err)
+	if err != nil || len(cm.Kvs) != 1 || !strings.HasPrefix(string(cm.Kvs[0].Value), "k8s:enc:kms:v2:testkms:") {
+		t.Errorf("configmap should be KMS v2 ciphertext: %v", err)
+	}
+	if _, err := s.client.CoreV1().ConfigMaps("kube-system").Get(ctx, "extension-apiserver-authentication", metav1.GetOptions{}); err != nil {
+		t.Errorf("KMS-encrypted configmap unreadable through the API: %v", err)
+	}
+	// Resources not named in the config stay as they were.
+	sa, err := etcd.Get(ctx, "/registry/serviceaccounts/demo/default")
+	if err != nil || len(sa.Kvs) != 1 || strings.HasPrefix(string(sa.Kvs[0].Value), "k8s:enc:") {
+		t.Errorf("service account should be stored unencrypted: %v", err)
 	}
 }
 
