@@ -73,11 +73,20 @@ func ResourceQuota(q *corev1.ResourceQuota) {
 	roundResourceList(&q.Status.Used)
 }
 
-// Secret gives a secret without a type the generic type Opaque.
+// Secret gives a secret without a type the generic type Opaque, and folds
+// the write-only stringData into data (stringData wins on a shared key), as
+// upstream's conversion does: stringData is never stored nor returned.
 func Secret(s *corev1.Secret) {
 	if s.Type == "" {
 		s.Type = corev1.SecretTypeOpaque
 	}
+	if len(s.StringData) > 0 && s.Data == nil {
+		s.Data = make(map[string][]byte, len(s.StringData))
+	}
+	for k, v := range s.StringData {
+		s.Data[k] = []byte(v)
+	}
+	s.StringData = nil
 }
 
 // ConfigMap gives a config map an empty, non-nil data map. This is invisible

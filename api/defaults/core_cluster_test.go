@@ -117,6 +117,8 @@ func TestSecret(t *testing.T) {
 		// SetDefaults_Secret.
 		{name: "untyped secret is Opaque", in: &corev1.Secret{}, want: &corev1.Secret{Type: corev1.SecretTypeOpaque}},
 		{name: "typed secret kept", in: &corev1.Secret{Type: corev1.SecretTypeTLS}, want: &corev1.Secret{Type: corev1.SecretTypeTLS}},
+		{name: "stringData folded into data", in: &corev1.Secret{Data: map[string][]byte{"a": []byte("1"), "b": []byte("2")}, StringData: map[string]string{"b": "x", "c": "3"}},
+			want: &corev1.Secret{Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"a": []byte("1"), "b": []byte("x"), "c": []byte("3")}}},
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -18,6 +19,7 @@ import (
 	"trireme.dev/api/scheme"
 	"trireme.dev/apiserver/internal/alloc/ipaddress"
 	"trireme.dev/apiserver/internal/alloc/portrange"
+	"trireme.dev/apiserver/internal/authn"
 	"trireme.dev/apiserver/internal/registry"
 	"trireme.dev/apiserver/internal/registry/namespaces"
 	"trireme.dev/apiserver/internal/registry/pods"
@@ -40,6 +42,10 @@ type Config struct {
 	Kubelet proxy.KubeletConfig
 	// Authorization is what the RBAC and authorization.k8s.io storage ask.
 	Authorization AuthorizationConfig
+	// TokenIssuer signs serviceaccounts/token tokens.
+	TokenIssuer *authn.TokenIssuer
+	// TokenAuthenticator answers TokenReviews.
+	TokenAuthenticator authenticator.Request
 }
 
 // Built is the storage of every served resource.
@@ -73,7 +79,7 @@ func Build(opts generic.RESTOptionsGetter, cfg Config) (*Built, error) {
 		destroy()
 		return nil, err
 	}
-	addSubresources(byGV, stores)
+	addSubresources(byGV, stores, cfg)
 	if err := addProxySubresources(byGV, stores, cfg.Kubelet); err != nil {
 		destroy()
 		return nil, err
@@ -120,7 +126,7 @@ func add(byGV map[schema.GroupVersion]map[string]rest.Storage, stores Stores, re
 	return nil
 }
 
-func addSubresources(byGV map[schema.GroupVersion]map[string]rest.Storage, stores Stores) {
+func addSubresources(byGV map[schema.GroupVersion]map[string]rest.Storage, stores Stores, cfg Config) {
 	core := byGV[corev1.SchemeGroupVersion]
 	podStore := stores[corev1.Resource("pods")]
 	core["pods/binding"] = pods.NewBindingStore(podStore)
@@ -130,6 +136,7 @@ func addSubresources(byGV map[schema.GroupVersion]map[string]rest.Storage, store
 	nsStore := stores[corev1.Resource("namespaces")]
 	core["namespaces"] = namespaces.NewStore(nsStore)
 	core["namespaces/finalize"] = namespaces.NewFinalizeStore(nsStore)
+	addAuthentication(byGV, stores, cfg)
 }
 
 // Install adds every served group to s.

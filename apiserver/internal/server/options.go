@@ -104,6 +104,7 @@ func (o *Options) Validate() []error {
 	errs = append(errs, o.Features.Validate()...)
 	errs = append(errs, o.Kubelet.Validate()...)
 	errs = append(errs, o.Authorization.Validate()...)
+	errs = append(errs, o.Authentication.Validate()...)
 	if _, _, err := o.serviceRanges(); err != nil {
 		errs = append(errs, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -97,7 +98,20 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.Gen
 	if err := o.SecureServing.ApplyTo(&config.SecureServing, &config.LoopbackClientConfig); err != nil {
 		return nil, cleanup, fmt.Errorf("secure serving: %w", err)
 	}
-	if err := o.Authentication.ApplyTo(config); err != nil {
+	// The server's own writes (Endpoints for the kubernetes Service) would
+	// otherwise log the deprecation warnings meant for users.
+	loopback := rest.CopyConfig(config.LoopbackClientConfig)
+	loopback.WarningHandler = rest.NoWarnings{}
+	client, err := kubernetes.NewForConfig(loopback)
+	if err != nil {
+		return nil, cleanup, fmt.Errorf("loopback client: %w", err)
+	}
+	factory := informers.NewSharedInformerFactory(client, 10*time.Minute)
+	if err := o.Authentication.EnsureServiceAccountKey(filepath.Join(o.DataDir, "pki")); err != nil {
+		return nil, cleanup, err
+	}
+	authnResult, err := o.Authentication.ApplyTo(ctx, config, client, factory)
+	if err != nil {
 		return nil, cleanup, err
 	}
 	namer := openapinamer.NewDefinitionNamer(scheme.NewExternal())
@@ -117,15 +131,6 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.Gen
 		return nil, cleanup, fmt.Errorf("audit: %w", err)
 	}
 
-	// The server's own writes (Endpoints for the kubernetes Service) would
-	// otherwise log the deprecation warnings meant for users.
-	loopback := rest.CopyConfig(config.LoopbackClientConfig)
-	loopback.WarningHandler = rest.NoWarnings{}
-	client, err := kubernetes.NewForConfig(loopback)
-	if err != nil {
-		return nil, cleanup, fmt.Errorf("loopback client: %w", err)
-	}
-	factory := informers.NewSharedInformerFactory(client, 10*time.Minute)
 	if err := o.Features.ApplyTo(config, client, factory); err != nil {
 		return nil, cleanup, fmt.Errorf("features: %w", err)
 	}
@@ -141,8 +146,14 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.Gen
 	if err != nil {
 		return nil, cleanup, fmt.Errorf("create server: %w", err)
 	}
-	built, err := apis.Build(config.RESTOptionsGetter, apis.Config{ServiceCIDR: cidr, NodePorts: nodePorts, Kubelet: o.Kubelet,
-		Authorization: apis.AuthorizationConfig{Authorizer: config.Authorization.Authorizer, RuleResolver: config.RuleResolver, RBACRules: authorization.RBAC}})
+	built, err := apis.Build(config.RESTOptionsGetter, apis.Config{
+		ServiceCIDR:        cidr,
+		NodePorts:          nodePorts,
+		Kubelet:            o.Kubelet,
+		Authorization:      apis.AuthorizationConfig{Authorizer: config.Authorization.Authorizer, RuleResolver: config.RuleResolver, RBACRules: authorization.RBAC},
+		TokenIssuer:        authnResult.TokenIssuer,
+		TokenAuthenticator: authnResult.TokenAuthenticator,
+	})
 	if err != nil {
 		return nil, cleanup, err
 	}
@@ -171,6 +182,9 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.Gen
 		return nil, cleanup, err
 	}
 	if err := authz.AddPolicyHook(srv, client, authorization.RBAC); err != nil {
+		return nil, cleanup, err
+	}
+	if err := o.Authentication.AddPostStartHooks(srv, client); err != nil {
 		return nil, cleanup, err
 	}
 	return srv, cleanup, nil

@@ -1,0 +1,628 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/spf13/pflag"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/keyutil"
+)
+
+// testServer is one in-process apiserver shared by the security tests: it
+// serves with encryption at rest, an audit log, a static token file and
+// bootstrap tokens, as a hardened cluster would.
+type testServer struct {
+	dir, url, kubeconfig, auditLog string
+	etcdURL                        string
+	client                         *kubernetes.Clientset
+}
+
+var shared *testServer
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s, stop, err := startServer(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start apiserver:", err)
+		cancel()
+		if stop != nil {
+			stop()
+		}
+		os.Exit(1)
+	}
+	shared = s
+	code := m.Run()
+	cancel()
+	stop()
+	_ = os.RemoveAll(s.dir)
+	os.Exit(code)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+const encryptionConfig = `apiVersion: apiserver.config.k8s.io/v1
+kind: EncryptionConfiguration
+resources:
+- resources: [secrets]
+  providers:
+  - aescbc:
+      keys:
+      - name: key1
+        secret: %s
+  - identity: {}
+- resources: [configmaps]
+  providers:
+  - kms:
+      apiVersion: v2
+      name: testkms
+      endpoint: unix://%s
+      timeout: 5s
+  - identity: {}
+`
+
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+rules:
+- level: Metadata
+`
+
+func startServer(ctx context.Context) (*testServer, func(), error) {
+	dir, err := os.MkdirTemp("", "trireme-security-")
+	if err != nil {
+		return nil, nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, nil, err
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, nil, err
+	}
+	files := map[string]string{
+		"encryption.yaml": fmt.Sprintf(encryptionConfig, base64.StdEncoding.EncodeToString(key), filepath.Join(dir, "kms.sock")),
+		"audit.yaml":      auditPolicy,
+		"tokens.csv":      "static-token-1234,static-user,static-uid,\"group-a,group-b\"\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			return nil, nil, err
+		}
+	}
+	stopKMS, err := startTestKMS(filepath.Join(dir, "kms.sock"))
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &testServer{dir: dir, auditLog: filepath.Join(dir, "audit.log")}
+	o := NewOptions()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{
+		"--data-dir=" + filepath.Join(dir, "data"),
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--encryption-provider-config=" + filepath.Join(dir, "encryption.yaml"),
+		"--audit-policy-file=" + filepath.Join(dir, "audit.yaml"),
+		"--audit-log-path=" + s.auditLog,
+		"--token-auth-file=" + filepath.Join(dir, "tokens.csv"),
+		"--enable-bootstrap-token-auth",
+		"--service-account-max-token-expiration=48h",
+	}); err != nil {
+		return nil, nil, err
+	}
+	srv, serverCleanup, err := New(ctx, o, zap.NewNop())
+	cleanup := func() {
+		serverCleanup()
+		stopKMS()
+	}
+	if err != nil {
+		return nil, cleanup, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.PrepareRun().RunWithContext(ctx) }()
+	stop := func() {
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+		}
+		cleanup()
+	}
+	s.etcdURL = o.Etcd.StorageConfig.Transport.ServerList[0]
+	s.url = "https://127.0.0.1:" + strconv.Itoa(port)
+	s.kubeconfig = filepath.Join(dir, "data", "admin.kubeconfig")
+	cfg, err := clientcmd.BuildConfigFromFlags("", s.kubeconfig)
+	if err != nil {
+		return nil, stop, err
+	}
+	if s.client, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, stop, err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		body, err := s.client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil && string(body) == "ok", nil
+	})
+	if err != nil {
+		return nil, stop, fmt.Errorf("apiserver not ready: %w", err)
+	}
+	return s, stop, nil
+}
+
+// kubectl runs the machine's kubectl with the given kubeconfig (or, when
+// empty, none: only the server and its CA) and returns its combined output.
+func (s *testServer) kubectl(t *testing.T, kubeconfig string, args ...string) (string, error) {
+	t.Helper()
+	if kubeconfig == "" {
+		kubeconfig = os.DevNull
+		args = append([]string{"--server=" + s.url, "--certificate-authority=" + filepath.Join(s.dir, "data", "pki", "ca.crt")}, args...)
+	}
+	cmd := exec.Command("kubectl", append([]string{"--kubeconfig=" + kubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func (s *testServer) ensureNamespaceWithSA(t *testing.T, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+		t.Fatal(err)
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	if _, err := s.client.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+		t.Fatal(err)
+	}
+}
+
+func (s *testServer) review(t *testing.T, token string) authenticationv1.TokenReviewStatus {
+	t.Helper()
+	r, err := s.client.AuthenticationV1().TokenReviews().Create(context.Background(), &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("TokenReview: %v", err)
+	}
+	return r.Status
+}
+
+func TestCreateTokenAuthenticatesAsServiceAccount(t *testing.T) {
+	s := shared
+	s.ensureNamespaceWithSA(t, "demo")
+	out, err := s.kubectl(t, s.kubeconfig, "create", "token", "default", "-n", "demo", "--duration=10m")
+	if err != nil {
+		t.Fatalf("kubectl create token: %v\n%s", err, out)
+	}
+	token := strings.TrimSpace(out)
+
+	st := s.review(t, token)
+	if !st.Authenticated || st.User.Username != "system:serviceaccount:demo:default" {
+		t.Fatalf("TokenReview status = %+v", st)
+	}
+	for _, g := range []string{"system:serviceaccounts", "system:serviceaccounts:demo", "system:authenticated"} {
+		if !strings.Contains(strings.Join(st.User.Groups, ","), g) {
+			t.Errorf("groups %v lack %s", st.User.Groups, g)
+		}
+	}
+
+	// Authorization is still system:masters-only on this branch, so the
+	// service account is authenticated (403), not rejected (401).
+	out, _ = s.kubectl(t, "", "--token="+token, "get", "--raw", "/api")
+	if !strings.Contains(out, "Forbidden") {
+		t.Errorf("service account token on /api: want Forbidden (authenticated), got %s", out)
+	}
+
+	// The token's lifetime is what was asked for.
+	claims := decodeClaims(t, token)
+	if life := claims["exp"].(float64) - claims["iat"].(float64); life != 600 {
+		t.Errorf("token lifetime = %vs, want 600s", life)
+	}
+}
+
+func TestWhoAmI(t *testing.T) {
+	s := shared
+	out, err := s.kubectl(t, s.kubeconfig, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username} {.status.userInfo.groups}")
+	if err != nil {
+		t.Fatalf("kubectl auth whoami: %v\n%s", err, out)
+	}
+	if !strings.HasPrefix(out, "kubernetes-admin ") || !strings.Contains(out, "system:masters") || !strings.Contains(out, "system:authenticated") {
+		t.Fatalf("whoami = %q", out)
+	}
+}
+
+func TestTokenRequestLimits(t *testing.T) {
+	s := shared
+	s.ensureNamespaceWithSA(t, "demo")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		seconds  int64
+		wantErr  bool
+		wantLife float64
+	}{
+		{name: "shorter than ten minutes is invalid", seconds: 60, wantErr: true},
+		{name: "longer than the maximum is capped", seconds: 7 * 24 * 3600, wantLife: 48 * 3600},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			secs := tc.seconds
+			tr, err := s.client.CoreV1().ServiceAccounts("demo").CreateToken(ctx, "default", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs}}, metav1.CreateOptions{})
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v", err)
+			}
+			if err != nil {
+				return
+			}
+			c := decodeClaims(t, tr.Status.Token)
+			if life := c["exp"].(float64) - c["iat"].(float64); life != tc.wantLife {
+				t.Errorf("lifetime = %v, want %v", life, tc.wantLife)
+			}
+		})
+	}
+	if _, err := s.client.CoreV1().ServiceAccounts("demo").CreateToken(ctx, "missing", &authenticationv1.TokenRequest{}, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("token for a missing service account: err = %v, want not found", err)
+	}
+}
+
+func TestBoundTokenDiesWithItsSecret(t *testing.T) {
+	s := shared
+	s.ensureNamespaceWithSA(t, "demo")
+	ctx := context.Background()
+	sec, err := s.client.CoreV1().Secrets("demo").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "binder"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := s.client.CoreV1().ServiceAccounts("demo").CreateToken(ctx, "default", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: "binder", UID: sec.UID},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s.review(t, tr.Status.Token); !st.Authenticated {
+		t.Fatalf("bound token rejected while its secret lives: %s", st.Error)
+	}
+	if err := s.client.CoreV1().Secrets("demo").Delete(ctx, "binder", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return !s.review(t, tr.Status.Token).Authenticated, nil
+	})
+	if err != nil {
+		t.Fatal("bound token still accepted after its secret was deleted")
+	}
+}
+
+func TestBadCredentialsAre401(t *testing.T) {
+	s := shared
+	s.ensureNamespaceWithSA(t, "demo")
+	saKey, err := keyutil.PrivateKeyFromFile(filepath.Join(s.dir, "data", "pki", "sa.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa, err := s.client.CoreV1().ServiceAccounts("demo").Get(context.Background(), "default", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired := signToken(t, saKey.(crypto.Signer), sa, time.Now().Add(-2*time.Hour))
+	valid := signToken(t, saKey.(crypto.Signer), sa, time.Now())
+	if st := s.review(t, valid); !st.Authenticated {
+		t.Fatalf("control token rejected: %s", st.Error)
+	}
+	parts := strings.Split(valid, ".")
+	tampered := parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(strings.Replace(mustDecode(t, parts[1]), "demo:default", "demo:admin00", 1))) + "." + parts[2]
+	foreignCert, foreignKey := foreignClientCert(t, s.dir)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"expired token", []string{"--token=" + expired}},
+		{"tampered token", []string{"--token=" + tampered}},
+		{"malformed token", []string{"--token=eyJhbGciOiJSUzI1NiJ9.not-json.%%%"}},
+		{"unknown opaque token", []string{"--token=abcdef.0123456789abcdef"}},
+		{"certificate from another CA", []string{"--client-certificate=" + foreignCert, "--client-key=" + foreignKey}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := s.kubectl(t, "", append(tc.args, "get", "--raw", "/api")...)
+			if err == nil || !strings.Contains(out, "Unauthorized") {
+				t.Fatalf("want 401 Unauthorized, got err=%v output=%s", err, out)
+			}
+		})
+	}
+	t.Run("anonymous request is forbidden, not unauthorized", func(t *testing.T) {
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // no credentials on purpose
+		resp, err := c.Get(s.url + "/api")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("anonymous /api: %d, want 403", resp.StatusCode)
+		}
+	})
+}
+
+func TestStaticAndBootstrapTokens(t *testing.T) {
+	s := shared
+	ctx := context.Background()
+	_, err := s.client.CoreV1().Secrets("kube-system").Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "bootstrap-token-abcdef"},
+		Type:       "bootstrap.kubernetes.io/token",
+		StringData: map[string]string{
+			"token-id": "abcdef", "token-secret": "0123456789abcdef",
+			"usage-bootstrap-authentication": "true",
+			"expiration":                     time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, token, user, group string }{
+		{"static token file", "static-token-1234", "static-user", "group-b"},
+		{"bootstrap token", "abcdef.0123456789abcdef", "system:bootstrap:abcdef", "system:bootstrappers"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var st authenticationv1.TokenReviewStatus
+			// The bootstrap Secret reaches the informer asynchronously.
+			_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+				st = s.review(t, tc.token)
+				return st.Authenticated, nil
+			})
+			if !st.Authenticated || st.User.Username != tc.user || !strings.Contains(strings.Join(st.User.Groups, ","), tc.group) {
+				t.Fatalf("status = %+v", st)
+			}
+		})
+	}
+}
+
+func TestSecretsAreEncryptedAtRest(t *testing.T) {
+	s := shared
+	s.ensureNamespaceWithSA(t, "demo")
+	ctx := context.Background()
+	if _, err := s.client.CoreV1().Secrets("demo").Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "at-rest"}, StringData: map[string]string{"password": "hunter2-plaintext"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.client.CoreV1().Secrets("demo").Get(ctx, "at-rest", metav1.GetOptions{})
+	if err != nil || string(got.Data["password"]) != "hunter2-plaintext" {
+		t.Fatalf("read through the API: %v %q", err, got.Data["password"])
+	}
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{s.etcdURL}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = etcd.Close() }()
+	resp, err := etcd.Get(ctx, "/registry/secrets/demo/at-rest")
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("raw etcd read: %v (%d keys)", err, len(resp.Kvs))
+	}
+	raw := resp.Kvs[0].Value
+	if !strings.HasPrefix(string(raw), "k8s:enc:aescbc:v1:key1:") {
+		t.Errorf("stored secret is not aescbc ciphertext: %q", raw[:min(len(raw), 40)])
+	}
+	if strings.Contains(string(raw), "hunter2-plaintext") {
+		t.Error("plaintext found in etcd")
+	}
+	// Config maps go through the KMS v2 plugin.
+	cm, err := etcd.Get(ctx, "/registry/configmaps/kube-system/extension-apiserver-authentication")
+	if err != nil || len(cm.Kvs) != 1 || !strings.HasPrefix(string(cm.Kvs[0].Value), "k8s:enc:kms:v2:testkms:") {
+		t.Errorf("configmap should be KMS v2 ciphertext: %v", err)
+	}
+	if _, err := s.client.CoreV1().ConfigMaps("kube-system").Get(ctx, "extension-apiserver-authentication", metav1.GetOptions{}); err != nil {
+		t.Errorf("KMS-encrypted configmap unreadable through the API: %v", err)
+	}
+	// Resources not named in the config stay as they were.
+	sa, err := etcd.Get(ctx, "/registry/serviceaccounts/demo/default")
+	if err != nil || len(sa.Kvs) != 1 || strings.HasPrefix(string(sa.Kvs[0].Value), "k8s:enc:") {
+		t.Errorf("service account should be stored unencrypted: %v", err)
+	}
+}
+
+func TestAuditLogHasJSONLines(t *testing.T) {
+	s := shared
+	if _, err := s.client.CoreV1().Namespaces().Get(context.Background(), "kube-system", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		f, err := os.Open(s.auditLog)
+		if err != nil {
+			return false, nil
+		}
+		defer func() { _ = f.Close() }()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var ev struct {
+				Kind, Level, Verb, RequestURI, Stage string
+				User                                 struct{ Username string }
+			}
+			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+				return false, fmt.Errorf("audit line is not JSON: %q", sc.Text())
+			}
+			if ev.Kind == "Event" && ev.Level == "Metadata" && ev.Verb == "get" && ev.RequestURI == "/api/v1/namespaces/kube-system" &&
+				ev.Stage == "ResponseComplete" && ev.User.Username == "kubernetes-admin" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("no audit event for the admin's GET: %v", err)
+	}
+}
+
+func TestTLSPolicy(t *testing.T) {
+	s := shared
+	addr := strings.TrimPrefix(s.url, "https://")
+	t.Run("TLS 1.1 is refused", func(t *testing.T) {
+		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS11}) //nolint:gosec // probing the server's minimum
+		if err == nil {
+			_ = c.Close()
+			t.Fatal("server accepted TLS 1.1")
+		}
+	})
+	t.Run("TLS 1.2 is accepted", func(t *testing.T) {
+		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS12}) //nolint:gosec // probing the server's minimum
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.Close()
+	})
+}
+
+// TestServingCertificateReloads runs last among the TLS checks: it swaps the
+// serving certificate files and expects the new one on new connections.
+func TestServingCertificateReloads(t *testing.T) {
+	s := shared
+	addr := strings.TrimPrefix(s.url, "https://")
+	pki := filepath.Join(s.dir, "data", "pki")
+	caCert, err := keyutil.PrivateKeyFromFile(filepath.Join(pki, "ca.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := os.ReadFile(filepath.Join(pki, "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(caPEM)
+	ca, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	serial := big.NewInt(time.Now().UnixNano())
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: "reloaded"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames: []string{"localhost"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caCert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalPKCS8PrivateKey(key)
+	if err := os.WriteFile(filepath.Join(pki, "apiserver.key"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pki, "apiserver.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // inspecting the served certificate
+		if err != nil {
+			return false, nil
+		}
+		defer func() { _ = c.Close() }()
+		return c.ConnectionState().PeerCertificates[0].SerialNumber.Cmp(serial) == 0, nil
+	})
+	if err != nil {
+		t.Fatal("the server still serves the old certificate")
+	}
+}
+
+// signToken signs a service-account token for sa with our key, issued at
+// issuedAt for one hour, the way the TokenRequest subresource would.
+func signToken(t *testing.T, key crypto.Signer, sa *corev1.ServiceAccount, issuedAt time.Time) string {
+	t.Helper()
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key}, (&jose.SignerOptions{}).WithType("JWT"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := map[string]any{
+		"iss": "https://kubernetes.default.svc.cluster.local",
+		"sub": "system:serviceaccount:demo:default",
+		"aud": []string{"https://kubernetes.default.svc.cluster.local"},
+		"iat": jwt.NewNumericDate(issuedAt),
+		"nbf": jwt.NewNumericDate(issuedAt),
+		"exp": jwt.NewNumericDate(issuedAt.Add(time.Hour)),
+		"kubernetes.io": map[string]any{
+			"namespace":      "demo",
+			"serviceaccount": map[string]string{"name": sa.Name, "uid": string(sa.UID)},
+		},
+	}
+	tok, err := jwt.Signed(signer).Claims(claims).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func mustDecode(t *testing.T, part string) string {
+	t.Helper()
+	b, err := base64.RawURLEncoding.DecodeString(part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func decodeClaims(t *testing.T, token string) map[string]any {
+	t.Helper()
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a JWT: %q", token)
+	}
+	var c map[string]any
+	if err := json.Unmarshal([]byte(mustDecode(t, parts[1])), &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// foreignClientCert writes a system:masters client certificate signed by a
+// CA the server does not trust.
+func foreignClientCert(t *testing.T, dir string) (certFile, keyFile string) {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "trireme-ca"}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	caDER, _ := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	ca, _ := x509.ParseCertificate(caDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "kubernetes-admin", Organization: []string{"system:masters"}},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalPKCS8PrivateKey(key)
+	certFile, keyFile = filepath.Join(dir, "foreign.crt"), filepath.Join(dir, "foreign.key")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
+}
