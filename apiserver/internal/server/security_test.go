@@ -69,7 +69,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func freePort() (int, error) {
+func freeTCPPort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -109,7 +109,7 @@ func startServer(ctx context.Context) (*testServer, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	port, err := freePort()
+	port, err := freeTCPPort()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -238,11 +238,15 @@ func TestCreateTokenAuthenticatesAsServiceAccount(t *testing.T) {
 		}
 	}
 
-	// Authorization is still system:masters-only on this branch, so the
-	// service account is authenticated (403), not rejected (401).
+	// The default policy lets every authenticated user discover the API,
+	// and nothing more: the token reaches /api but not the secrets.
 	out, _ = s.kubectl(t, "", "--token="+token, "get", "--raw", "/api")
+	if !strings.Contains(out, "APIVersions") {
+		t.Errorf("service account token on /api: want the APIVersions, got %s", out)
+	}
+	out, _ = s.kubectl(t, "", "--token="+token, "get", "--raw", "/api/v1/namespaces/demo/secrets")
 	if !strings.Contains(out, "Forbidden") {
-		t.Errorf("service account token on /api: want Forbidden (authenticated), got %s", out)
+		t.Errorf("service account token on secrets: want Forbidden, got %s", out)
 	}
 
 	// The token's lifetime is what was asked for.
@@ -258,7 +262,7 @@ func TestWhoAmI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kubectl auth whoami: %v\n%s", err, out)
 	}
-	if !strings.HasPrefix(out, "kubernetes-admin ") || !strings.Contains(out, "system:masters") || !strings.Contains(out, "system:authenticated") {
+	if !strings.HasPrefix(out, "kubernetes-admin ") || !strings.Contains(out, "kubeadm:cluster-admins") || !strings.Contains(out, "system:authenticated") {
 		t.Fatalf("whoami = %q", out)
 	}
 }

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -300,4 +301,24 @@ func sampleCSIStorageCapacity(string) runtime.Object {
 
 func sampleVolumeAttributesClass(string) runtime.Object {
 	return &storagev1.VolumeAttributesClass{DriverName: "disk.example.com", Parameters: map[string]string{"iops": "3000"}}
+}
+
+var podReader = []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}}}
+
+func sampleRole(string) runtime.Object { return &rbacv1.Role{Rules: podReader} }
+
+func sampleClusterRole(string) runtime.Object { return &rbacv1.ClusterRole{Rules: podReader} }
+
+func sampleRoleBinding(string) runtime.Object {
+	return &rbacv1.RoleBinding{
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "jane"}},
+	}
+}
+
+func sampleClusterRoleBinding(string) runtime.Object {
+	return &rbacv1.ClusterRoleBinding{
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "readers"}},
+	}
 }
