@@ -19,6 +19,7 @@ import (
 	kcmconfig "k8s.io/kube-controller-manager/config/v1alpha1"
 
 	"trireme.dev/controller-manager/internal/clientbuilder"
+	"trireme.dev/controller-manager/internal/metrics"
 	"trireme.dev/controller-manager/internal/controllers/resourcequota"
 )
 
@@ -156,7 +157,11 @@ func Start(ctx context.Context, cc *Context, all []Descriptor) error {
 	for _, s := range run {
 		log.Info("Starting controller", "controller", s.name, "workers", s.workers)
 		go func() {
-			defer func() { done <- struct{}{} }()
+			metrics.SetRunning(s.name, true)
+			defer func() {
+				metrics.SetRunning(s.name, false)
+				done <- struct{}{}
+			}()
 			s.runner.Run(logr.NewContext(ctx, log), s.workers)
 		}()
 	}
