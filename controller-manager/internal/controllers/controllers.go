@@ -19,8 +19,8 @@ import (
 	kcmconfig "k8s.io/kube-controller-manager/config/v1alpha1"
 
 	"trireme.dev/controller-manager/internal/clientbuilder"
-	"trireme.dev/controller-manager/internal/metrics"
 	"trireme.dev/controller-manager/internal/controllers/resourcequota"
+	"trireme.dev/controller-manager/internal/metrics"
 )
 
 // Context is what controllers are built from. Everything in it is shared

@@ -326,4 +326,3 @@ func (c *Controller) claimTotals(namespace string, reqs []corev1.ScopedResourceS
 	}
 	return total, nil
 }
-
