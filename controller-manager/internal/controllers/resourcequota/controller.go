@@ -85,7 +85,7 @@ func New(o Options) (*Controller, error) {
 		},
 	}
 	c.loop = worker.New(Name, c.sync)
-	c.counter = &counter{factory: o.Metadata, resolver: o.Resolver, onChange: c.enqueueNamespace}
+	c.counter = &counter{factory: o.Metadata, resolver: o.Resolver, onChange: c.enqueueNamespace, now: o.Now}
 
 	handlers := []struct {
 		informer cache.SharedIndexInformer

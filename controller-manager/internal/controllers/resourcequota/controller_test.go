@@ -245,3 +245,37 @@ func waitForUsed(t *testing.T, h *harness, want corev1.ResourceList) {
 		t.Fatalf("status.used = %v, want %v", last, want)
 	}
 }
+
+// countingResolver counts discovery lookups.
+type countingResolver struct {
+	Resolver
+	calls int
+}
+
+func (r *countingResolver) ResourceFor(in schema.GroupVersionResource) (schema.GroupVersionResource, error) {
+	r.calls++
+	return r.Resolver.ResourceFor(in)
+}
+
+func TestUnknownResourceIsNotLookedUpAtEverySync(t *testing.T) {
+	h := start(t, []runtime.Object{quota("q", list("count/widgets.example.com", "3"))}, nil)
+	r := &countingResolver{Resolver: h.c.counter.resolver}
+	h.c.counter.resolver = r
+	now := time.Now()
+	h.c.counter.now = func() time.Time { return now }
+	for range 3 {
+		if err := h.c.sync(h.ctx, "ns/q"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r.calls != 1 {
+		t.Errorf("discovery asked %d times in a minute, want 1", r.calls)
+	}
+	now = now.Add(2 * unknownRetry)
+	if err := h.c.sync(h.ctx, "ns/q"); err != nil {
+		t.Fatal(err)
+	}
+	if r.calls != 2 {
+		t.Errorf("discovery asked %d times after the retry interval, want 2", r.calls)
+	}
+}

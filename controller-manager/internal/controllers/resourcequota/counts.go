@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,7 +39,15 @@ type counter struct {
 	mu      sync.Mutex
 	ctx     context.Context
 	started map[schema.GroupResource]informers.GenericInformer
+	// unknown remembers when discovery last failed to find a resource, so
+	// that a quota naming one does not refetch discovery at every event.
+	unknown map[schema.GroupResource]time.Time
+	now     func() time.Time
 }
+
+// unknownRetry is how long a resource discovery did not find is taken as
+// absent before discovery is asked again.
+const unknownRetry = time.Minute
 
 // run makes informers started from now on live as long as ctx.
 func (c *counter) run(ctx context.Context) {
@@ -74,10 +83,20 @@ func (c *counter) informer(gr schema.GroupResource) (informers.GenericInformer, 
 	if c.ctx == nil {
 		return nil, fmt.Errorf("count %s: counter not running", gr)
 	}
+	if at, ok := c.unknown[gr]; ok && c.now().Sub(at) < unknownRetry {
+		return nil, fmt.Errorf("count %s: %w", gr, errUnknownResource)
+	}
 	gvr, err := c.resolve(gr)
+	if errors.Is(err, errUnknownResource) {
+		if c.unknown == nil {
+			c.unknown = map[schema.GroupResource]time.Time{}
+		}
+		c.unknown[gr] = c.now()
+	}
 	if err != nil {
 		return nil, err
 	}
+	delete(c.unknown, gr)
 	inf := c.factory.ForResource(gvr)
 	changed := func(obj any) {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
