@@ -120,6 +120,7 @@ func (m *Manager) lead(ctx context.Context, le componentbaseconfig.LeaderElectio
 		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
 	}
 	ran := make(chan error, 1)
+	started := make(chan struct{})
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:          lock,
 		LeaseDuration: le.LeaseDuration.Duration,
@@ -134,6 +135,7 @@ func (m *Manager) lead(ctx context.Context, le componentbaseconfig.LeaderElectio
 			OnStartedLeading: func(ctx context.Context) {
 				log.Info("Leading", "lease", le.ResourceNamespace+"/"+le.ResourceName, "identity", id)
 				metrics.SetLeading(true)
+				close(started)
 				ran <- m.runControllers(ctx)
 			},
 			OnStoppedLeading: func() { metrics.SetLeading(false) },
@@ -150,8 +152,10 @@ func (m *Manager) lead(ctx context.Context, le componentbaseconfig.LeaderElectio
 	log.Info("Waiting for the leader election Lease", "lease", le.ResourceNamespace+"/"+le.ResourceName, "identity", id)
 	elector.Run(ctx)
 	select {
-	case err := <-ran:
-		if err != nil {
+	case <-started:
+		// The elector returns as soon as leadership ends; the controllers
+		// stop on their own context, so wait for them before returning.
+		if err := <-ran; err != nil {
 			return err
 		}
 	default:

@@ -61,9 +61,6 @@ func (l *Loop) AddObject(obj any) {
 	l.queue.Add(key)
 }
 
-// Len is the number of keys waiting; tests use it.
-func (l *Loop) Len() int { return l.queue.Len() }
-
 // Run waits for synced, then runs workers goroutines until ctx ends, then
 // shuts the queue down and waits for them to finish their current key.
 func (l *Loop) Run(ctx context.Context, workers int, synced ...cache.InformerSynced) {
@@ -85,12 +82,6 @@ func (l *Loop) Run(ctx context.Context, workers int, synced ...cache.InformerSyn
 	l.queue.ShutDown()
 	wg.Wait()
 	log.Info("Stopped workers")
-}
-
-// ProcessNext handles one key; it reports false when the queue is shut
-// down. Tests call it to drive a controller step by step.
-func (l *Loop) ProcessNext(ctx context.Context) bool {
-	return l.processNext(ctx, logr.FromContextOrDiscard(ctx))
 }
 
 func (l *Loop) processNext(ctx context.Context, log logr.Logger) bool {

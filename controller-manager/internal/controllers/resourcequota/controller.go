@@ -115,9 +115,6 @@ func everyChange(f func(any)) cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{AddFunc: f, UpdateFunc: func(_, obj any) { f(obj) }, DeleteFunc: f}
 }
 
-// Loop exposes the work queue to tests.
-func (c *Controller) Loop() *worker.Loop { return c.loop }
-
 // Run reconciles with workers goroutines until ctx ends, and queues every
 // quota once per sync period.
 func (c *Controller) Run(ctx context.Context, workers int) {

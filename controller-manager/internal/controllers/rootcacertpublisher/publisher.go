@@ -77,9 +77,6 @@ func New(client kubernetes.Interface, nsInformer coreinformers.NamespaceInformer
 	return p, nil
 }
 
-// Loop exposes the work queue to tests.
-func (p *Publisher) Loop() *worker.Loop { return p.loop }
-
 // Run reconciles with workers goroutines until ctx ends.
 func (p *Publisher) Run(ctx context.Context, workers int) {
 	p.loop.Run(ctx, workers, p.synced...)

@@ -66,9 +66,6 @@ func New(client kubernetes.Interface, nsInformer coreinformers.NamespaceInformer
 	return c, nil
 }
 
-// Loop exposes the work queue to tests.
-func (c *Controller) Loop() *worker.Loop { return c.loop }
-
 // Run reconciles with workers goroutines until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
 	c.loop.Run(ctx, workers, c.synced...)
