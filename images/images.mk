@@ -2,7 +2,8 @@
 # referenced as trireme.dev/<name>:$(IMAGE_VERSION) and importable with
 # `ctr -n k8s.io images import`. Include it from the top-level Makefile
 # (`include images/images.mk`); run from the repository root so go.work applies.
-# The top-level Makefile provides the rule for _output/bin/trireme-apiserver (`make build`).
+# The top-level Makefile provides the rules for _output/bin/trireme-apiserver and
+# _output/bin/trireme-controller-manager (`make build`).
 #
 # Archives are reproducible: the same binaries, version and SOURCE_DATE_EPOCH (the last
 # commit's time) give byte-identical tarballs.
@@ -18,7 +19,7 @@ IMAGES_DIR        := _output/images
 
 .PHONY: images _output/bin/image-build _output/bin/pause
 
-images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar
+images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar
 
 # go decides what is stale, so the binaries are always "rebuilt" (cheaply, from cache).
 _output/bin/image-build:
@@ -33,6 +34,13 @@ $(IMAGES_DIR)/trireme-apiserver.tar: _output/bin/trireme-apiserver $(IMAGE_BUILD
 	$(IMAGE_BUILD) --name trireme.dev/trireme-apiserver:$(IMAGE_VERSION) --out $@ \
 		--file _output/bin/trireme-apiserver=/usr/local/bin/trireme-apiserver:0755 \
 		--entrypoint /usr/local/bin/trireme-apiserver
+
+# Root, as upstream's kube-controller-manager image runs: it reads its kubeconfig and the
+# cluster CA from root-only files under /etc/trireme.
+$(IMAGES_DIR)/trireme-controller-manager.tar: _output/bin/trireme-controller-manager $(IMAGE_BUILD)
+	$(IMAGE_BUILD) --name trireme.dev/trireme-controller-manager:$(IMAGE_VERSION) --out $@ \
+		--file _output/bin/trireme-controller-manager=/usr/local/bin/trireme-controller-manager:0755 \
+		--entrypoint /usr/local/bin/trireme-controller-manager
 
 # 65535 is the uid upstream's pause image runs as; pause needs no privilege.
 $(IMAGES_DIR)/pause.tar: _output/bin/pause $(IMAGE_BUILD)

@@ -1,0 +1,95 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+
+	"trireme.dev/controller-manager/internal/controllers/clusterroleaggregation"
+	"trireme.dev/controller-manager/internal/controllers/resourcequota"
+	"trireme.dev/controller-manager/internal/controllers/rootcacertpublisher"
+	"trireme.dev/controller-manager/internal/controllers/serviceaccount"
+)
+
+// All is every controller, in start order. Adding a controller is one
+// entry here and its own package.
+var All = []Descriptor{
+	{
+		Name:       serviceaccount.Name,
+		Aliases:    []string{"serviceaccount-controller"},
+		ClientName: "service-account-controller",
+		Build:      buildServiceAccount,
+	},
+	{
+		Name:       rootcacertpublisher.Name,
+		Aliases:    []string{"root-ca-certificate-publisher-controller"},
+		ClientName: "root-ca-cert-publisher",
+		Build:      buildRootCAPublisher,
+	},
+	{
+		Name:       resourcequota.Name,
+		Aliases:    []string{"resourcequota-controller"},
+		ClientName: "resourcequota-controller",
+		Build:      buildResourceQuota,
+	},
+	{
+		Name:       clusterroleaggregation.Name,
+		Aliases:    []string{"clusterrole-aggregation-controller"},
+		ClientName: "clusterrole-aggregation-controller",
+		Requires:   []schema.GroupVersion{clusterroleaggregation.GroupVersion},
+		Build:      buildClusterRoleAggregation,
+	},
+}
+
+func buildServiceAccount(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	c, err := serviceaccount.New(client, core.Namespaces(), core.ServiceAccounts(),
+		events, []string{serviceaccount.DefaultName})
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 1, nil
+}
+
+func buildRootCAPublisher(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	p, err := rootcacertpublisher.New(client, core.Namespaces(), core.ConfigMaps(),
+		events, cc.RootCA)
+	if err != nil {
+		return nil, 0, err
+	}
+	return p, 1, nil
+}
+
+func buildResourceQuota(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	rq := cc.Config.ResourceQuotaController
+	c, err := resourcequota.New(resourcequota.Options{
+		Client:     client,
+		Quotas:     core.ResourceQuotas(),
+		Pods:       core.Pods(),
+		Services:   core.Services(),
+		Claims:     core.PersistentVolumeClaims(),
+		Metadata:   cc.Metadata,
+		Resolver:   cc.Resolver,
+		Recorder:   events,
+		SyncPeriod: rq.ResourceQuotaSyncPeriod.Duration,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, int(rq.ConcurrentResourceQuotaSyncs), nil
+}
+
+func buildClusterRoleAggregation(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	c, err := clusterroleaggregation.New(client, cc.Informers.Rbac().V1().ClusterRoles(),
+		events)
+	if err != nil {
+		return nil, 0, fmt.Errorf("clusterrole aggregation: %w", err)
+	}
+	// Upstream runs five workers: aggregated roles are few and cheap.
+	return c, 5, nil
+}

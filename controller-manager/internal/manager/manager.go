@@ -1,0 +1,271 @@
+// Package manager runs trireme-controller-manager: clients from the
+// kubeconfig, the HTTPS health and metrics endpoint, leader election on a
+// Lease, and the controllers while this process leads.
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/tools/record"
+	certutil "k8s.io/client-go/util/cert"
+	componentbaseconfig "k8s.io/component-base/config/v1alpha1"
+
+	"trireme.dev/controller-manager/internal/clientbuilder"
+	"trireme.dev/controller-manager/internal/controllers"
+	"trireme.dev/controller-manager/internal/metrics"
+	"trireme.dev/controller-manager/internal/options"
+	"trireme.dev/controller-manager/internal/serving"
+)
+
+// ErrLeadershipLost is returned by Run when another process took the Lease:
+// the controllers have stopped and the process should exit so that it
+// restarts as a fresh candidate, as upstream does.
+var ErrLeadershipLost = errors.New("leader election lost")
+
+// Manager is a configured controller-manager.
+type Manager struct {
+	opts        *options.Options
+	controllers []controllers.Descriptor
+	rest        *rest.Config
+	rootCA      []byte
+	// Addr is the HTTPS address bound once Run has started serving; tests
+	// read it after Ready is closed.
+	Addr  string
+	ready chan struct{}
+}
+
+// New checks o's client configuration and root CA, ready to Run the given
+// controllers (controllers.All in production).
+func New(o *options.Options, list []controllers.Descriptor) (*Manager, error) {
+	cfg, err := clientConfig(o.Config.Generic.ClientConnection)
+	if err != nil {
+		return nil, err
+	}
+	ca, err := rootCA(o.Config.SAController.RootCAFile, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Manager{opts: o, controllers: list, rest: cfg, rootCA: ca, ready: make(chan struct{})}, nil
+}
+
+// Ready is closed once the HTTPS endpoint listens (or was turned off).
+func (m *Manager) Ready() <-chan struct{} { return m.ready }
+
+// Run serves health and metrics, then runs the controllers (after winning
+// the Lease, with --leader-elect) until ctx ends. It returns nil after a
+// clean stop, ErrLeadershipLost when the Lease was lost.
+func (m *Manager) Run(ctx context.Context) error {
+	log := logr.FromContextOrDiscard(ctx)
+	le := m.opts.Config.Generic.LeaderElection
+	var checks []healthz.HealthChecker
+	var watchdog *leaderelection.HealthzAdaptor
+	if *le.LeaderElect {
+		// A leader that has not renewed for this long is unhealthy.
+		watchdog = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+		checks = append(checks, watchdog)
+	}
+	addr, err := serving.Start(ctx, m.opts.SecureServing, serving.Handler(checks...))
+	if err != nil {
+		return err
+	}
+	m.Addr = addr
+	close(m.ready)
+	if addr != "" {
+		log.Info("Serving health and metrics", "address", addr)
+	}
+	if !*le.LeaderElect {
+		metrics.SetLeading(true)
+		defer metrics.SetLeading(false)
+		return m.runControllers(ctx)
+	}
+	return m.lead(ctx, le, watchdog)
+}
+
+// lead runs the controllers while this process holds the Lease.
+func (m *Manager) lead(ctx context.Context, le componentbaseconfig.LeaderElectionConfiguration, watchdog *leaderelection.HealthzAdaptor) error {
+	log := logr.FromContextOrDiscard(ctx)
+	client, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(m.rest), clientbuilder.UserAgent+"/leader-election"))
+	if err != nil {
+		return fmt.Errorf("leader election client: %w", err)
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return fmt.Errorf("leader election identity: %w", err)
+	}
+	// The random suffix tells apart two processes on one host.
+	id := host + "_" + string(uuid.NewUUID())
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: le.ResourceNamespace, Name: le.ResourceName},
+		Client:     client.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
+	}
+	ran := make(chan error, 1)
+	started := make(chan struct{})
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:          lock,
+		LeaseDuration: le.LeaseDuration.Duration,
+		RenewDeadline: le.RenewDeadline.Duration,
+		RetryPeriod:   le.RetryPeriod.Duration,
+		// Releasing on a clean stop lets the next candidate take over at once
+		// instead of waiting out the lease.
+		ReleaseOnCancel: true,
+		WatchDog:        watchdog,
+		Name:            le.ResourceName,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				log.Info("Leading", "lease", le.ResourceNamespace+"/"+le.ResourceName, "identity", id)
+				metrics.SetLeading(true)
+				close(started)
+				ran <- m.runControllers(ctx)
+			},
+			OnStoppedLeading: func() { metrics.SetLeading(false) },
+			OnNewLeader: func(identity string) {
+				if identity != id {
+					log.Info("Another process leads", "identity", identity)
+				}
+			},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("leader election: %w", err)
+	}
+	log.Info("Waiting for the leader election Lease", "lease", le.ResourceNamespace+"/"+le.ResourceName, "identity", id)
+	elector.Run(ctx)
+	select {
+	case <-started:
+		// The elector returns as soon as leadership ends; the controllers
+		// stop on their own context, so wait for them before returning.
+		if err := <-ran; err != nil {
+			return err
+		}
+	default:
+		// Never led: ctx ended while waiting.
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return ErrLeadershipLost
+}
+
+// runControllers builds the shared clients and informers and runs every
+// enabled controller until ctx ends.
+func (m *Manager) runControllers(ctx context.Context) error {
+	generic := m.opts.Config.Generic
+	var builder clientbuilder.Builder = clientbuilder.Simple{Root: m.rest}
+	if m.opts.Config.KubeCloudShared.UseServiceAccountCredentials {
+		core, err := clientbuilder.Simple{Root: m.rest}.Client("tokens")
+		if err != nil {
+			return err
+		}
+		builder = clientbuilder.ServiceAccounts{Root: m.rest, Core: core, Namespace: "kube-system", Context: ctx}
+	}
+	client, err := builder.Client("shared-informers")
+	if err != nil {
+		return err
+	}
+	metaCfg, err := builder.Config("shared-informers")
+	if err != nil {
+		return err
+	}
+	metaClient, err := metadata.NewForConfig(metaCfg)
+	if err != nil {
+		return fmt.Errorf("metadata client: %w", err)
+	}
+	eventClient, err := clientbuilder.Simple{Root: m.rest}.Client("events")
+	if err != nil {
+		return err
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartStructuredLogging(2)
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+
+	resync := resyncPeriod(generic.MinResyncPeriod.Duration)
+	cc := &controllers.Context{
+		Config:    m.opts.Config,
+		Clients:   builder,
+		Informers: informers.NewSharedInformerFactory(client, resync),
+		Metadata:  metadatainformer.NewSharedInformerFactory(metaClient, resync),
+		Resolver:  restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery())),
+		Discovery: client.Discovery(),
+		Events:    broadcaster,
+		RootCA:    m.rootCA,
+	}
+	return controllers.Start(ctx, cc, m.controllers)
+}
+
+// resyncPeriod picks the informers' resync period at random between min and
+// twice min, so that the managers of a cluster do not resync in step.
+func resyncPeriod(min time.Duration) time.Duration {
+	return min + time.Duration(rand.Int64N(int64(min)+1))
+}
+
+// clientConfig loads the kubeconfig (in-cluster config when none is given)
+// and applies the connection settings.
+func clientConfig(cc componentbaseconfig.ClientConnectionConfiguration) (*rest.Config, error) {
+	var (
+		cfg *rest.Config
+		err error
+	)
+	if cc.Kubeconfig == "" {
+		cfg, err = rest.InClusterConfig()
+	} else {
+		cfg, err = clientcmd.BuildConfigFromFlags("", cc.Kubeconfig)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("client configuration: %w", err)
+	}
+	cfg.QPS = cc.QPS
+	cfg.Burst = int(cc.Burst)
+	cfg.ContentType = cc.ContentType
+	cfg.AcceptContentTypes = cc.AcceptContentTypes
+	return cfg, nil
+}
+
+// rootCA reads the bundle the root CA publisher publishes: --root-ca-file,
+// or else the certificate authority the kubeconfig trusts.
+func rootCA(file string, cfg *rest.Config) ([]byte, error) {
+	var (
+		data []byte
+		err  error
+		from = file
+	)
+	switch {
+	case file != "":
+		data, err = os.ReadFile(file)
+	case len(cfg.CAData) > 0:
+		data, from = cfg.CAData, "kubeconfig certificate-authority-data"
+	case cfg.CAFile != "":
+		data, err = os.ReadFile(cfg.CAFile)
+		from = cfg.CAFile
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("root CA: %w", err)
+	}
+	if _, err := certutil.ParseCertsPEM(data); err != nil {
+		return nil, fmt.Errorf("root CA from %s: %w", from, err)
+	}
+	return data, nil
+}

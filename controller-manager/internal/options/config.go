@@ -1,0 +1,108 @@
+package options
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	componentbaseconfig "k8s.io/component-base/config/v1alpha1"
+	kcmconfig "k8s.io/kube-controller-manager/config/v1alpha1"
+	"k8s.io/utils/ptr"
+)
+
+// Leader election and client defaults are kube-controller-manager's, which
+// differ from component-base's recommendations (endpoints lock, 50 QPS).
+const (
+	defaultLeaseName      = "kube-controller-manager"
+	defaultLeaseNamespace = "kube-system"
+	defaultQPS            = 20
+	defaultBurst          = 30
+)
+
+// configScheme knows the one kind --config accepts.
+var configScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := kcmconfig.AddToScheme(s); err != nil {
+		panic(fmt.Sprintf("install %s: %v", kcmconfig.SchemeGroupVersion, err))
+	}
+	return s
+}()
+
+// LoadConfig reads a KubeControllerManagerConfiguration
+// (kubecontrollermanager.config.k8s.io/v1alpha1) from path, in YAML or
+// JSON, and defaults it. Unknown and duplicate fields are errors: a
+// misspelt field silently ignored is worse than a refusal to start. The
+// published kind has no json tags on its own fields, so their keys are
+// spelt as the Go fields are (Generic, ResourceQuotaController, ...).
+func LoadConfig(path string) (*kcmconfig.KubeControllerManagerConfiguration, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	codecs := serializer.NewCodecFactory(configScheme, serializer.EnableStrict)
+	obj, gvk, err := codecs.UniversalDeserializer().Decode(data, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("decode config %s: %w", path, err)
+	}
+	cfg, ok := obj.(*kcmconfig.KubeControllerManagerConfiguration)
+	if !ok {
+		return nil, fmt.Errorf("config %s: kind %s, want KubeControllerManagerConfiguration", path, gvk)
+	}
+	SetDefaults(cfg)
+	return cfg, nil
+}
+
+// DefaultConfig returns the configuration with every default applied, as
+// if read from an empty file.
+func DefaultConfig() *kcmconfig.KubeControllerManagerConfiguration {
+	cfg := &kcmconfig.KubeControllerManagerConfiguration{}
+	cfg.APIVersion = kcmconfig.SchemeGroupVersion.String()
+	cfg.Kind = "KubeControllerManagerConfiguration"
+	SetDefaults(cfg)
+	return cfg
+}
+
+// SetDefaults fills the fields this controller-manager uses and that cfg
+// leaves empty with kube-controller-manager's defaults. Fields of
+// controllers not implemented here are left as they are.
+func SetDefaults(cfg *kcmconfig.KubeControllerManagerConfiguration) {
+	g := &cfg.Generic
+	if g.MinResyncPeriod.Duration == 0 {
+		g.MinResyncPeriod = metav1.Duration{Duration: 12 * time.Hour}
+	}
+	if len(g.Controllers) == 0 {
+		g.Controllers = []string{"*"}
+	}
+	cc := &g.ClientConnection
+	if cc.QPS == 0 {
+		cc.QPS = defaultQPS
+	}
+	if cc.Burst == 0 {
+		cc.Burst = defaultBurst
+	}
+	componentbaseconfig.RecommendedDefaultClientConnectionConfiguration(cc)
+	le := &g.LeaderElection
+	if le.ResourceLock == "" {
+		le.ResourceLock = "leases"
+	}
+	if le.ResourceName == "" {
+		le.ResourceName = defaultLeaseName
+	}
+	if le.ResourceNamespace == "" {
+		le.ResourceNamespace = defaultLeaseNamespace
+	}
+	componentbaseconfig.RecommendedDefaultLeaderElectionConfiguration(le)
+	if le.LeaderElect == nil {
+		le.LeaderElect = ptr.To(true)
+	}
+	rq := &cfg.ResourceQuotaController
+	if rq.ResourceQuotaSyncPeriod.Duration == 0 {
+		rq.ResourceQuotaSyncPeriod = metav1.Duration{Duration: 5 * time.Minute}
+	}
+	if rq.ConcurrentResourceQuotaSyncs == 0 {
+		rq.ConcurrentResourceQuotaSyncs = 5
+	}
+}
