@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"reflect"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -53,6 +55,8 @@ var Groups = []Group{
 	{nodev1.SchemeGroupVersion, nodev1.AddToScheme},
 	{flowcontrolv1.SchemeGroupVersion, flowcontrolv1.AddToScheme},
 	{resourcev1.SchemeGroupVersion, resourcev1.AddToScheme},
+	{admissionregistrationv1.SchemeGroupVersion, admissionregistrationv1.AddToScheme},
+	{certificatesv1.SchemeGroupVersion, certificatesv1.AddToScheme},
 }
 
 var (

@@ -2,6 +2,7 @@ package apis
 
 import (
 	"fmt"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	"net/netip"
 	"sort"
 
@@ -19,6 +20,7 @@ import (
 	"trireme.dev/apiserver/internal/alloc/ipaddress"
 	"trireme.dev/apiserver/internal/alloc/portrange"
 	"trireme.dev/apiserver/internal/registry"
+	"trireme.dev/apiserver/internal/registry/certificates"
 	"trireme.dev/apiserver/internal/registry/namespaces"
 	"trireme.dev/apiserver/internal/registry/pods"
 	"trireme.dev/apiserver/internal/registry/services"
@@ -119,6 +121,8 @@ func addSubresources(byGV map[schema.GroupVersion]map[string]rest.Storage, store
 	nsStore := stores[corev1.Resource("namespaces")]
 	core["namespaces"] = &namespaces.Store{Store: nsStore}
 	core["namespaces/finalize"] = namespaces.NewFinalizeStore(nsStore)
+	certs := byGV[certificatesv1.SchemeGroupVersion]
+	certs["certificatesigningrequests/approval"] = certificates.NewApprovalStore(stores[certificatesv1.Resource("certificatesigningrequests")])
 }
 
 // Install adds every served group to s.
