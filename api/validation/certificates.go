@@ -18,9 +18,11 @@ import (
 
 func init() {
 	register(&kind[*certificatesv1.CertificateSigningRequest]{
-		cluster:      true,
-		spec:         csrSpecRules,
-		createOnly:   func(csr *certificatesv1.CertificateSigningRequest) field.ErrorList { return csrStatus(&csr.Status, nil) },
+		cluster: true,
+		spec:    csrSpecRules,
+		createOnly: func(csr *certificatesv1.CertificateSigningRequest) field.ErrorList {
+			return csrStatus(&csr.Status, nil)
+		},
 		change:       csrChange,
 		statusChange: csrStatusChange,
 	})

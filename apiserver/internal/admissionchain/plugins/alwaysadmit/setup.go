@@ -24,7 +24,9 @@ type Plugin struct{}
 func (Plugin) Handles(admission.Operation) bool { return true }
 
 // Admit implements admission.MutationInterface.
-func (Plugin) Admit(context.Context, admission.Attributes, admission.ObjectInterfaces) error { return nil }
+func (Plugin) Admit(context.Context, admission.Attributes, admission.ObjectInterfaces) error {
+	return nil
+}
 
 // Validate implements admission.ValidationInterface.
 func (Plugin) Validate(context.Context, admission.Attributes, admission.ObjectInterfaces) error {

@@ -20,7 +20,7 @@ type Plugin struct {
 }
 
 var (
-	_ admission.ValidationInterface       = (*Plugin)(nil)
+	_ admission.ValidationInterface      = (*Plugin)(nil)
 	_ genericinitializer.WantsAuthorizer = (*Plugin)(nil)
 )
 

@@ -21,7 +21,7 @@ type Plugin struct {
 }
 
 var (
-	_ admission.ValidationInterface       = (*Plugin)(nil)
+	_ admission.ValidationInterface      = (*Plugin)(nil)
 	_ genericinitializer.WantsAuthorizer = (*Plugin)(nil)
 )
 

@@ -10,7 +10,9 @@ import (
 )
 
 func TestDenyServiceExternalIPs(t *testing.T) {
-	svc := func(ips ...string) *corev1.Service { return &corev1.Service{Spec: corev1.ServiceSpec{ExternalIPs: ips}} }
+	svc := func(ips ...string) *corev1.Service {
+		return &corev1.Service{Spec: corev1.ServiceSpec{ExternalIPs: ips}}
+	}
 	tests := []struct {
 		name     string
 		obj, old *corev1.Service

@@ -38,8 +38,8 @@ type Plugin struct {
 }
 
 var (
-	_ admission.ValidationInterface                      = (*Plugin)(nil)
-	_ genericinitializer.WantsExternalKubeClientSet      = (*Plugin)(nil)
+	_ admission.ValidationInterface                       = (*Plugin)(nil)
+	_ genericinitializer.WantsExternalKubeClientSet       = (*Plugin)(nil)
 	_ genericinitializer.WantsExternalKubeInformerFactory = (*Plugin)(nil)
 )
 

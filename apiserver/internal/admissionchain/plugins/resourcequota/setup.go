@@ -25,15 +25,15 @@ func Register(plugins *admission.Plugins) { library.Register(plugins) }
 // events and limit ranges would let a quota block the cluster's own
 // bookkeeping, as upstream reasons.
 var ignored = map[schema.GroupResource]struct{}{
-	{Resource: "events"}:                                                       {},
-	{Group: "events.k8s.io", Resource: "events"}:                               {},
-	{Resource: "limitranges"}:                                                  {},
-	{Group: "authentication.k8s.io", Resource: "tokenreviews"}:                 {},
-	{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}:           {},
-	{Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}:          {},
-	{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}:      {},
-	{Group: "authorization.k8s.io", Resource: "localsubjectaccessreviews"}:     {},
-	{Group: "authorization.k8s.io", Resource: "selfsubjectrulesreviews"}:       {},
+	{Resource: "events"}:                                                                 {},
+	{Group: "events.k8s.io", Resource: "events"}:                                         {},
+	{Resource: "limitranges"}:                                                            {},
+	{Group: "authentication.k8s.io", Resource: "tokenreviews"}:                           {},
+	{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}:                     {},
+	{Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}:                    {},
+	{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}:                {},
+	{Group: "authorization.k8s.io", Resource: "localsubjectaccessreviews"}:               {},
+	{Group: "authorization.k8s.io", Resource: "selfsubjectrulesreviews"}:                 {},
 	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}: {},
 }
 
@@ -48,11 +48,13 @@ var legacyCounts = []schema.GroupResource{
 
 // Evaluators returns the usage evaluators of the resources whose quota is
 // more than an object count, plus the legacy count names; lookups go
-// through factory's listers.
+// through factory's listers, so call it before the factory starts.
 func Evaluators(factory informers.SharedInformerFactory) []quota.Evaluator {
+	// Informers are asked for now, before the factory starts: one first
+	// requested after Start would never run.
 	list := func(gr schema.GroupResource) generic.ListFuncByNamespace {
+		inf, err := factory.ForResource(corev1.SchemeGroupVersion.WithResource(gr.Resource))
 		return func(namespace string) ([]runtime.Object, error) {
-			inf, err := factory.ForResource(corev1.SchemeGroupVersion.WithResource(gr.Resource))
 			if err != nil {
 				return nil, err
 			}
