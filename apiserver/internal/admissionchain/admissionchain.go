@@ -68,7 +68,7 @@ func (o *Options) ApplyTo(config *genericapiserver.Config, client kubernetes.Int
 		return fmt.Errorf("admission dynamic client: %w", err)
 	}
 	if err := o.AdmissionOptions.ApplyTo(config, factory, client, dyn, utilfeature.DefaultFeatureGate, config.EffectiveVersion,
-		newInitializer(factory)); err != nil {
+		newInitializer()); err != nil {
 		return fmt.Errorf("admission chain: %w", err)
 	}
 	return nil

@@ -3,7 +3,6 @@ package admissionchain
 import (
 	"k8s.io/apiserver/pkg/admission"
 	genericinitializer "k8s.io/apiserver/pkg/admission/initializer"
-	"k8s.io/client-go/informers"
 
 	"trireme.dev/apiserver/internal/admissionchain/plugins/resourcequota"
 )
@@ -11,17 +10,13 @@ import (
 // initializer hands plugins what the library's generic initializer does
 // not: today the quota evaluators. It runs after the generic one, so a
 // plugin has its informers and drain channel by then.
-type initializer struct {
-	factory informers.SharedInformerFactory
-}
+type initializer struct{}
 
-func newInitializer(factory informers.SharedInformerFactory) *initializer {
-	return &initializer{factory: factory}
-}
+func newInitializer() *initializer { return &initializer{} }
 
 // Initialize implements admission.PluginInitializer.
 func (i *initializer) Initialize(plugin admission.Interface) {
 	if wants, ok := plugin.(genericinitializer.WantsQuotaConfiguration); ok {
-		wants.SetQuotaConfiguration(resourcequota.Configuration(i.factory))
+		wants.SetQuotaConfiguration(resourcequota.AdmissionConfiguration())
 	}
 }

@@ -30,7 +30,7 @@ func TestDefaultStorageClass(t *testing.T) {
 		want    string
 	}{
 		{"default applied", []runtime.Object{sc("fast", false, 0), sc("standard", true, time.Hour)}, nil, "standard"},
-		{"newest default wins", []runtime.Object{sc("old", true, 2 * time.Hour), sc("new", true, time.Hour)}, nil, "new"},
+		{"newest default wins", []runtime.Object{sc("old", true, 2*time.Hour), sc("new", true, time.Hour)}, nil, "new"},
 		{"no default leaves unset", []runtime.Object{sc("fast", false, 0)}, nil, ""},
 		{"explicit class kept", []runtime.Object{sc("standard", true, 0)}, new("fast"), "fast"},
 		{"explicit empty class kept", []runtime.Object{sc("standard", true, 0)}, new(""), ""},

@@ -48,11 +48,16 @@ var legacyCounts = []schema.GroupResource{
 
 // Evaluators returns the usage evaluators of the resources whose quota is
 // more than an object count, plus the legacy count names; lookups go
-// through factory's listers, so call it before the factory starts.
+// through factory's listers, so call it before the factory starts. With a
+// nil factory UsageStats counts nothing: admission charges only the
+// incoming object against the quota's recorded status.
 func Evaluators(factory informers.SharedInformerFactory) []quota.Evaluator {
 	// Informers are asked for now, before the factory starts: one first
 	// requested after Start would never run.
 	list := func(gr schema.GroupResource) generic.ListFuncByNamespace {
+		if factory == nil {
+			return func(string) ([]runtime.Object, error) { return nil, nil }
+		}
 		inf, err := factory.ForResource(corev1.SchemeGroupVersion.WithResource(gr.Resource))
 		return func(namespace string) ([]runtime.Object, error) {
 			if err != nil {
@@ -72,7 +77,9 @@ func Evaluators(factory informers.SharedInformerFactory) []quota.Evaluator {
 	return evals
 }
 
-// Configuration is the quota configuration the plugin is initialized with.
-func Configuration(factory informers.SharedInformerFactory) quota.Configuration {
-	return generic.NewConfiguration(Evaluators(factory), ignored)
+// AdmissionConfiguration is the quota configuration the plugin is
+// initialized with. Admission never totals a namespace's usage (the
+// resourcequota controller does), so it caches no objects for it.
+func AdmissionConfiguration() quota.Configuration {
+	return generic.NewConfiguration(Evaluators(nil), ignored)
 }
