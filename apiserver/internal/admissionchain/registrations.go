@@ -18,7 +18,9 @@ import (
 	"trireme.dev/apiserver/internal/admissionchain/plugins/namespaceautoprovision"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/namespaceexists"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/nodetaint"
+	"trireme.dev/apiserver/internal/admissionchain/plugins/podnodeselector"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/podsecurity"
+	"trireme.dev/apiserver/internal/admissionchain/plugins/podtolerationrestriction"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/priority"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/pvcresize"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/resourcequota"
@@ -41,8 +43,10 @@ var registrations = []func(*admission.Plugins){
 	nodetaint.Register,
 	alwayspullimages.Register,
 	podsecurity.Register,
+	podnodeselector.Register,
 	priority.Register,
 	defaulttolerationseconds.Register,
+	podtolerationrestriction.Register,
 	extendedresourcetoleration.Register,
 	defaultstorageclass.Register,
 	storageobjectinuseprotection.Register,
