@@ -17,6 +17,7 @@ import (
 	"trireme.dev/apiserver/internal/admissionchain/plugins/limitranger"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/namespaceautoprovision"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/namespaceexists"
+	"trireme.dev/apiserver/internal/admissionchain/plugins/noderestriction"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/nodetaint"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/podnodeselector"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/podsecurity"
@@ -40,6 +41,7 @@ var registrations = []func(*admission.Plugins){
 	namespaceexists.Register,
 	limitranger.Register,
 	serviceaccount.Register,
+	noderestriction.Register,
 	nodetaint.Register,
 	alwayspullimages.Register,
 	podsecurity.Register,
