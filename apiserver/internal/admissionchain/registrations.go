@@ -19,6 +19,7 @@ import (
 	"trireme.dev/apiserver/internal/admissionchain/plugins/namespaceexists"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/noderestriction"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/nodetaint"
+	"trireme.dev/apiserver/internal/admissionchain/plugins/ownerreferences"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/podnodeselector"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/podsecurity"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/podtolerationrestriction"
@@ -52,6 +53,7 @@ var registrations = []func(*admission.Plugins){
 	extendedresourcetoleration.Register,
 	defaultstorageclass.Register,
 	storageobjectinuseprotection.Register,
+	ownerreferences.Register,
 	pvcresize.Register,
 	runtimeclass.Register,
 	certapproval.Register,
