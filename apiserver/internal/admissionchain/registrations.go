@@ -13,6 +13,7 @@ import (
 	"trireme.dev/apiserver/internal/admissionchain/plugins/defaultstorageclass"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/defaulttolerationseconds"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/denyserviceexternalips"
+	"trireme.dev/apiserver/internal/admissionchain/plugins/eventratelimit"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/extendedresourcetoleration"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/limitranger"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/namespaceautoprovision"
@@ -50,6 +51,7 @@ var registrations = []func(*admission.Plugins){
 	priority.Register,
 	defaulttolerationseconds.Register,
 	podtolerationrestriction.Register,
+	eventratelimit.Register,
 	extendedresourcetoleration.Register,
 	defaultstorageclass.Register,
 	storageobjectinuseprotection.Register,
