@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,6 +33,22 @@ import (
 	"trireme.dev/apiserver/internal/server"
 )
 
+// admissionConfiguration makes baseline the cluster's default Pod Security
+// level, except in kube-system.
+const admissionConfiguration = `
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: PodSecurity
+  configuration:
+    apiVersion: pod-security.admission.config.k8s.io/v1
+    kind: PodSecurityConfiguration
+    defaults:
+      enforce: baseline
+    exemptions:
+      namespaces: [kube-system]
+`
+
 // startServer runs trireme-apiserver in-process on a free port with
 // embedded etcd and returns an admin client.
 func startServer(t *testing.T) kubernetes.Interface {
@@ -44,8 +61,15 @@ func startServer(t *testing.T) kubernetes.Interface {
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
 
+	// Cluster-wide PodSecurity defaults come from the admission
+	// configuration file, as kubeadm clusters set them.
+	admissionConfig := filepath.Join(dir, "admission.yaml")
+	if err := os.WriteFile(admissionConfig, []byte(admissionConfiguration), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	o := server.NewOptions()
 	o.DataDir = dir
+	o.Admission.ConfigFile = admissionConfig
 	o.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
 	o.SecureServing.BindPort = port
 	ctx, cancel := context.WithCancel(context.Background())
@@ -159,6 +183,17 @@ func TestAdmissionChain(t *testing.T) {
 		p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: new(true)}
 		_, err := c.CoreV1().Pods("restricted").Create(ctx, p, metav1.CreateOptions{})
 		want := `pods "priv" is forbidden: violates PodSecurity "restricted:latest": privileged (container "app" must not set securityContext.privileged=true)`
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("got %v, want 403 containing %q", err, want)
+		}
+	})
+
+	t.Run("cluster default from admission config refuses privileged pod", func(t *testing.T) {
+		namespace(t, c, "unlabelled", nil)
+		p := pod("priv")
+		p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: new(true)}
+		_, err := c.CoreV1().Pods("unlabelled").Create(ctx, p, metav1.CreateOptions{})
+		want := `violates PodSecurity "baseline:latest": privileged (container "app" must not set securityContext.privileged=true)`
 		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
 			t.Fatalf("got %v, want 403 containing %q", err, want)
 		}
@@ -335,6 +370,12 @@ func TestAdmissionChain(t *testing.T) {
 			t.Fatalf("requestor %q, want the creating user", got.Spec.Username)
 		}
 		got.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "Test"}}
+		// Only /approval decides; /status keeps the decision as it was.
+		viaStatus, err := c.CertificatesV1().CertificateSigningRequests().UpdateStatus(ctx, got, metav1.UpdateOptions{})
+		if err != nil || len(viaStatus.Status.Conditions) != 0 {
+			t.Fatalf("status update: %v, conditions %+v, want none", err, viaStatus.Status.Conditions)
+		}
+		got.ResourceVersion = viaStatus.ResourceVersion
 		approved, err := c.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, got.Name, got, metav1.UpdateOptions{})
 		if err != nil || len(approved.Status.Conditions) != 1 {
 			t.Fatalf("approve: %v %+v", err, approved)
