@@ -44,8 +44,12 @@ func TestWebhookConfiguration(t *testing.T) {
 		{"unknown side effects", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
 			c.Webhooks[0].SideEffects = ptr(admissionregistrationv1.SideEffectClassUnknown)
 		}, []want{notSup("webhooks[0].sideEffects")}},
-		{"review versions required", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) { c.Webhooks[0].AdmissionReviewVersions = nil }, []want{required("webhooks[0].admissionReviewVersions")}},
-		{"timeout too long", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) { c.Webhooks[0].TimeoutSeconds = ptr[int32](31) }, []want{invalid("webhooks[0].timeoutSeconds")}},
+		{"review versions required", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
+			c.Webhooks[0].AdmissionReviewVersions = nil
+		}, []want{required("webhooks[0].admissionReviewVersions")}},
+		{"timeout too long", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
+			c.Webhooks[0].TimeoutSeconds = ptr[int32](31)
+		}, []want{invalid("webhooks[0].timeoutSeconds")}},
 		{"http url refused", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
 			c.Webhooks[0].ClientConfig.URL = ptr("http://hooks.example.com/")
 		}, []want{invalid("webhooks[0].clientConfig.url")}},
@@ -55,7 +59,9 @@ func TestWebhookConfiguration(t *testing.T) {
 		{"wildcard operation with others", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
 			c.Webhooks[0].Rules[0].Operations = []admissionregistrationv1.OperationType{"*", admissionregistrationv1.Create}
 		}, []want{invalid("webhooks[0].rules[0].operations")}},
-		{"resources required", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) { c.Webhooks[0].Rules[0].Resources = nil }, []want{required("webhooks[0].rules[0].resources")}},
+		{"resources required", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
+			c.Webhooks[0].Rules[0].Resources = nil
+		}, []want{required("webhooks[0].rules[0].resources")}},
 		{"bad scope", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
 			c.Webhooks[0].Rules[0].Scope = ptr(admissionregistrationv1.ScopeType("Galaxy"))
 		}, []want{notSup("webhooks[0].rules[0].scope")}},
