@@ -24,6 +24,7 @@ import (
 	"trireme.dev/apiserver/internal/admissionchain/plugins/podnodeselector"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/podsecurity"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/podtolerationrestriction"
+	"trireme.dev/apiserver/internal/admissionchain/plugins/podtopologylabels"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/priority"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/pvcresize"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/resourcequota"
@@ -63,6 +64,7 @@ var registrations = []func(*admission.Plugins){
 	certsubjectrestriction.Register,
 	defaultingressclass.Register,
 	denyserviceexternalips.Register,
+	podtopologylabels.Register,
 	resourcequota.Register,
 	alwaysdeny.Register,
 }
