@@ -5,6 +5,7 @@ import (
 
 	"trireme.dev/apiserver/internal/admissionchain/plugins/alwaysadmit"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/alwaysdeny"
+	"trireme.dev/apiserver/internal/admissionchain/plugins/antiaffinity"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/alwayspullimages"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/certapproval"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/certsigning"
@@ -42,6 +43,7 @@ var registrations = []func(*admission.Plugins){
 	alwaysadmit.Register,
 	namespaceautoprovision.Register,
 	namespaceexists.Register,
+	antiaffinity.Register,
 	limitranger.Register,
 	serviceaccount.Register,
 	noderestriction.Register,
