@@ -5,8 +5,8 @@ import (
 
 	"trireme.dev/apiserver/internal/admissionchain/plugins/alwaysadmit"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/alwaysdeny"
-	"trireme.dev/apiserver/internal/admissionchain/plugins/antiaffinity"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/alwayspullimages"
+	"trireme.dev/apiserver/internal/admissionchain/plugins/antiaffinity"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/certapproval"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/certsigning"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/certsubjectrestriction"
