@@ -1,9 +1,11 @@
 package defaults
 
 import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
@@ -83,6 +85,15 @@ func defaulters() []defaulter {
 		// rbac.authorization.k8s.io/v1
 		kind(RoleBinding, &rbacv1.RoleBindingList{}),
 		kind(ClusterRoleBinding, &rbacv1.ClusterRoleBindingList{}),
+		// admissionregistration.k8s.io/v1
+		kind(ValidatingWebhookConfiguration, &admissionregistrationv1.ValidatingWebhookConfigurationList{}),
+		kind(MutatingWebhookConfiguration, &admissionregistrationv1.MutatingWebhookConfigurationList{}),
+		kind(ValidatingAdmissionPolicy, &admissionregistrationv1.ValidatingAdmissionPolicyList{}),
+		kind(ValidatingAdmissionPolicyBinding, &admissionregistrationv1.ValidatingAdmissionPolicyBindingList{}),
+		kind(MutatingAdmissionPolicy, &admissionregistrationv1.MutatingAdmissionPolicyList{}),
+		kind(MutatingAdmissionPolicyBinding, &admissionregistrationv1.MutatingAdmissionPolicyBindingList{}),
+		// certificates.k8s.io/v1
+		kind(CertificateSigningRequest, &certificatesv1.CertificateSigningRequestList{}),
 	}
 }
 

@@ -58,6 +58,15 @@ var printers = []printer{
 	// flowcontrol
 	sortedBy(kind(flowSchemaColumns, flowSchemaCells), flowSchemaBefore),
 	kind(priorityLevelConfigurationColumns, priorityLevelConfigurationCells),
+	// admissionregistration
+	kind(webhookConfigurationColumns, validatingWebhookConfigurationCells),
+	kind(webhookConfigurationColumns, mutatingWebhookConfigurationCells),
+	kind(validatingAdmissionPolicyColumns, validatingAdmissionPolicyCells),
+	kind(policyBindingColumns, validatingAdmissionPolicyBindingCells),
+	kind(mutatingAdmissionPolicyColumns, mutatingAdmissionPolicyCells),
+	kind(policyBindingColumns, mutatingAdmissionPolicyBindingCells),
+	// certificates
+	kind(certificateSigningRequestColumns, certificateSigningRequestCells),
 	// resource
 	kind(deviceClassColumns, deviceClassCells),
 	kind(resourceClaimColumns, resourceClaimCells),

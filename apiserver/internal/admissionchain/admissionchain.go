@@ -1,43 +1,77 @@
 // Package admissionchain builds the admission chain every write passes
-// through. Today: NamespaceLifecycle, which refuses objects in missing or
-// terminating namespaces. The other upstream plugins plug in here, in
-// upstream's order.
+// through: upstream's plugins, in upstream's order, with upstream's
+// default-on set, switched by --enable-admission-plugins and
+// --disable-admission-plugins and configured by
+// --admission-control-config-file. Plugins live one per folder under
+// plugins/ and register themselves in registrations.
 package admissionchain
 
 import (
 	"fmt"
 
 	"github.com/spf13/pflag"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 )
 
-// Options are the admission flags.
-type Options struct{}
+// Options are the admission flags: upstream's own option set, with
+// Trireme's plugins registered in it.
+type Options struct {
+	*genericoptions.AdmissionOptions
+}
 
-// NewOptions returns the defaults.
-func NewOptions() *Options { return &Options{} }
+// NewOptions returns upstream's defaults: every plugin registered, the
+// default-on set enabled.
+func NewOptions() *Options {
+	o := genericoptions.NewAdmissionOptions()
+	// NewAdmissionOptions registers the library plugins (namespace
+	// lifecycle, policies, webhooks); ours join them.
+	for _, register := range registrations {
+		register(o.Plugins)
+	}
+	o.RecommendedPluginOrder, o.DefaultOffPlugins = order(o.Plugins.Registered())
+	return &Options{AdmissionOptions: o}
+}
 
-// AddFlags registers the options on fs.
-func (o *Options) AddFlags(*pflag.FlagSet) {}
+// AddFlags registers --enable-admission-plugins,
+// --disable-admission-plugins and --admission-control-config-file on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) { o.AdmissionOptions.AddFlags(fs) }
 
-// ApplyTo sets config's admission chain; plugins read the cluster through
-// client and factory.
+// EnabledPlugins returns the plugins the flags turn on, in chain order.
+func (o *Options) EnabledPlugins() []string {
+	off := o.DefaultOffPlugins.Clone().Insert(o.DisablePlugins...).Delete(o.EnablePlugins...)
+	var out []string
+	for _, name := range o.RecommendedPluginOrder {
+		if !off.Has(name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// ApplyTo sets config's admission chain. Plugins read the cluster through
+// client and factory (started by the server's post-start hook), authorize
+// through config's authorizer, and talk to webhooks and policies' params
+// through a dynamic client on the loopback connection.
 func (o *Options) ApplyTo(config *genericapiserver.Config, client kubernetes.Interface, factory informers.SharedInformerFactory) error {
-	plugin, err := lifecycle.NewLifecycle(sets.New(metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic))
+	if errs := o.Validate(); len(errs) > 0 {
+		return fmt.Errorf("admission options: %w", utilerrors.NewAggregate(errs))
+	}
+	dyn, err := dynamic.NewForConfig(config.LoopbackClientConfig)
 	if err != nil {
-		return err
+		return fmt.Errorf("admission dynamic client: %w", err)
 	}
-	plugin.SetExternalKubeClientSet(client)
-	plugin.SetExternalKubeInformerFactory(factory)
-	if err := plugin.ValidateInitialization(); err != nil {
-		return fmt.Errorf("admission NamespaceLifecycle: %w", err)
+	if err := o.AdmissionOptions.ApplyTo(config, factory, client, dyn, utilfeature.DefaultFeatureGate, config.EffectiveVersion,
+		newInitializer()); err != nil {
+		return fmt.Errorf("admission chain: %w", err)
 	}
-	config.AdmissionControl = admission.NewChainHandler(plugin)
 	return nil
 }
+
+var _ admission.PluginInitializer = (*initializer)(nil)

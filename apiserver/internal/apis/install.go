@@ -2,6 +2,7 @@ package apis
 
 import (
 	"fmt"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	"net/netip"
 	"sort"
 
@@ -21,6 +22,7 @@ import (
 	"trireme.dev/apiserver/internal/alloc/portrange"
 	"trireme.dev/apiserver/internal/authn"
 	"trireme.dev/apiserver/internal/registry"
+	"trireme.dev/apiserver/internal/registry/certificates"
 	"trireme.dev/apiserver/internal/registry/namespaces"
 	"trireme.dev/apiserver/internal/registry/pods"
 	"trireme.dev/apiserver/internal/registry/proxy"
@@ -137,6 +139,8 @@ func addSubresources(byGV map[schema.GroupVersion]map[string]rest.Storage, store
 	core["namespaces"] = namespaces.NewStore(nsStore)
 	core["namespaces/finalize"] = namespaces.NewFinalizeStore(nsStore)
 	addAuthentication(byGV, stores, cfg)
+	certs := byGV[certificatesv1.SchemeGroupVersion]
+	certs["certificatesigningrequests/approval"] = certificates.NewApprovalStore(stores[certificatesv1.Resource("certificatesigningrequests")])
 }
 
 // Install adds every served group to s.

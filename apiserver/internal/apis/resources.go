@@ -3,9 +3,11 @@ package apis
 import (
 	"context"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -26,6 +28,7 @@ import (
 	"trireme.dev/api/events"
 	"trireme.dev/api/validation"
 	"trireme.dev/apiserver/internal/registry"
+	"trireme.dev/apiserver/internal/registry/certificates"
 )
 
 // newFn returns a constructor of empty T objects.
@@ -38,6 +41,10 @@ func newFn[T any, P interface {
 
 // all is the category `kubectl get all` lists.
 var all = []string{"all"}
+
+// apiExtensions is the category upstream gives the kinds that extend the
+// API's behaviour (`kubectl get api-extensions`).
+var apiExtensions = []string{"api-extensions"}
 
 // eventTTL is how long Events live in etcd, upstream's --event-ttl default.
 const eventTTL = 3600
@@ -116,6 +123,15 @@ func resources() []*registry.Resource {
 		{GroupVersion: resourcev1.SchemeGroupVersion, Name: "resourceclaims", Kind: "ResourceClaim", New: newFn[resourcev1.ResourceClaim](), NewList: newFn[resourcev1.ResourceClaimList](), Namespaced: true, Status: true},
 		{GroupVersion: resourcev1.SchemeGroupVersion, Name: "resourceclaimtemplates", Kind: "ResourceClaimTemplate", New: newFn[resourcev1.ResourceClaimTemplate](), NewList: newFn[resourcev1.ResourceClaimTemplateList](), Namespaced: true},
 		{GroupVersion: resourcev1.SchemeGroupVersion, Name: "resourceslices", Kind: "ResourceSlice", New: newFn[resourcev1.ResourceSlice](), NewList: newFn[resourcev1.ResourceSliceList](), Generation: true},
+
+		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "validatingwebhookconfigurations", Kind: "ValidatingWebhookConfiguration", New: newFn[admissionregistrationv1.ValidatingWebhookConfiguration](), NewList: newFn[admissionregistrationv1.ValidatingWebhookConfigurationList](), Categories: apiExtensions},
+		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "mutatingwebhookconfigurations", Kind: "MutatingWebhookConfiguration", New: newFn[admissionregistrationv1.MutatingWebhookConfiguration](), NewList: newFn[admissionregistrationv1.MutatingWebhookConfigurationList](), Categories: apiExtensions},
+		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "validatingadmissionpolicies", Kind: "ValidatingAdmissionPolicy", New: newFn[admissionregistrationv1.ValidatingAdmissionPolicy](), NewList: newFn[admissionregistrationv1.ValidatingAdmissionPolicyList](), Status: true, Generation: true, Categories: apiExtensions},
+		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "validatingadmissionpolicybindings", Kind: "ValidatingAdmissionPolicyBinding", New: newFn[admissionregistrationv1.ValidatingAdmissionPolicyBinding](), NewList: newFn[admissionregistrationv1.ValidatingAdmissionPolicyBindingList](), Generation: true, Categories: apiExtensions},
+		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "mutatingadmissionpolicies", Kind: "MutatingAdmissionPolicy", New: newFn[admissionregistrationv1.MutatingAdmissionPolicy](), NewList: newFn[admissionregistrationv1.MutatingAdmissionPolicyList](), Generation: true, Categories: apiExtensions},
+		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "mutatingadmissionpolicybindings", Kind: "MutatingAdmissionPolicyBinding", New: newFn[admissionregistrationv1.MutatingAdmissionPolicyBinding](), NewList: newFn[admissionregistrationv1.MutatingAdmissionPolicyBindingList](), Generation: true, Categories: apiExtensions},
+
+		{GroupVersion: certificatesv1.SchemeGroupVersion, Name: "certificatesigningrequests", Kind: "CertificateSigningRequest", New: newFn[certificatesv1.CertificateSigningRequest](), NewList: newFn[certificatesv1.CertificateSigningRequestList](), Status: true, ShortNames: []string{"csr"}, Hooks: certificates.Hooks},
 	}
 }
 

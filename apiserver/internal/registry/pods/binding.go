@@ -3,6 +3,7 @@ package pods
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -74,6 +75,7 @@ func (b *BindingStore) Create(ctx context.Context, name string, obj runtime.Obje
 		for k, v := range binding.Annotations {
 			pod.Annotations[k] = v
 		}
+		copyTopologyLabels(pod, binding)
 		setScheduled(pod)
 		return pod, nil
 	}), false, nil)
@@ -82,6 +84,24 @@ func (b *BindingStore) Create(ctx context.Context, name string, obj runtime.Obje
 		return nil, storeerr.InterpretUpdateError(err, corev1.Resource("pods"), binding.Name)
 	}
 	return &metav1.Status{Status: metav1.StatusSuccess, Code: 201}, nil
+}
+
+// topologyLabelPrefix marks the node labels the PodTopologyLabels
+// admission plugin copies onto a binding, so a pod can read its zone and
+// region through the downward API.
+const topologyLabelPrefix = "topology.kubernetes.io/"
+
+// copyTopologyLabels moves the binding's topology labels onto the pod.
+func copyTopologyLabels(pod *corev1.Pod, binding *corev1.Binding) {
+	for k, v := range binding.Labels {
+		if !strings.HasPrefix(k, topologyLabelPrefix) {
+			continue
+		}
+		if pod.Labels == nil {
+			pod.Labels = map[string]string{}
+		}
+		pod.Labels[k] = v
+	}
 }
 
 // setScheduled records the PodScheduled condition as true.

@@ -1,0 +1,70 @@
+package podtolerationrestriction
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+func TestPodTolerationRestriction(t *testing.T) {
+	ns := func(ann map[string]string) *corev1.Namespace {
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Annotations: ann}}
+	}
+	gpu := corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+	tests := []struct {
+		name      string
+		ns        *corev1.Namespace
+		pod       []corev1.Toleration
+		resources corev1.ResourceRequirements
+		wantKeys  []string
+		wantErr   string
+	}{
+		{"namespace default merged", ns(map[string]string{defaultsAnnotation: `[{"key":"gpu","operator":"Exists","effect":"NoSchedule"}]`}), nil, corev1.ResourceRequirements{}, []string{"gpu"}, ""},
+		{"memory pressure added for burstable", ns(nil), nil, corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}, []string{corev1.TaintNodeMemoryPressure}, ""},
+		{"conflict refused", ns(map[string]string{defaultsAnnotation: `[{"key":"gpu","operator":"Equal","value":"a","effect":"NoSchedule"}]`}), []corev1.Toleration{gpu}, corev1.ResourceRequirements{}, nil, "namespace tolerations and pod tolerations conflict"},
+		{"not whitelisted refused", ns(map[string]string{whitelistAnnotation: `[{"key":"ssd","operator":"Exists"}]`}), []corev1.Toleration{gpu}, corev1.ResourceRequirements{}, nil, "conflict with its namespace whitelist"},
+		{"whitelisted admitted", ns(map[string]string{whitelistAnnotation: `[{"key":"gpu","operator":"Exists"}]`}), []corev1.Toleration{gpu}, corev1.ResourceRequirements{}, []string{"gpu"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			client := fake.NewClientset(tt.ns)
+			factory := informers.NewSharedInformerFactory(client, 0)
+			p := newPlugin(&config{})
+			p.SetExternalKubeClientSet(client)
+			p.SetExternalKubeInformerFactory(factory)
+			factory.Start(t.Context().Done())
+			factory.WaitForCacheSync(t.Context().Done())
+			pod := &corev1.Pod{Spec: corev1.PodSpec{Tolerations: tt.pod, Containers: []corev1.Container{{Name: "c", Resources: tt.resources}}}}
+			a := admission.NewAttributesRecord(pod, nil, corev1.SchemeGroupVersion.WithKind("Pod"), "ns", "p",
+				corev1.SchemeGroupVersion.WithResource("pods"), "", admission.Create, &metav1.CreateOptions{}, false, nil)
+			err := p.Admit(context.Background(), a, nil)
+			if err == nil {
+				err = p.Validate(context.Background(), a, nil)
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pod.Spec.Tolerations) != len(tt.wantKeys) {
+				t.Fatalf("tolerations %+v, want keys %v", pod.Spec.Tolerations, tt.wantKeys)
+			}
+			for i, k := range tt.wantKeys {
+				if pod.Spec.Tolerations[i].Key != k {
+					t.Fatalf("tolerations %+v, want keys %v", pod.Spec.Tolerations, tt.wantKeys)
+				}
+			}
+		})
+	}
+}
