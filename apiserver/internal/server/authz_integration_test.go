@@ -189,6 +189,10 @@ func TestAuthorizationEndToEnd(t *testing.T) {
 		if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("admin creates namespace %s: %v", ns, err)
 		}
+		// The controller-manager is not running: make what it would.
+		if _, err := admin.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("admin creates default service account in %s: %v", ns, err)
+		}
 	}
 	if _, err := admin.RbacV1().Roles("demo").Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pod-reader"},
 		Rules: []rbacv1.PolicyRule{

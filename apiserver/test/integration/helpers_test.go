@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,7 +46,19 @@ func newNamespace(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("create test namespace: %v", err)
 	}
+	createDefaultServiceAccount(t, client, ns.Name)
 	return ns.Name
+}
+
+// createDefaultServiceAccount stands in for the controller-manager, which
+// these tests do not run: ServiceAccount admission refuses pods until their
+// namespace has its default ServiceAccount.
+func createDefaultServiceAccount(t *testing.T, c kubernetes.Interface, ns string) {
+	t.Helper()
+	_, err := c.CoreV1().ServiceAccounts(ns).Create(testContext(t), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create default service account in %s: %v", ns, err)
+	}
 }
 
 // wantStatus fails the test unless err is an API error with the HTTP code.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"trireme.dev/apiserver/internal/server"
+
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -37,7 +39,7 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var err error
-	shared, err = testserver.Start(ctx, testserver.Options{Verbose: testing.Verbose()})
+	shared, err = testserver.Start(ctx, testserver.Options{Verbose: testing.Verbose(), Customize: withoutControllerFinalizers})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start apiserver:", err)
 		return 1
@@ -52,4 +54,11 @@ func run(m *testing.M) int {
 	dyn = dynamic.NewForConfigOrDie(config)
 	metadataClient = metadata.NewForConfigOrDie(config)
 	return m.Run()
+}
+
+// withoutControllerFinalizers turns off the admission plugin that adds the
+// pv/pvc-protection finalizers: only a controller removes them, and these
+// tests run none, so deleted volumes would stay Terminating.
+func withoutControllerFinalizers(o *server.Options) {
+	o.Admission.DisablePlugins = append(o.Admission.DisablePlugins, "StorageObjectInUseProtection")
 }

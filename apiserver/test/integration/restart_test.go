@@ -55,6 +55,7 @@ func TestRestart(t *testing.T) {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	createDefaultServiceAccount(t, cs, ns)
 	// Before the restart: one object of several kinds, 3 ClusterIP and 3
 	// NodePort services (7 IPs with kubernetes', 3 ports).
 	type keptObject struct {

@@ -1,9 +1,18 @@
 package integration
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -321,4 +330,74 @@ func sampleClusterRoleBinding(string) runtime.Object {
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "readers"}},
 	}
+}
+
+// Webhooks and policies whose rules match nothing: stored and served, never
+// called, so they cannot disturb the other tests.
+var noSideEffects = admissionregistrationv1.SideEffectClassNone
+
+func sampleValidatingWebhookConfiguration(string) runtime.Object {
+	return &admissionregistrationv1.ValidatingWebhookConfiguration{Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+		Name: "check.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://check.example.com/validate")},
+		SideEffects: &noSideEffects, AdmissionReviewVersions: []string{"v1"},
+	}}}
+}
+
+func sampleMutatingWebhookConfiguration(string) runtime.Object {
+	return &admissionregistrationv1.MutatingWebhookConfiguration{Webhooks: []admissionregistrationv1.MutatingWebhook{{
+		Name: "mutate.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://mutate.example.com/mutate")},
+		SideEffects: &noSideEffects, AdmissionReviewVersions: []string{"v1"},
+	}}}
+}
+
+var matchNothing = &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+	RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+		Rule:       admissionregistrationv1.Rule{APIGroups: []string{"example.com"}, APIVersions: []string{"v1"}, Resources: []string{"widgets"}},
+	},
+}}}
+
+func sampleValidatingAdmissionPolicy(string) runtime.Object {
+	return &admissionregistrationv1.ValidatingAdmissionPolicy{Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+		MatchConstraints: matchNothing,
+		Validations:      []admissionregistrationv1.Validation{{Expression: "object.metadata.name != 'forbidden'"}},
+	}}
+}
+
+func sampleValidatingAdmissionPolicyBinding(string) runtime.Object {
+	return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+		PolicyName: "no-such-policy", ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+	}}
+}
+
+func sampleMutatingAdmissionPolicy(string) runtime.Object {
+	return &admissionregistrationv1.MutatingAdmissionPolicy{Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+		MatchConstraints:   matchNothing,
+		ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
+		Mutations: []admissionregistrationv1.Mutation{{
+			PatchType:          admissionregistrationv1.PatchTypeApplyConfiguration,
+			ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: "Object{metadata: Object.metadata{labels: {'seen': 'yes'}}}"},
+		}},
+	}}
+}
+
+func sampleMutatingAdmissionPolicyBinding(string) runtime.Object {
+	return &admissionregistrationv1.MutatingAdmissionPolicyBinding{Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: "no-such-policy"}}
+}
+
+// sampleCSR asks the kube-apiserver-client signer for an ordinary user.
+func sampleCSR(string) runtime.Object {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "jane", Organization: []string{"dev"}}}, key)
+	if err != nil {
+		panic(err)
+	}
+	return &certificatesv1.CertificateSigningRequest{Spec: certificatesv1.CertificateSigningRequestSpec{
+		Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+		SignerName: certificatesv1.KubeAPIServerClientSignerName,
+		Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth},
+	}}
 }

@@ -70,6 +70,11 @@ func TestProxyThroughAPIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
+	// The controller-manager is not running: make the ServiceAccount it
+	// would, which ServiceAccount admission requires of every pod.
+	if _, err := client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	makePod(ctx, t, client, "web", hostIP, app.port)
 	makePod(ctx, t, client, "pending", "", app.port)
 	makePod(ctx, t, client, "gone", hostIP, deadPort)
