@@ -49,5 +49,5 @@ func runSuite(m *testing.M) int {
 }
 
 func serverOptions() framework.APIServerOptions {
-	return framework.APIServerOptions{ServiceClusterIPRange: serviceCIDR, ServiceNodePortRange: nodePortRange}
+	return framework.APIServerOptions{ServiceClusterIPRange: serviceCIDR, ServiceNodePortRange: nodePortRange, ControllerManager: true}
 }

@@ -19,6 +19,10 @@ import (
 // APIServerBinary is the file name `make build` gives the apiserver.
 const APIServerBinary = "trireme-apiserver"
 
+// ControllerManagerBinary is the file name `make build` gives the
+// controller-manager.
+const ControllerManagerBinary = "trireme-controller-manager"
+
 // DefaultReadyTimeout bounds how long a start or restart waits for /readyz.
 const DefaultReadyTimeout = 120 * time.Second
 
@@ -32,6 +36,10 @@ type APIServerOptions struct {
 	ExtraArgs []string
 	// ReadyTimeout overrides DefaultReadyTimeout.
 	ReadyTimeout time.Duration
+	// ControllerManager also runs trireme-controller-manager against the
+	// server, as a cluster does: ServiceAccount admission refuses pods
+	// until it has made their namespace's default ServiceAccount.
+	ControllerManager bool
 }
 
 // APIServer is a dev-mode trireme-apiserver process: embedded etcd, its own
@@ -43,7 +51,8 @@ type APIServer struct {
 	port    int
 	log     *tailBuffer
 	proc    *Process
-	stopped bool // proc was stopped, or found dead, by Stop
+	stopped bool     // proc was stopped, or found dead, by Stop
+	cm      *Process // the controller-manager, when opts.ControllerManager
 }
 
 // StartAPIServer starts an apiserver and waits until it is ready, failing tb
@@ -140,7 +149,25 @@ func (s *APIServer) start(ctx context.Context) error {
 		}
 		return err
 	}
+	if s.opts.ControllerManager {
+		if err := s.startControllerManager(); err != nil {
+			return errors.Join(err, s.Stop())
+		}
+	}
 	return nil
+}
+
+// startControllerManager runs the controller-manager with the admin
+// kubeconfig; its output joins the server's log.
+func (s *APIServer) startControllerManager() error {
+	binary, err := Binary(ControllerManagerBinary)
+	if err != nil {
+		return err
+	}
+	args := []string{"--kubeconfig", s.KubeconfigPath(), "--secure-port=0", "--leader-elect=false"}
+	fmt.Fprintf(s.log, "=== start %s %s\n", binary, strings.Join(args, " "))
+	s.cm, err = StartProcess(binary, args, s.log)
+	return err
 }
 
 // WaitReady polls /readyz with the admin kubeconfig until it answers 200,
@@ -189,6 +216,12 @@ func (s *APIServer) Stop() error {
 		return nil
 	}
 	s.stopped = true
+	if s.cm != nil {
+		if err := s.cm.Stop(DefaultStopTimeout); err != nil {
+			fmt.Fprintf(s.log, "=== stop controller-manager: %v\n", err)
+		}
+		s.cm = nil
+	}
 	select {
 	case <-s.proc.Exited():
 		// Nothing asked it to stop: a crash is a finding, not a clean stop.
