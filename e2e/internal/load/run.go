@@ -165,6 +165,13 @@ func (r *runner) setupNamespace(ctx context.Context) error {
 	default:
 		return fmt.Errorf("create namespace %s: %w", r.ns, err)
 	}
+	// Pods need their namespace's default ServiceAccount. A cluster's
+	// controller-manager makes it; a bare apiserver has none, so the driver
+	// makes it when missing and measures either the same way.
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	if _, err := r.workers[0].cs.CoreV1().ServiceAccounts(r.ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create default service account in %s: %w", r.ns, err)
+	}
 	return nil
 }
 
