@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -14,8 +15,17 @@ import (
 	"trireme.dev/apiserver/internal/server"
 )
 
+// gcPercent is the garbage collector's target when GOGC is not set. The
+// server allocates per request far more than it keeps; collecting at 200%
+// instead of 100% measured 20-25% more writes per second with a lower p99
+// on the load driver, for a few MiB of idle memory.
+const gcPercent = 200
+
 // Main runs the command with args and returns the exit code.
 func Main(args []string) int {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	cmd := NewCommand(genericapiserver.SetupSignalContext())
 	cmd.SetArgs(args)
 	if err := cmd.Execute(); err != nil {
