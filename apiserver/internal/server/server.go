@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -178,6 +179,19 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.Gen
 		AdvertisePort: port,
 		ServerID:      config.APIServerID,
 	}
+	srv.AddPostStartHookOrDie("trireme-release-startup-memory", func(hc genericapiserver.PostStartHookContext) error {
+		// Building the served groups and their OpenAPI leaves much garbage;
+		// give it back once start-up is over rather than when the collector
+		// next runs, so an idle server stays small.
+		go func() {
+			select {
+			case <-hc.Done():
+			case <-time.After(10 * time.Second):
+				debug.FreeOSMemory()
+			}
+		}()
+		return nil
+	})
 	if err := boot.AddHooks(srv); err != nil {
 		return nil, cleanup, err
 	}
