@@ -61,9 +61,10 @@ fix:
 ## check: what CI runs — verify, test and e2e
 check: verify test e2e
 
-## run: a dev-mode apiserver in _output/dev (KUBECONFIG=_output/dev/admin.kubeconfig)
+## run: a dev-mode control plane (apiserver + controller-manager) in _output/dev
+## (KUBECONFIG=_output/dev/admin.kubeconfig)
 run: build
-	$(BIN)/trireme-apiserver --data-dir _output/dev --bind-address 127.0.0.1 --secure-port 6443
+	./hack/run-dev.sh
 
 clean:
 	rm -rf _output
