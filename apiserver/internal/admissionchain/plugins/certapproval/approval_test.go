@@ -38,7 +38,7 @@ func TestCertificateApproval(t *testing.T) {
 			csr := &certificatesv1.CertificateSigningRequest{Spec: certificatesv1.CertificateSigningRequestSpec{SignerName: certificatesv1.KubeAPIServerClientSignerName}}
 			a := admission.NewAttributesRecord(csr, csr, certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest"), "", "c",
 				certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"), tt.subresource, admission.Update, &metav1.UpdateOptions{}, false, &user.DefaultInfo{Name: "approver"})
-			p := &Plugin{Handler: admission.NewHandler(admission.Update)}
+			p := New()
 			p.SetAuthorizer(authorizer.AuthorizerFunc(tt.grants.Authorize))
 			err := p.Validate(context.Background(), a, nil)
 			if (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {

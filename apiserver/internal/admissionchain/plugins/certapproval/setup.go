@@ -16,6 +16,6 @@ const Name = "CertificateApproval"
 // Register adds CertificateApproval to plugins.
 func Register(plugins *admission.Plugins) {
 	plugins.Register(Name, func(io.Reader) (admission.Interface, error) {
-		return &Plugin{Handler: admission.NewHandler(admission.Update)}, nil
+		return New(), nil
 	})
 }

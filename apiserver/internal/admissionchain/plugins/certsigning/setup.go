@@ -15,6 +15,6 @@ const Name = "CertificateSigning"
 // Register adds CertificateSigning to plugins.
 func Register(plugins *admission.Plugins) {
 	plugins.Register(Name, func(io.Reader) (admission.Interface, error) {
-		return &Plugin{Handler: admission.NewHandler(admission.Update)}, nil
+		return New(), nil
 	})
 }

@@ -14,47 +14,67 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 )
 
-// Plugin checks the sign permission on certificate writes.
-type Plugin struct {
+// SignerCheck is an admission plugin that requires a verb on a CSR's
+// signer for updates through one CSR subresource. CertificateSigning
+// ("sign" on status) and CertificateApproval ("approve" on approval) are
+// both this check.
+type SignerCheck struct {
 	*admission.Handler
-	authz authorizer.Authorizer
+	name, subresource, verb string
+	// needed, when set, says whether an update needs the permission at all,
+	// given the stored object; nil means every update does.
+	needed func(csr, old *certificatesv1.CertificateSigningRequest) bool
+	authz  authorizer.Authorizer
+}
+
+// NewSignerCheck returns the check named name for updates of subresource.
+func NewSignerCheck(name, subresource, verb string, needed func(csr, old *certificatesv1.CertificateSigningRequest) bool) *SignerCheck {
+	return &SignerCheck{Handler: admission.NewHandler(admission.Update), name: name, subresource: subresource, verb: verb, needed: needed}
+}
+
+// New returns the CertificateSigning plugin.
+func New() *SignerCheck {
+	// Only issuing (or changing) a certificate needs the signer's trust.
+	return NewSignerCheck(Name, "status", "sign", func(csr, old *certificatesv1.CertificateSigningRequest) bool {
+		return !bytes.Equal(csr.Status.Certificate, old.Status.Certificate)
+	})
 }
 
 var (
-	_ admission.ValidationInterface      = (*Plugin)(nil)
-	_ genericinitializer.WantsAuthorizer = (*Plugin)(nil)
+	_ admission.ValidationInterface      = (*SignerCheck)(nil)
+	_ genericinitializer.WantsAuthorizer = (*SignerCheck)(nil)
 )
 
 // SetAuthorizer implements WantsAuthorizer.
-func (p *Plugin) SetAuthorizer(a authorizer.Authorizer) { p.authz = a }
+func (p *SignerCheck) SetAuthorizer(a authorizer.Authorizer) { p.authz = a }
 
 // ValidateInitialization implements admission.InitializationValidator.
-func (p *Plugin) ValidateInitialization() error {
+func (p *SignerCheck) ValidateInitialization() error {
 	if p.authz == nil {
-		return errors.New("CertificateSigning needs an authorizer")
+		return errors.New(p.name + " needs an authorizer")
 	}
 	return nil
 }
 
 // Validate implements admission.ValidationInterface.
-func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
-	if a.GetResource().GroupResource() != certificatesv1.Resource("certificatesigningrequests") || a.GetSubresource() != "status" {
+func (p *SignerCheck) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	if a.GetResource().GroupResource() != certificatesv1.Resource("certificatesigningrequests") || a.GetSubresource() != p.subresource {
 		return nil
 	}
 	csr, ok := a.GetObject().(*certificatesv1.CertificateSigningRequest)
 	if !ok {
 		return nil
 	}
-	old, ok := a.GetOldObject().(*certificatesv1.CertificateSigningRequest)
-	if !ok {
-		return nil
+	signer := csr.Spec.SignerName
+	if p.needed != nil {
+		old, ok := a.GetOldObject().(*certificatesv1.CertificateSigningRequest)
+		if !ok || !p.needed(csr, old) {
+			return nil
+		}
+		signer = old.Spec.SignerName
 	}
-	// Only issuing (or changing) a certificate needs the signer's trust.
-	if bytes.Equal(csr.Status.Certificate, old.Status.Certificate) {
-		return nil
-	}
-	if !Allowed(ctx, p.authz, a.GetUserInfo(), "sign", old.Spec.SignerName) {
-		return admission.NewForbidden(a, fmt.Errorf("user not permitted to sign requests with signerName %q", old.Spec.SignerName))
+	if !Allowed(ctx, p.authz, a.GetUserInfo(), p.verb, signer) {
+		return admission.NewForbidden(a, fmt.Errorf("user not permitted to %s requests with signerName %q", p.verb, signer))
 	}
 	return nil
 }

@@ -41,7 +41,7 @@ func TestCertificateSigning(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a := admission.NewAttributesRecord(tt.obj, old, certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest"), "", "c",
 				certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"), "status", admission.Update, &metav1.UpdateOptions{}, false, &user.DefaultInfo{Name: "signer"})
-			p := &Plugin{Handler: admission.NewHandler(admission.Update)}
+			p := New()
 			p.SetAuthorizer(authorizer.AuthorizerFunc(tt.grants.Authorize))
 			err := p.Validate(context.Background(), a, nil)
 			if (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
