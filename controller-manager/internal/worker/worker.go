@@ -102,3 +102,13 @@ func (l *Loop) processNext(ctx context.Context, log logr.Logger) bool {
 	l.queue.AddRateLimited(key)
 	return true
 }
+
+// ObjectAs returns the object an event handler was given as a T: a deletion
+// the informer missed arrives wrapped in a tombstone, which this unwraps.
+func ObjectAs[T any](obj any) (T, bool) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	t, ok := obj.(T)
+	return t, ok
+}

@@ -144,10 +144,7 @@ func (c *Controller) enqueueNamespace(namespace string) {
 }
 
 func (c *Controller) enqueueObjectNamespace(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	if m, ok := obj.(metav1.Object); ok {
+	if m, ok := worker.ObjectAs[metav1.Object](obj); ok {
 		c.enqueueNamespace(m.GetNamespace())
 	}
 }

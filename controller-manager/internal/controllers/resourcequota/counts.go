@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
+	"trireme.dev/controller-manager/internal/worker"
 )
 
 // Resolver finds the served version of a group and resource (a RESTMapper
@@ -99,10 +100,7 @@ func (c *counter) informer(gr schema.GroupResource) (informers.GenericInformer, 
 	delete(c.unknown, gr)
 	inf := c.factory.ForResource(gvr)
 	changed := func(obj any) {
-		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tomb.Obj
-		}
-		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		if m, ok := worker.ObjectAs[*metav1.PartialObjectMetadata](obj); ok {
 			c.onChange(m.Namespace)
 		}
 	}

@@ -83,10 +83,7 @@ func (p *Publisher) Run(ctx context.Context, workers int) {
 }
 
 func (p *Publisher) configMapChanged(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	cm, ok := obj.(*corev1.ConfigMap)
+	cm, ok := worker.ObjectAs[*corev1.ConfigMap](obj)
 	if !ok || cm.Name != ConfigMapName {
 		return
 	}

@@ -72,10 +72,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 }
 
 func (c *Controller) accountDeleted(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	sa, ok := obj.(*corev1.ServiceAccount)
+	sa, ok := worker.ObjectAs[*corev1.ServiceAccount](obj)
 	if !ok {
 		return
 	}
