@@ -31,55 +31,54 @@ func probe(pr *corev1.Probe, fldPath *field.Path, singleSuccess bool) field.Erro
 	return errs
 }
 
+// oneHandler collects the actions a probe or hook sets and checks that
+// exactly one is: the second and later are forbidden, none is required.
+type oneHandler struct {
+	path *field.Path
+	n    int
+	errs field.ErrorList
+}
+
+// add records the action name when set, validating it with check if it is
+// the first.
+func (o *oneHandler) add(name string, set bool, check func(*field.Path) field.ErrorList) {
+	if !set {
+		return
+	}
+	o.n++
+	if o.n > 1 {
+		o.errs = append(o.errs, field.Forbidden(o.path.Child(name), "may not specify more than 1 handler type"))
+		return
+	}
+	o.errs = append(o.errs, check(o.path.Child(name))...)
+}
+
+func (o *oneHandler) result() field.ErrorList {
+	if o.n == 0 {
+		o.errs = append(o.errs, field.Required(o.path, "must specify a handler type"))
+	}
+	return o.errs
+}
+
 // probeHandler requires exactly one of the probe actions.
 func probeHandler(h *corev1.ProbeHandler, fldPath *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	n := 0
-	add := func(name string, set bool, check func(*field.Path) field.ErrorList) {
-		if !set {
-			return
-		}
-		n++
-		if n > 1 {
-			errs = append(errs, field.Forbidden(fldPath.Child(name), "may not specify more than 1 handler type"))
-			return
-		}
-		errs = append(errs, check(fldPath.Child(name))...)
-	}
-	add("exec", h.Exec != nil, func(p *field.Path) field.ErrorList { return execAction(h.Exec, p) })
-	add("httpGet", h.HTTPGet != nil, func(p *field.Path) field.ErrorList { return httpGetAction(h.HTTPGet, p) })
-	add("tcpSocket", h.TCPSocket != nil, func(p *field.Path) field.ErrorList { return portNumOrName(h.TCPSocket.Port, p.Child("port")) })
-	add("grpc", h.GRPC != nil, func(p *field.Path) field.ErrorList { return portNum(h.GRPC.Port, p.Child("port")) })
-	if n == 0 {
-		errs = append(errs, field.Required(fldPath, "must specify a handler type"))
-	}
-	return errs
+	o := &oneHandler{path: fldPath}
+	o.add("exec", h.Exec != nil, func(p *field.Path) field.ErrorList { return execAction(h.Exec, p) })
+	o.add("httpGet", h.HTTPGet != nil, func(p *field.Path) field.ErrorList { return httpGetAction(h.HTTPGet, p) })
+	o.add("tcpSocket", h.TCPSocket != nil, func(p *field.Path) field.ErrorList { return portNumOrName(h.TCPSocket.Port, p.Child("port")) })
+	o.add("grpc", h.GRPC != nil, func(p *field.Path) field.ErrorList { return portNum(h.GRPC.Port, p.Child("port")) })
+	return o.result()
 }
 
 // lifecycleHandler is probeHandler for postStart/preStop hooks, which may
 // also sleep and may not use gRPC.
 func lifecycleHandler(h *corev1.LifecycleHandler, fldPath *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	n := 0
-	add := func(name string, set bool, check func(*field.Path) field.ErrorList) {
-		if !set {
-			return
-		}
-		n++
-		if n > 1 {
-			errs = append(errs, field.Forbidden(fldPath.Child(name), "may not specify more than 1 handler type"))
-			return
-		}
-		errs = append(errs, check(fldPath.Child(name))...)
-	}
-	add("exec", h.Exec != nil, func(p *field.Path) field.ErrorList { return execAction(h.Exec, p) })
-	add("httpGet", h.HTTPGet != nil, func(p *field.Path) field.ErrorList { return httpGetAction(h.HTTPGet, p) })
-	add("tcpSocket", h.TCPSocket != nil, func(p *field.Path) field.ErrorList { return portNumOrName(h.TCPSocket.Port, p.Child("port")) })
-	add("sleep", h.Sleep != nil, func(p *field.Path) field.ErrorList { return nonNegative(h.Sleep.Seconds, p.Child("seconds")) })
-	if n == 0 {
-		errs = append(errs, field.Required(fldPath, "must specify a handler type"))
-	}
-	return errs
+	o := &oneHandler{path: fldPath}
+	o.add("exec", h.Exec != nil, func(p *field.Path) field.ErrorList { return execAction(h.Exec, p) })
+	o.add("httpGet", h.HTTPGet != nil, func(p *field.Path) field.ErrorList { return httpGetAction(h.HTTPGet, p) })
+	o.add("tcpSocket", h.TCPSocket != nil, func(p *field.Path) field.ErrorList { return portNumOrName(h.TCPSocket.Port, p.Child("port")) })
+	o.add("sleep", h.Sleep != nil, func(p *field.Path) field.ErrorList { return nonNegative(h.Sleep.Seconds, p.Child("seconds")) })
+	return o.result()
 }
 
 func lifecycle(lc *corev1.Lifecycle, fldPath *field.Path) field.ErrorList {
