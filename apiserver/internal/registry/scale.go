@@ -7,6 +7,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -113,7 +114,7 @@ func (u *scaleUpdate) UpdatedObject(ctx context.Context, oldObj runtime.Object) 
 	}
 	// A resourceVersion in the Scale is a precondition on the workload.
 	if sc.ResourceVersion != "" {
-		if m, err := metaOf(out); err == nil {
+		if m, err := meta.Accessor(out); err == nil {
 			m.SetResourceVersion(sc.ResourceVersion)
 		}
 	}
@@ -122,7 +123,7 @@ func (u *scaleUpdate) UpdatedObject(ctx context.Context, oldObj runtime.Object) 
 
 // scaleOf builds the Scale view of a workload.
 func scaleOf(obj runtime.Object) (*autoscalingv1.Scale, error) {
-	m, err := metaOf(obj)
+	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, err
 	}

@@ -208,8 +208,6 @@ var (
 	_ rest.RESTUpdateStrategy  = statusStrategy{}
 )
 
-func metaOf(obj runtime.Object) (metav1.Object, error) { return meta.Accessor(obj) }
-
 // partStrategy writes one part of an object; see PartUpdate.
 type partStrategy struct {
 	*strategy
