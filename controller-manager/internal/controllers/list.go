@@ -9,6 +9,9 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"trireme.dev/controller-manager/internal/controllers/clusterroleaggregation"
+	"trireme.dev/controller-manager/internal/controllers/deployment"
+	"trireme.dev/controller-manager/internal/controllers/replicaset"
+	"trireme.dev/controller-manager/internal/controllers/replicationcontroller"
 	"trireme.dev/controller-manager/internal/controllers/resourcequota"
 	"trireme.dev/controller-manager/internal/controllers/rootcacertpublisher"
 	"trireme.dev/controller-manager/internal/controllers/serviceaccount"
@@ -42,6 +45,60 @@ var All = []Descriptor{
 		Requires:   []schema.GroupVersion{clusterroleaggregation.GroupVersion},
 		Build:      buildClusterRoleAggregation,
 	},
+	{
+		Name:       replicaset.Name,
+		Aliases:    []string{"replicaset-controller"},
+		ClientName: "replicaset-controller",
+		Build:      buildReplicaSet,
+	},
+	{
+		Name:       replicationcontroller.Name,
+		Aliases:    []string{"replicationcontroller-controller"},
+		ClientName: "replication-controller",
+		Build:      buildReplicationController,
+	},
+	{
+		Name:       deployment.Name,
+		Aliases:    []string{"deployment-controller"},
+		ClientName: "deployment-controller",
+		Build:      buildDeployment,
+	},
+}
+
+// workers is the configured worker count, or upstream's default when the
+// configuration leaves it unset.
+func workers(configured, upstream int32) int {
+	if configured > 0 {
+		return int(configured)
+	}
+	return int(upstream)
+}
+
+func buildReplicaSet(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	src := replicaset.NewReplicaSets(client, cc.Informers.Apps().V1().ReplicaSets())
+	c, err := replicaset.New(replicaset.Name, client, src, cc.Informers.Core().V1().Pods(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.ReplicaSetController.ConcurrentRSSyncs, 5), nil
+}
+
+func buildReplicationController(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	c, err := replicationcontroller.New(client, core.ReplicationControllers(), core.Pods(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.ReplicationController.ConcurrentRCSyncs, 5), nil
+}
+
+func buildDeployment(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	apps := cc.Informers.Apps().V1()
+	c, err := deployment.New(client, apps.Deployments(), apps.ReplicaSets(), cc.Informers.Core().V1().Pods(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.DeploymentController.ConcurrentDeploymentSyncs, 5), nil
 }
 
 func buildServiceAccount(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
