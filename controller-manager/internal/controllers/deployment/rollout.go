@@ -150,7 +150,15 @@ func newRSReplicas(d *appsv1.Deployment, all []*appsv1.ReplicaSet, newRS *appsv1
 		return replicas(d)
 	}
 	maxTotal := replicas(d) + maxSurge(d)
-	current := sumSpec(all)
+	// Upstream counts only the sizes asked for; a ReplicaSet just scaled
+	// down may still have its pods, so count those too and never have more
+	// than maxSurge extra pods at once.
+	var current int32
+	for _, rs := range all {
+		if rs != nil {
+			current += max(rsReplicas(rs), rs.Status.Replicas)
+		}
+	}
 	if current >= maxTotal {
 		return rsReplicas(newRS)
 	}
@@ -206,7 +214,7 @@ func (c *Controller) reconcileOld(ctx context.Context, d *appsv1.Deployment, old
 	minAvailable := replicas(d) - maxUnavailable(d)
 	newUnavailable := rsReplicas(newRS)
 	if newRS != nil {
-		newUnavailable -= newRS.Status.AvailableReplicas
+		newUnavailable -= min(newRS.Status.AvailableReplicas, rsReplicas(newRS))
 	}
 	maxScaledDown := sumSpec(all) - minAvailable - newUnavailable
 	if maxScaledDown <= 0 {
@@ -220,7 +228,7 @@ func (c *Controller) reconcileOld(ctx context.Context, d *appsv1.Deployment, old
 			break
 		}
 		unhealthy := rsReplicas(rs) - rs.Status.AvailableReplicas
-		if rsReplicas(rs) == 0 || unhealthy <= 0 {
+		if rsReplicas(rs) == 0 || unhealthy <= 0 || rs.Status.ObservedGeneration < rs.Generation {
 			continue
 		}
 		n := min(maxScaledDown-cleaned, unhealthy)
@@ -230,7 +238,15 @@ func (c *Controller) reconcileOld(ctx context.Context, d *appsv1.Deployment, old
 		cleaned += n
 	}
 	all = append(slices.Clone(old), newRS)
-	available := sumStatus(all, func(s *appsv1.ReplicaSetStatus) int32 { return s.AvailableReplicas })
+	// A ReplicaSet just scaled down still reports the pods it is deleting
+	// as available until its controller catches up; counting more than
+	// its size would let us scale down past maxUnavailable.
+	var available int32
+	for _, rs := range all {
+		if rs != nil {
+			available += min(rs.Status.AvailableReplicas, rsReplicas(rs))
+		}
+	}
 	var scaledDown int32
 	if available > minAvailable {
 		total := available - minAvailable
