@@ -10,6 +10,7 @@ import (
 
 	"trireme.dev/controller-manager/internal/controllers/clusterroleaggregation"
 	"trireme.dev/controller-manager/internal/controllers/deployment"
+	"trireme.dev/controller-manager/internal/controllers/job"
 	"trireme.dev/controller-manager/internal/controllers/replicaset"
 	"trireme.dev/controller-manager/internal/controllers/replicationcontroller"
 	"trireme.dev/controller-manager/internal/controllers/resourcequota"
@@ -62,6 +63,12 @@ var All = []Descriptor{
 		Aliases:    []string{"deployment-controller"},
 		ClientName: "deployment-controller",
 		Build:      buildDeployment,
+	},
+	{
+		Name:       job.Name,
+		Aliases:    []string{"job-controller"},
+		ClientName: "job-controller",
+		Build:      buildJob,
 	},
 }
 
@@ -149,4 +156,12 @@ func buildClusterRoleAggregation(_ context.Context, cc *Context, client kubernet
 	}
 	// Upstream runs five workers: aggregated roles are few and cheap.
 	return c, 5, nil
+}
+
+func buildJob(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	c, err := job.New(client, cc.Informers.Batch().V1().Jobs(), cc.Informers.Core().V1().Pods(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.JobController.ConcurrentJobSyncs, 5), nil
 }

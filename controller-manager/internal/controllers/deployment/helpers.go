@@ -38,11 +38,11 @@ const (
 
 // annotationsNotCopied stay on the Deployment or the ReplicaSet only.
 var annotationsNotCopied = map[string]bool{
-	lastAppliedAnnotation:     true,
-	RevisionAnnotation:        true,
-	RevisionHistoryAnnotation: true,
-	DesiredReplicasAnnotation: true,
-	MaxReplicasAnnotation:     true,
+	lastAppliedAnnotation:               true,
+	RevisionAnnotation:                  true,
+	RevisionHistoryAnnotation:           true,
+	DesiredReplicasAnnotation:           true,
+	MaxReplicasAnnotation:               true,
 	"deprecated.deployment.rollback.to": true,
 }
 

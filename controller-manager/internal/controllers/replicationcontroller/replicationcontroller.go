@@ -40,7 +40,7 @@ type source struct {
 	lister   corelisters.ReplicationControllerLister
 }
 
-func (s *source) Kind() schema.GroupVersionKind      { return Kind }
+func (s *source) Kind() schema.GroupVersionKind       { return Kind }
 func (s *source) Informer() cache.SharedIndexInformer { return s.informer }
 
 func (s *source) Convert(obj any) (*appsv1.ReplicaSet, bool) {
