@@ -30,7 +30,7 @@ func webDeployment(name string, replicas int32, image string, surge, unavailable
 			},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: image}}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: image}}},
 			},
 		},
 	}

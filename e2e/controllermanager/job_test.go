@@ -90,4 +90,3 @@ func jobCondition(j *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondit
 	}
 	return nil
 }
-

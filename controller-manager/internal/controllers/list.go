@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"trireme.dev/controller-manager/internal/controllers/clusterroleaggregation"
+	"trireme.dev/controller-manager/internal/controllers/cronjob"
 	"trireme.dev/controller-manager/internal/controllers/deployment"
 	"trireme.dev/controller-manager/internal/controllers/job"
 	"trireme.dev/controller-manager/internal/controllers/replicaset"
@@ -16,6 +17,7 @@ import (
 	"trireme.dev/controller-manager/internal/controllers/resourcequota"
 	"trireme.dev/controller-manager/internal/controllers/rootcacertpublisher"
 	"trireme.dev/controller-manager/internal/controllers/serviceaccount"
+	"trireme.dev/controller-manager/internal/controllers/ttlafterfinished"
 )
 
 // All is every controller, in start order. Adding a controller is one
@@ -69,6 +71,18 @@ var All = []Descriptor{
 		Aliases:    []string{"job-controller"},
 		ClientName: "job-controller",
 		Build:      buildJob,
+	},
+	{
+		Name:       cronjob.Name,
+		Aliases:    []string{"cronjob-controller"},
+		ClientName: "cronjob-controller",
+		Build:      buildCronJob,
+	},
+	{
+		Name:       ttlafterfinished.Name,
+		Aliases:    []string{"ttl-after-finished-controller"},
+		ClientName: "ttl-after-finished-controller",
+		Build:      buildTTLAfterFinished,
 	},
 }
 
@@ -164,4 +178,21 @@ func buildJob(_ context.Context, cc *Context, client kubernetes.Interface, event
 		return nil, 0, err
 	}
 	return c, workers(cc.Config.JobController.ConcurrentJobSyncs, 5), nil
+}
+
+func buildCronJob(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	batch := cc.Informers.Batch().V1()
+	c, err := cronjob.New(client, batch.CronJobs(), batch.Jobs(), events, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.CronJobController.ConcurrentCronJobSyncs, 5), nil
+}
+
+func buildTTLAfterFinished(_ context.Context, cc *Context, client kubernetes.Interface, _ record.EventRecorder) (Runner, int, error) {
+	c, err := ttlafterfinished.New(client, cc.Informers.Batch().V1().Jobs(), nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.TTLAfterFinishedController.ConcurrentTTLSyncs, 5), nil
 }
