@@ -17,6 +17,7 @@ import (
 	"trireme.dev/controller-manager/internal/controllers/resourcequota"
 	"trireme.dev/controller-manager/internal/controllers/rootcacertpublisher"
 	"trireme.dev/controller-manager/internal/controllers/serviceaccount"
+	"trireme.dev/controller-manager/internal/controllers/statefulset"
 	"trireme.dev/controller-manager/internal/controllers/ttlafterfinished"
 )
 
@@ -65,6 +66,12 @@ var All = []Descriptor{
 		Aliases:    []string{"deployment-controller"},
 		ClientName: "deployment-controller",
 		Build:      buildDeployment,
+	},
+	{
+		Name:       statefulset.Name,
+		Aliases:    []string{"statefulset-controller"},
+		ClientName: "statefulset-controller",
+		Build:      buildStatefulSet,
 	},
 	{
 		Name:       job.Name,
@@ -195,4 +202,13 @@ func buildTTLAfterFinished(_ context.Context, cc *Context, client kubernetes.Int
 		return nil, 0, err
 	}
 	return c, workers(cc.Config.TTLAfterFinishedController.ConcurrentTTLSyncs, 5), nil
+}
+
+func buildStatefulSet(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	apps, core := cc.Informers.Apps().V1(), cc.Informers.Core().V1()
+	c, err := statefulset.New(client, apps.StatefulSets(), core.Pods(), core.PersistentVolumeClaims(), apps.ControllerRevisions(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.StatefulSetController.ConcurrentStatefulSetSyncs, 5), nil
 }
