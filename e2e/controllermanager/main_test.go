@@ -81,7 +81,16 @@ func kubectl(t *testing.T, args ...string) framework.Result {
 // waitFor polls cond every 100ms until it holds or timeout passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
+	waitForIn(t, "", timeout, what, cond)
+}
+
+// waitForIn is waitFor that dumps namespace ns's objects on failure.
+func waitForIn(t *testing.T, ns string, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
 	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, cond); err != nil {
+		if ns != "" {
+			dump(t, ns)
+		}
 		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"trireme.dev/controller-manager/internal/controllers/clusterroleaggregation"
 	"trireme.dev/controller-manager/internal/controllers/cronjob"
+	"trireme.dev/controller-manager/internal/controllers/daemonset"
 	"trireme.dev/controller-manager/internal/controllers/deployment"
 	"trireme.dev/controller-manager/internal/controllers/job"
 	"trireme.dev/controller-manager/internal/controllers/replicaset"
@@ -72,6 +73,12 @@ var All = []Descriptor{
 		Aliases:    []string{"statefulset-controller"},
 		ClientName: "statefulset-controller",
 		Build:      buildStatefulSet,
+	},
+	{
+		Name:       daemonset.Name,
+		Aliases:    []string{"daemonset-controller"},
+		ClientName: "daemon-set-controller",
+		Build:      buildDaemonSet,
 	},
 	{
 		Name:       job.Name,
@@ -211,4 +218,13 @@ func buildStatefulSet(_ context.Context, cc *Context, client kubernetes.Interfac
 		return nil, 0, err
 	}
 	return c, workers(cc.Config.StatefulSetController.ConcurrentStatefulSetSyncs, 5), nil
+}
+
+func buildDaemonSet(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	apps, core := cc.Informers.Apps().V1(), cc.Informers.Core().V1()
+	c, err := daemonset.New(client, apps.DaemonSets(), core.Pods(), core.Nodes(), apps.ControllerRevisions(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.DaemonSetController.ConcurrentDaemonSetSyncs, 2), nil
 }
