@@ -28,7 +28,7 @@ type kubelet struct {
 }
 
 // startKubelet runs k until the test ends.
-func startKubelet(t *testing.T, cs kubernetes.Interface, ns string, decide func(*corev1.Pod) *corev1.PodStatus, observe func([]*corev1.Pod)) *kubelet {
+func startKubelet(t testing.TB, cs kubernetes.Interface, ns string, decide func(*corev1.Pod) *corev1.PodStatus, observe func([]*corev1.Pod)) *kubelet {
 	k := &kubelet{cs: cs, decide: decide, observe: observe, done: map[string]bool{}, logf: t.Logf}
 	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
 	inf := f.Core().V1().Pods().Informer()

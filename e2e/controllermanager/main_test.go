@@ -48,7 +48,7 @@ func runSuite(m *testing.M) int {
 // newNamespace creates a namespace for one test, waits for its default
 // ServiceAccount (pods are refused until it exists) and deletes it at the
 // end.
-func newNamespace(t *testing.T, cs kubernetes.Interface, prefix string) string {
+func newNamespace(t testing.TB, cs kubernetes.Interface, prefix string) string {
 	t.Helper()
 	ctx := context.Background()
 	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}, metav1.CreateOptions{})
