@@ -83,4 +83,3 @@ func BenchmarkDeploymentRollout1000(b *testing.B) {
 			replicas, created.Round(time.Millisecond), rollout.Round(time.Millisecond), cpu1-cpu0)
 	}
 }
-

@@ -49,7 +49,6 @@ func pod(name string, owner *appsv1.ReplicaSet, ready bool) *corev1.Pod {
 	return p
 }
 
-
 func TestSync(t *testing.T) {
 	owner := rs(2, map[string]string{"app": "web"})
 	tests := []struct {
