@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -81,6 +82,13 @@ func TestSync(t *testing.T) {
 	old := deploy(10, "a", intstr.FromInt32(2), intstr.FromInt32(1))
 	rolled := deploy(10, "b", intstr.FromInt32(2), intstr.FromInt32(1))
 	rolled.Generation = 2
+	stuck := deploy(10, "a", intstr.FromInt32(2), intstr.FromInt32(1))
+	stuckRS := replicaSetOf(stuck, 10, "1")
+	stuckRS.Status.ReadyReplicas, stuckRS.Status.AvailableReplicas = 0, 0
+	stuck.Annotations = map[string]string{RevisionAnnotation: "1"}
+	stuck.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 10, UpdatedReplicas: 10, UnavailableReplicas: 10,
+		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: ReplicaSetUpdatedReason,
+			LastUpdateTime: metav1.NewTime(time.Now().Add(-time.Hour)), LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Hour))}}}
 	mismatch := deploy(1, "a", intstr.FromInt32(1), intstr.FromInt32(0))
 	mismatch.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}}
 	tests := []struct {
@@ -132,6 +140,16 @@ func TestSync(t *testing.T) {
 				}
 				if d.Status.UpdatedReplicas != 10 || d.Status.AvailableReplicas != 10 {
 					t.Errorf("status %+v", d.Status)
+				}
+			},
+		},
+		{
+			name: "no progress past progressDeadlineSeconds times out",
+			objs: []runtime.Object{stuck, stuckRS},
+			check: func(t *testing.T, _ []appsv1.ReplicaSet, d *appsv1.Deployment) {
+				p := getCondition(d.Status, appsv1.DeploymentProgressing)
+				if p == nil || p.Status != corev1.ConditionFalse || p.Reason != TimedOutReason {
+					t.Errorf("Progressing = %+v, want False/%s", p, TimedOutReason)
 				}
 			},
 		},

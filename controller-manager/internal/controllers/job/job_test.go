@@ -181,6 +181,24 @@ func TestSync(t *testing.T) {
 			},
 		},
 		{
+			name: "backoffLimitPerIndex fails one index and runs the others",
+			job: newJob(func(j *batchv1.Job) {
+				indexedJob(j)
+				j.Spec.Parallelism = ptr.To(int32(3))
+				j.Spec.BackoffLimit = nil
+				j.Spec.BackoffLimitPerIndex = ptr.To(int32(0))
+			}),
+			pods: func(j *batchv1.Job) []*corev1.Pod {
+				return []*corev1.Pod{jobPod("a", j, corev1.PodFailed, 1, "1")}
+			},
+			wantCreates: 2,
+			wantStatus: func(t *testing.T, j *batchv1.Job) {
+				if ptr.Deref(j.Status.FailedIndexes, "") != "1" || j.Status.Failed != 1 || cond(j) != "" {
+					t.Errorf("failedIndexes %v failed %d conditions %q", j.Status.FailedIndexes, j.Status.Failed, cond(j))
+				}
+			},
+		},
+		{
 			name: "suspended job runs nothing",
 			job:  newJob(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) }),
 			wantStatus: func(t *testing.T, j *batchv1.Job) {
