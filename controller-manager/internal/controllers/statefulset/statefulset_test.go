@@ -9,11 +9,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/controller-manager/internal/fakecluster"
+	"trireme.dev/controller-manager/internal/history"
 )
 
 func set(policy appsv1.PodManagementPolicyType, retention *appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy) *appsv1.StatefulSet {
@@ -117,5 +120,55 @@ func TestTemplateOfRoundTrip(t *testing.T) {
 	tmpl, err := templateOf(upd)
 	if err != nil || cur != upd || tmpl.Spec.Containers[0].Image != "i" {
 		t.Errorf("template %+v err %v", tmpl, err)
+	}
+}
+
+func TestRollingUpdateHonoursPartition(t *testing.T) {
+	old := set(appsv1.ParallelPodManagement, nil)
+	data, err := history.TemplatePatch(old.Spec.Template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldRev := history.New(old, Kind, old.Spec.Template.Labels, data, 1, ptr.To(int32(0)))
+	s := old.DeepCopy()
+	s.Spec.Template.Spec.Containers[0].Image = "new"
+	s.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To(int32(1))}
+	s.Status.CurrentRevision = oldRev.Name
+	objs := []runtime.Object{s, oldRev}
+	for i := range 3 {
+		p, err := newPod(old, oldRev, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.UID = types.UID(fmt.Sprintf("pod-%d", i))
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		objs = append(objs, p)
+	}
+	cs := fakecluster.Client(objs...)
+	f := informers.NewSharedInformerFactory(cs, 0)
+	apps, core := f.Apps().V1(), f.Core().V1()
+	c, err := New(cs, apps.StatefulSets(), core.Pods(), core.PersistentVolumeClaims(), apps.ControllerRevisions(), record.NewFakeRecorder(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakecluster.Start(t, f)
+	if err := c.sync(context.Background(), "ns/db"); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	pods, _ := cs.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
+	var left []string
+	for _, p := range pods.Items {
+		left = append(left, p.Name)
+	}
+	slices.Sort(left)
+	// One unavailable at a time, from the top: db-2 goes; db-0 is below the
+	// partition and keeps the old revision.
+	if fmt.Sprint(left) != "[db-0 db-1]" {
+		t.Errorf("pods left %v, want [db-0 db-1]", left)
+	}
+	got, _ := cs.AppsV1().StatefulSets("ns").Get(context.Background(), "db", metav1.GetOptions{})
+	if got.Status.CurrentRevision != oldRev.Name || got.Status.UpdateRevision == oldRev.Name {
+		t.Errorf("revisions current %q update %q", got.Status.CurrentRevision, got.Status.UpdateRevision)
 	}
 }
