@@ -40,6 +40,9 @@ type APIServerOptions struct {
 	// server, as a cluster does: ServiceAccount admission refuses pods
 	// until it has made their namespace's default ServiceAccount.
 	ControllerManager bool
+	// ControllerManagerArgs are appended to the controller-manager's
+	// command line.
+	ControllerManagerArgs []string
 }
 
 // APIServer is a dev-mode trireme-apiserver process: embedded etcd, its own
@@ -165,6 +168,7 @@ func (s *APIServer) startControllerManager() error {
 		return err
 	}
 	args := []string{"--kubeconfig", s.KubeconfigPath(), "--secure-port=0", "--leader-elect=false"}
+	args = append(args, s.opts.ControllerManagerArgs...)
 	fmt.Fprintf(s.log, "=== start %s %s\n", binary, strings.Join(args, " "))
 	s.cm, err = StartProcess(binary, args, s.log)
 	return err
