@@ -10,6 +10,7 @@ import (
 	"trireme.dev/apiserver/internal/admissionchain/plugins/certapproval"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/certsigning"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/certsubjectrestriction"
+	"trireme.dev/apiserver/internal/admissionchain/plugins/ctbattest"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/defaultingressclass"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/defaultstorageclass"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/defaulttolerationseconds"
@@ -63,6 +64,7 @@ var registrations = []func(*admission.Plugins){
 	runtimeclass.Register,
 	certapproval.Register,
 	certsigning.Register,
+	ctbattest.Register,
 	certsubjectrestriction.Register,
 	defaultingressclass.Register,
 	denyserviceexternalips.Register,

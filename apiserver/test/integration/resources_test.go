@@ -82,6 +82,7 @@ var resourceCases = []resourceCase{
 	{gvr: gvr("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicies"), sample: sampleMutatingAdmissionPolicy},
 	{gvr: gvr("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings"), sample: sampleMutatingAdmissionPolicyBinding},
 	{gvr: gvr("certificates.k8s.io", "v1", "certificatesigningrequests"), sample: sampleCSR},
+	{gvr: gvr("certificates.k8s.io", "v1", "clustertrustbundles"), sample: sampleClusterTrustBundle},
 	{gvr: gvr("rbac.authorization.k8s.io", "v1", "rolebindings"), sample: sampleRoleBinding},
 	{gvr: gvr("rbac.authorization.k8s.io", "v1", "clusterroles"), sample: sampleClusterRole},
 	{gvr: gvr("rbac.authorization.k8s.io", "v1", "clusterrolebindings"), sample: sampleClusterRoleBinding},
