@@ -48,7 +48,9 @@ func TestClusterTrustBundle(t *testing.T) {
 		{"no signer, plain name", func(c *certificatesv1.ClusterTrustBundle) { c.Name, c.Spec.SignerName = "team-roots", "" }, nil},
 		{"no signer, colon in name", func(c *certificatesv1.ClusterTrustBundle) { c.Spec.SignerName = "" }, []want{invalid("metadata.name")}},
 		{"signer without name prefix", func(c *certificatesv1.ClusterTrustBundle) { c.Name = "abc" }, []want{invalid("metadata.name")}},
-		{"bad signer", func(c *certificatesv1.ClusterTrustBundle) { c.Name, c.Spec.SignerName = "example.com:abc", "example.com" }, []want{invalid("spec.signerName")}},
+		{"bad signer", func(c *certificatesv1.ClusterTrustBundle) {
+			c.Name, c.Spec.SignerName = "example.com:abc", "example.com"
+		}, []want{invalid("spec.signerName")}},
 		{"empty bundle", func(c *certificatesv1.ClusterTrustBundle) { c.Spec.TrustBundle = "" }, []want{invalid("spec.trustBundle")}},
 		{"not a CA", func(c *certificatesv1.ClusterTrustBundle) { c.Spec.TrustBundle = caA + leaf }, []want{invalid("spec.trustBundle")}},
 		{"duplicate anchor", func(c *certificatesv1.ClusterTrustBundle) { c.Spec.TrustBundle = caA + caA }, []want{invalid("spec.trustBundle")}},
