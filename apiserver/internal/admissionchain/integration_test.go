@@ -442,6 +442,42 @@ func TestAdmissionChain(t *testing.T) {
 			t.Fatalf("bundle for another signer: got %v, want 403", err)
 		}
 	})
+
+	t.Run("resize beyond the node's allocatable is refused", func(t *testing.T) {
+		namespace(t, c, "resize", nil)
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "small-node"}}
+		created, err := c.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		created.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi"), corev1.ResourcePods: resource.MustParse("110")}
+		created.Status.Allocatable = created.Status.Capacity
+		if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		p := pod("resizable")
+		p.Spec.NodeName = "small-node"
+		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
+		p, err = c.CoreV1().Pods("resize").Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "oversized resize refusal", func() error {
+			big := p.DeepCopy()
+			big.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("3")
+			_, err := c.CoreV1().Pods("resize").UpdateResize(ctx, p.Name, big, metav1.UpdateOptions{})
+			want := "Node didn't have enough capacity: cpu, requested: 3000, capacity: 2000"
+			if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+				return fmt.Errorf("resize to 3 cpu: got %v, want 403 containing %q", err, want)
+			}
+			return nil
+		})
+		fitting := p.DeepCopy()
+		fitting.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("1")
+		if _, err := c.CoreV1().Pods("resize").UpdateResize(ctx, p.Name, fitting, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("resize to 1 cpu: %v", err)
+		}
+	})
 }
 
 // createRBAC creates a ClusterRole or ClusterRoleBinding as admin.

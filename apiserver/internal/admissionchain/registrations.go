@@ -20,10 +20,12 @@ import (
 	"trireme.dev/apiserver/internal/admissionchain/plugins/limitranger"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/namespaceautoprovision"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/namespaceexists"
+	"trireme.dev/apiserver/internal/admissionchain/plugins/nodedeclaredfeatures"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/noderestriction"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/nodetaint"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/ownerreferences"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/podnodeselector"
+	"trireme.dev/apiserver/internal/admissionchain/plugins/podresizevalidator"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/podsecurity"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/podtolerationrestriction"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/podtopologylabels"
@@ -69,6 +71,8 @@ var registrations = []func(*admission.Plugins){
 	defaultingressclass.Register,
 	denyserviceexternalips.Register,
 	podtopologylabels.Register,
+	nodedeclaredfeatures.Register,
+	podresizevalidator.Register,
 	resourcequota.Register,
 	alwaysdeny.Register,
 }
