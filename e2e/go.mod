@@ -5,6 +5,7 @@ go 1.26.0
 replace trireme.dev/api => ../api
 
 require (
+	golang.org/x/sync v0.22.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
