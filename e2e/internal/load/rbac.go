@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"golang.org/x/sync/errgroup"
 )
 
 // seedRBAC creates n Roles and n RoleBindings in the run's namespace, each
