@@ -10,18 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
-
-// grants allows exactly the listed "verb name" pairs on signers.
-type grants map[string]bool
-
-func (g grants) Authorize(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
-	if a.GetResource() == "signers" && g[a.GetVerb()+" "+a.GetName()] {
-		return authorizer.DecisionAllow, "", nil
-	}
-	return authorizer.DecisionNoOpinion, "", nil
-}
 
 func TestClusterTrustBundleAttest(t *testing.T) {
 	bundle := func(signer, anchors string) *certificatesv1.ClusterTrustBundle {
@@ -30,23 +21,23 @@ func TestClusterTrustBundleAttest(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		grants   grants
+		grants   admissiontest.Grants
 		op       admission.Operation
 		obj, old *certificatesv1.ClusterTrustBundle
 		wantErr  string
 	}{
 		{"no signer needs nothing", nil, admission.Create, bundle("", "a"), nil, ""},
 		{"create without attest", nil, admission.Create, bundle("example.com/foo", "a"), nil, `user not permitted to attest for signerName "example.com/foo"`},
-		{"create with attest on signer", grants{"attest example.com/foo": true}, admission.Create, bundle("example.com/foo", "a"), nil, ""},
-		{"create with attest on domain", grants{"attest example.com/*": true}, admission.Create, bundle("example.com/foo", "a"), nil, ""},
-		{"other verb is not enough", grants{"sign example.com/foo": true}, admission.Create, bundle("example.com/foo", "a"), nil, "not permitted"},
+		{"create with attest on signer", admissiontest.Grants{"attest signers example.com/foo": true}, admission.Create, bundle("example.com/foo", "a"), nil, ""},
+		{"create with attest on domain", admissiontest.Grants{"attest signers example.com/*": true}, admission.Create, bundle("example.com/foo", "a"), nil, ""},
+		{"other verb is not enough", admissiontest.Grants{"sign signers example.com/foo": true}, admission.Create, bundle("example.com/foo", "a"), nil, "not permitted"},
 		{"update of anchors needs attest", nil, admission.Update, bundle("example.com/foo", "b"), bundle("example.com/foo", "a"), "not permitted"},
 		{"update keeping anchors needs nothing", nil, admission.Update, bundle("example.com/foo", "a"), bundle("example.com/foo", "a"), ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := New()
-			p.SetAuthorizer(authorizer.AuthorizerFunc(tc.grants.Authorize))
+			p.SetAuthorizer(tc.grants.Authorizer())
 			if err := p.ValidateInitialization(); err != nil {
 				t.Fatal(err)
 			}

@@ -9,9 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/component-helpers/nodedeclaredfeatures/features/inplacepodresize"
+
+	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
 
 func node(name string, declared ...string) *corev1.Node {
@@ -33,16 +33,8 @@ func initPod(nodeName, cpu string) *corev1.Pod {
 
 func TestNodeDeclaredFeatureValidator(t *testing.T) {
 	feature := inplacepodresize.IPPRInitContainersFeatureGate
-	client := fake.NewClientset(node("declares", feature), node("lacks", "SomethingElse"), node("silent"))
-	factory := informers.NewSharedInformerFactory(client, 0)
 	p := New()
-	p.SetExternalKubeClientSet(client)
-	p.SetExternalKubeInformerFactory(factory)
-	if err := p.ValidateInitialization(); err != nil {
-		t.Fatal(err)
-	}
-	factory.Start(t.Context().Done())
-	factory.WaitForCacheSync(t.Context().Done())
+	admissiontest.Init(t, p, node("declares", feature), node("lacks", "SomethingElse"), node("silent"))
 	tests := []struct {
 		name     string
 		old, obj *corev1.Pod

@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
+
+	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
 
 func node(name, os, cpu, memory string) *corev1.Node {
@@ -32,16 +32,8 @@ func pod(nodeName, cpu, memory string) *corev1.Pod {
 }
 
 func TestPodResizeValidator(t *testing.T) {
-	client := fake.NewClientset(node("linux", "linux", "4", "8Gi"), node("win", "windows", "4", "8Gi"))
-	factory := informers.NewSharedInformerFactory(client, 0)
 	p := New()
-	p.SetExternalKubeClientSet(client)
-	p.SetExternalKubeInformerFactory(factory)
-	if err := p.ValidateInitialization(); err != nil {
-		t.Fatal(err)
-	}
-	factory.Start(t.Context().Done())
-	factory.WaitForCacheSync(t.Context().Done())
+	admissiontest.Init(t, p, node("linux", "linux", "4", "8Gi"), node("win", "windows", "4", "8Gi"))
 	tests := []struct {
 		name        string
 		pod         *corev1.Pod
