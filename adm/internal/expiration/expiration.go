@@ -92,4 +92,3 @@ func Residual(notAfter, now time.Time) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	}
 }
-

@@ -79,8 +79,8 @@ type Config struct {
 
 // Environment is what dynamic defaults are read from; tests replace it.
 type Environment struct {
-	Hostname         func() (string, error)
-	DefaultAddress   func() (net.IP, error)
+	Hostname          func() (string, error)
+	DefaultAddress    func() (net.IP, error)
 	DefaultK8sVersion string
 }
 
