@@ -146,11 +146,17 @@ func Stop(pidFile string, timeout time.Duration) (bool, error) {
 	return true, nil
 }
 
+// Gone reports whether process pid has exited (a zombie not yet reaped by its parent
+// counts as exited).
+func Gone(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err != nil || isZombie(data)
+}
+
 func waitGone(pid int, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for {
-		// A zombie (exited, not yet reaped by its parent) counts as gone.
-		if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err != nil || isZombie(data) {
+		if Gone(pid) {
 			return true
 		}
 		if time.Now().After(deadline) {
