@@ -64,7 +64,7 @@ func goodHost() *fakeHost {
 		files: map[string]string{
 			"/proc/sys/net/ipv4/ip_forward": "1\n", "/proc/swaps": "Filename Type Size Used Priority\n",
 			"/sys/fs/cgroup/cgroup.controllers": "cpu memory",
-			"/usr/lib/cni/bridge": "", "/usr/lib/cni/host-local": "", "/usr/lib/cni/portmap": "", "/usr/lib/cni/loopback": "",
+			"/usr/lib/cni/bridge":               "", "/usr/lib/cni/host-local": "", "/usr/lib/cni/portmap": "", "/usr/lib/cni/loopback": "",
 		},
 		bins: map[string]bool{"containerd": true, "runc": true, "ctr": true, "iptables": true, "nft": true, "conntrack": true, "ip": true},
 		busy: map[int]bool{}, dirs: map[string]int{},
