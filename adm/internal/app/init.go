@@ -312,7 +312,9 @@ func (d *initData) waitControlPlane(ctx context.Context, s *workflow.Status) err
 		{Name: "kube-scheduler", URL: "https://127.0.0.1:" + strconv.Itoa(staticpod.SchedulerPort) + "/livez"},
 	}
 	start := time.Now()
-	err = clusterphases.WaitHealthy(ctx, endpoints, controlPlaneTimeout, nil)
+	err = clusterphases.WaitHealthy(ctx, endpoints, controlPlaneTimeout, func(waiting []string) {
+		s.Progress("waiting for %s (%s)", strings.Join(waiting, ", "), time.Since(start).Round(time.Second))
+	})
 	if err == nil {
 		s.Printf("control plane healthy after %s", time.Since(start).Round(100*time.Millisecond))
 	}

@@ -112,10 +112,11 @@ type Status struct {
 	name  string
 	short string
 
-	mu      sync.Mutex
-	details []string
-	stop    chan struct{}
-	stopped chan struct{}
+	mu       sync.Mutex
+	details  []string
+	progress string
+	stop     chan struct{}
+	stopped  chan struct{}
 }
 
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
@@ -132,7 +133,11 @@ func (s *Status) start() {
 		defer t.Stop()
 		for i := 0; ; i++ {
 			s.mu.Lock()
-			fmt.Fprintf(s.r.Out, "\r %s %s", spinnerFrames[i%len(spinnerFrames)], s.short)
+			line := s.short
+			if s.progress != "" {
+				line += " — " + s.progress
+			}
+			fmt.Fprintf(s.r.Out, "\r\x1b[K %s %s", spinnerFrames[i%len(spinnerFrames)], line)
 			s.mu.Unlock()
 			select {
 			case <-s.stop:
@@ -148,6 +153,21 @@ func (s *Status) Printf(format string, args ...any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.details = append(s.details, fmt.Sprintf(format, args...))
+}
+
+// Progress shows what a long phase is waiting for: next to the spinner on a
+// terminal; otherwise as a detail line when it changes.
+func (s *Status) Progress(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if msg == s.progress {
+		return
+	}
+	s.progress = msg
+	if !s.r.TTY {
+		fmt.Fprintf(s.r.Out, "[%s] %s\n", s.name, msg)
+	}
 }
 
 func (s *Status) finish(err error, took time.Duration) {

@@ -60,4 +60,15 @@ func TestSpinner(t *testing.T) {
 	if !strings.Contains(out.String(), "✓ doing x") {
 		t.Errorf("TTY output %q lacks the tick", out.String())
 	}
+	out.Reset()
+	r.TTY = false
+	_ = r.RunOne(context.Background(), Phase{Name: "w", Short: "waiting", Run: func(_ context.Context, s *Status) error {
+		s.Progress("for a")
+		s.Progress("for a")
+		s.Progress("for b")
+		return nil
+	}})
+	if strings.Count(out.String(), "[w] for a") != 1 || !strings.Contains(out.String(), "[w] for b") {
+		t.Errorf("progress lines: %q, want each change once", out.String())
+	}
 }
