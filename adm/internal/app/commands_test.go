@@ -1,7 +1,9 @@
 package app_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -17,10 +19,13 @@ func TestInitStopsAtMissingComponents(t *testing.T) {
 		t.Fatalf("init succeeded without a kubelet:\n%s", out)
 	}
 	for _, want := range []string{"[preflight] skipped", "[certs] Write the cluster's certificates and keys ... ok", "[control-plane]",
-		"[kubelet-start] Write the kubelet's configuration and start it ... failed", "phase kubelet-start: not available yet"} {
+		"[kubelet-start] Write the kubelet's configuration and start it ... failed", "phase kubelet-start: not available yet: trireme-kubelet not found"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("init output lacks %q:\n%s", want, out)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "var/lib/trireme/kubelet/config.yaml")); err != nil {
+		t.Errorf("kubelet-start did not write the KubeletConfiguration: %v", err)
 	}
 	if strings.Contains(string(out), "initialized successfully") {
 		t.Errorf("init claimed success:\n%s", out)

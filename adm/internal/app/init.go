@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"trireme.dev/adm/internal/clusterphases"
 	"trireme.dev/adm/internal/containerd"
 	"trireme.dev/adm/internal/kubeconfig"
+	"trireme.dev/adm/internal/kubelet"
 	"trireme.dev/adm/internal/options"
 	"trireme.dev/adm/internal/paths"
 	"trireme.dev/adm/internal/pki"
@@ -120,7 +122,7 @@ func initPhases(d *initData) []workflow.Phase {
 		{Name: "container-runtime", Short: "Configure and start containerd", Run: d.containerRuntime},
 		{Name: "etcd", Short: "Write the etcd static pod manifest", Run: d.etcd},
 		{Name: "control-plane", Short: "Write the control plane's static pod manifests", Run: d.controlPlane},
-		{Name: "kubelet-start", Short: "Write the kubelet's configuration and start it", Run: notAvailable("the Trireme kubelet is not part of the repository yet")},
+		{Name: "kubelet-start", Short: "Write the kubelet's configuration and start it", Run: d.kubeletStart},
 		{Name: "wait-control-plane", Short: "Wait for the control plane to become healthy", Run: d.waitControlPlane},
 		{Name: "upload-config", Short: "Store the ClusterConfiguration in kube-system/" + clusterphases.ConfigMapName, Run: d.uploadConfig},
 		{Name: "mark-control-plane", Short: "Label (and taint) this node as a control-plane node", Run: d.markControlPlane},
@@ -294,6 +296,43 @@ func (d *initData) controlPlane(_ context.Context, s *workflow.Status) error {
 		}
 		s.Printf("wrote %s", path)
 	}
+	return nil
+}
+
+func (d *initData) kubeletStart(_ context.Context, s *workflow.Status) error {
+	cfg, err := d.config()
+	if err != nil {
+		return err
+	}
+	_, statErr := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+	kc, err := kubelet.Configuration(cfg, statErr != nil)
+	if err != nil {
+		return err
+	}
+	path, err := kubelet.Write(cfg, kc)
+	if err != nil {
+		return err
+	}
+	s.Printf("wrote %s", path)
+	binary, err := exec.LookPath(kubelet.Binary)
+	if err != nil {
+		return fmt.Errorf("%w: %s not found in PATH (the Trireme kubelet is not part of the repository yet)", workflow.ErrNotAvailable, kubelet.Binary)
+	}
+	pidFile := cfg.Paths.PIDFile("kubelet")
+	if pid, ok := supervisor.Running(pidFile); ok {
+		s.Printf("kubelet already supervised by PID %d", pid)
+		return nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	pid, err := supervisor.Start(self, supervisor.Spec{Name: "kubelet", PIDFile: pidFile, LogFile: cfg.Paths.LogFile("kubelet"),
+		Command: kubelet.Command(binary, cfg)}, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	s.Printf("started the kubelet under supervisor PID %d, logs in %s", pid, cfg.Paths.LogFile("kubelet"))
 	return nil
 }
 
