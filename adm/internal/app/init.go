@@ -82,6 +82,11 @@ func newInitCommand(g *global, out io.Writer) *cobra.Command {
 				return err
 			}
 			if err := workflow.NewRunner(out).Run(cmd.Context(), phases, cfg.Init.SkipPhases); err != nil {
+				var pe *workflow.PhaseError
+				if errors.As(err, &pe) {
+					return fmt.Errorf("%w\n\nFix the cause, then run `triremeadm init` again (finished phases reuse what they wrote)"+
+						" or only this phase with `triremeadm init phase %s`; `triremeadm reset` undoes what init did", err, pe.Phase)
+				}
 				return err
 			}
 			return printSuccess(out, cfg, d.tokens)

@@ -101,10 +101,22 @@ func (r *Runner) RunOne(ctx context.Context, p Phase) error {
 	err := p.Run(ctx, s)
 	s.finish(err, time.Since(start))
 	if err != nil {
-		return fmt.Errorf("phase %s: %w", p.Name, err)
+		return &PhaseError{Phase: p.Name, Err: err}
 	}
 	return nil
 }
+
+// PhaseError is a phase's failure.
+type PhaseError struct {
+	// Phase is the failed phase's name.
+	Phase string
+	// Err is what went wrong.
+	Err error
+}
+
+func (e *PhaseError) Error() string { return fmt.Sprintf("phase %s: %v", e.Phase, e.Err) }
+
+func (e *PhaseError) Unwrap() error { return e.Err }
 
 // Status is a running phase's status line.
 type Status struct {

@@ -39,6 +39,10 @@ func TestRunner(t *testing.T) {
 			if (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Fatalf("err = %v, want %q", err, tt.wantErr)
 			}
+			var pe *PhaseError
+			if err != nil && strings.HasPrefix(tt.wantErr, "phase ") && (!errors.As(err, &pe) || pe.Phase != "a" || !errors.Is(err, boom)) {
+				t.Errorf("error %v is not a PhaseError of a wrapping boom", err)
+			}
 			if strings.Join(ran, ",") != strings.Join(tt.wantRan, ",") {
 				t.Errorf("ran %v, want %v", ran, tt.wantRan)
 			}
