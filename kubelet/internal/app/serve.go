@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apiserver/pkg/apis/apiserver"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	apiserveroptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/kubernetes"
 	certutil "k8s.io/client-go/util/cert"
 	cri "k8s.io/cri-api/pkg/apis"
@@ -58,6 +60,10 @@ func startServer(ctx context.Context, o *options.Options, client kubernetes.Inte
 	authnCfg := authenticatorfactory.DelegatingAuthenticatorConfig{
 		Anonymous: &apiserver.AnonymousAuthConfig{Enabled: *cfg.Authentication.Anonymous.Enabled},
 		CacheTTL:  cfg.Authentication.Webhook.CacheTTL.Duration,
+		// Upstream's kubelet retries TokenReviews with the apiserver's
+		// default webhook back-off.
+		WebhookRetryBackoff:      apiserveroptions.DefaultAuthWebhookRetryBackoff(),
+		TokenAccessReviewTimeout: 10 * time.Second,
 	}
 	if *cfg.Authentication.Webhook.Enabled {
 		authnCfg.TokenAccessReviewClient = client.AuthenticationV1()
@@ -79,6 +85,7 @@ func startServer(ctx context.Context, o *options.Options, client kubernetes.Inte
 			SubjectAccessReviewClient: client.AuthorizationV1(),
 			AllowCacheTTL:             cfg.Authorization.Webhook.CacheAuthorizedTTL.Duration,
 			DenyCacheTTL:              cfg.Authorization.Webhook.CacheUnauthorizedTTL.Duration,
+			WebhookRetryBackoff:       apiserveroptions.DefaultAuthWebhookRetryBackoff(),
 		}.New()
 		if err != nil {
 			return fmt.Errorf("node server authorization: %w", err)
