@@ -19,9 +19,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/version"
 	cri "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -105,6 +107,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		return err
 	}
 	m.log.Info("Registered node", "node", m.cfg.NodeName)
+	go m.watchNode(ctx)
 	go wait.UntilWithContext(ctx, m.renewLease, m.cfg.LeaseDuration/4)
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if err := m.syncStatus(ctx); err != nil {
@@ -435,5 +438,27 @@ func (m *Manager) renewLease(ctx context.Context) {
 	lease.Spec.LeaseDurationSeconds = ptr.To(int32(m.cfg.LeaseDuration / time.Second))
 	if _, err := leases.Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
 		m.log.Error(err, "Renew node lease failed")
+	}
+}
+
+// watchNode follows the node object, so a pod CIDR assigned after
+// registration reaches the runtime at once rather than at the next status
+// update.
+func (m *Manager) watchNode(ctx context.Context) {
+	lw := cache.NewListWatchFromClient(m.client.CoreV1().RESTClient(), "nodes", metav1.NamespaceAll, fields.OneTermEqualSelector("metadata.name", m.cfg.NodeName))
+	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: lw,
+		ObjectType:    &corev1.Node{},
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { m.onNode(ctx, obj) },
+			UpdateFunc: func(_, obj any) { m.onNode(ctx, obj) },
+		},
+	})
+	ctrl.RunWithContext(ctx)
+}
+
+func (m *Manager) onNode(ctx context.Context, obj any) {
+	if node, ok := obj.(*corev1.Node); ok {
+		m.observeNode(ctx, node)
 	}
 }
