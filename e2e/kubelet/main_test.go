@@ -118,6 +118,7 @@ func setUp(ctx context.Context) (func() error, error) {
 		return cleanup, err
 	}
 	suite.containerd = cd
+	closers = append(closers, cd.Close)
 	suite.busybox = cd.Images["busybox.tar"]
 
 	// The kubelet is a node: system:node:<name> in system:nodes, signed by
