@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -13,3 +14,7 @@ func readFile(dir, name string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(dir, name))
 	return string(b), err
 }
+
+func resourceQ(s string) resource.Quantity { return resource.MustParse(s) }
+
+func resourceMi() resource.Quantity { return resource.MustParse("1Mi") }

@@ -152,6 +152,7 @@ func setUp(ctx context.Context) (func() error, error) {
 		"--fail-cgroupv1=false",
 		"--client-ca-file", clientCAFile,
 		"--pod-manifest-path", filepath.Join(dir, "manifests"),
+		"--file-check-frequency", "1s",
 		"--node-labels", "e2e.trireme.dev/suite=kubelet",
 		"-v", "2",
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
@@ -53,6 +54,7 @@ type Options struct {
 	anonymousAuth            bool
 	healthzPort              int32
 	podLogsDir               string
+	fileCheckFrequency       time.Duration
 }
 
 // New returns options with no flags parsed yet.
@@ -88,6 +90,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.authorizationMode, "authorization-mode", "Webhook", "AlwaysAllow or Webhook.")
 	fs.BoolVar(&o.anonymousAuth, "anonymous-auth", false, "Allow anonymous requests to the node server.")
 	fs.Int32Var(&o.healthzPort, "healthz-port", 10248, "Port of the plain-HTTP /healthz on localhost; 0 disables it.")
+	fs.DurationVar(&o.fileCheckFrequency, "file-check-frequency", 20*time.Second, "How often the static pod manifests are read.")
 	fs.StringVar(&o.podLogsDir, "pod-logs-dir", "/var/log/pods", "Directory of container log files.")
 }
 
@@ -152,6 +155,9 @@ func (o *Options) Complete() error {
 	}
 	if set("healthz-port") {
 		cfg.HealthzPort = &o.healthzPort
+	}
+	if set("file-check-frequency") {
+		cfg.FileCheckFrequency.Duration = o.fileCheckFrequency
 	}
 	if set("pod-logs-dir") {
 		cfg.PodLogsDir = o.podLogsDir

@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -207,6 +208,7 @@ func (s *Source) syncMirrors(ctx context.Context) {
 		pods = append(pods, p)
 	}
 	s.mu.Unlock()
+	s.removeStaleMirrors(ctx, pods)
 	for _, pod := range pods {
 		pods := s.client.CoreV1().Pods(pod.Namespace)
 		existing, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
@@ -240,5 +242,33 @@ func (s *Source) syncMirrors(ctx context.Context) {
 			continue
 		}
 		s.log.Info("Created mirror pod", "pod", pod.Namespace+"/"+pod.Name)
+	}
+}
+
+// removeStaleMirrors deletes the mirror pods on this node whose static pod
+// is gone.
+func (s *Source) removeStaleMirrors(ctx context.Context, static []*corev1.Pod) {
+	hashes := map[string]bool{}
+	for _, p := range static {
+		hashes[p.Annotations[AnnotationHash]] = true
+	}
+	list, err := s.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", s.nodeName).String(),
+	})
+	if err != nil {
+		s.log.Error(err, "List mirror pods failed")
+		return
+	}
+	for i := range list.Items {
+		p := &list.Items[i]
+		if !IsMirror(p) || hashes[p.Annotations[AnnotationMirror]] || p.DeletionTimestamp != nil {
+			continue
+		}
+		err := s.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &p.UID}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			s.log.Error(err, "Delete stale mirror pod failed", "pod", p.Namespace+"/"+p.Name)
+			continue
+		}
+		s.log.Info("Deleted mirror pod of a removed static pod", "pod", p.Namespace+"/"+p.Name)
 	}
 }
