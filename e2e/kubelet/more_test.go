@@ -80,7 +80,9 @@ func TestEnvAndVolumes(t *testing.T) {
 	if _, err := suite.client.CoreV1().Secrets("default").Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = suite.client.CoreV1().Secrets("default").Delete(context.Background(), secret.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = suite.client.CoreV1().Secrets("default").Delete(context.Background(), secret.Name, metav1.DeleteOptions{})
+	})
 	script := `echo "USER=$APP_USER PW=$PW NODE=$NODE IP=$POD_IP MEM=$MEM_MI ARG=$1"
 cat /secret/password; echo
 cat /info/labels; echo

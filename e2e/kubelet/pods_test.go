@@ -91,7 +91,9 @@ func TestPodRunsWithIPAndServesHTTP(t *testing.T) {
 	if _, err := suite.client.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = suite.client.CoreV1().ConfigMaps("default").Delete(context.Background(), cm.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = suite.client.CoreV1().ConfigMaps("default").Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
+	})
 	web := httpdContainer()
 	web.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstrName("http")}}, PeriodSeconds: 1}
 	pod := boundPod("web", web)

@@ -87,7 +87,9 @@ func TestValidate(t *testing.T) {
 		{"bad authorization mode", func(c *kubeletv1beta1.KubeletConfiguration) { c.Authorization.Mode = "Maybe" }, "authorization.mode:"},
 		{"gc thresholds inverted", func(c *kubeletv1beta1.KubeletConfiguration) { c.ImageGCLowThresholdPercent = ptr.To[int32](90) }, "imageGCLowThresholdPercent:"},
 		{"bad reservation", func(c *kubeletv1beta1.KubeletConfiguration) { c.KubeReserved = map[string]string{"memory": "lots"} }, "kubeReserved[memory]:"},
-		{"bad eviction threshold", func(c *kubeletv1beta1.KubeletConfiguration) { c.EvictionHard = map[string]string{"memory.available": "200%"} }, "evictionHard[memory.available]:"},
+		{"bad eviction threshold", func(c *kubeletv1beta1.KubeletConfiguration) {
+			c.EvictionHard = map[string]string{"memory.available": "200%"}
+		}, "evictionHard[memory.available]:"},
 		{"report faster than update", func(c *kubeletv1beta1.KubeletConfiguration) { c.NodeStatusReportFrequency.Duration = 1 }, "nodeStatusReportFrequency:"},
 		{"tls cert without key", func(c *kubeletv1beta1.KubeletConfiguration) { c.TLSCertFile = "/x" }, "tlsCertFile:"},
 	}

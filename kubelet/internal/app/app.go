@@ -280,4 +280,3 @@ func startHealthz(ctx context.Context, addr string, log logr.Logger) {
 	}()
 	go func() { <-ctx.Done(); _ = srv.Close() }()
 }
-

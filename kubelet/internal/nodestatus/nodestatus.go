@@ -120,9 +120,9 @@ func (m *Manager) Run(ctx context.Context) error {
 // InitialNode is the Node object the kubelet registers.
 func (m *Manager) InitialNode() *corev1.Node {
 	labels := map[string]string{
-		corev1.LabelHostname: m.cfg.NodeName,
-		corev1.LabelOSStable: m.machine.OperatingSytem,
-		corev1.LabelArchStable: m.machine.Architecture,
+		corev1.LabelHostname:      m.cfg.NodeName,
+		corev1.LabelOSStable:      m.machine.OperatingSytem,
+		corev1.LabelArchStable:    m.machine.Architecture,
 		"beta.kubernetes.io/os":   m.machine.OperatingSytem,
 		"beta.kubernetes.io/arch": m.machine.Architecture,
 	}

@@ -18,14 +18,14 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
-	"golang.org/x/sys/unix"
 )
 
 // FieldResolver returns downward API values for a pod.

@@ -54,7 +54,9 @@ func TestWriteAtomic(t *testing.T) {
 
 type fields struct{}
 
-func (fields) PodField(pod *corev1.Pod, path string) (string, error) { return pod.Name + ":" + path, nil }
+func (fields) PodField(pod *corev1.Pod, path string) (string, error) {
+	return pod.Name + ":" + path, nil
+}
 func (fields) ContainerResource(*corev1.Pod, *corev1.ResourceFieldSelector) (string, error) {
 	return "1", nil
 }

@@ -291,4 +291,3 @@ func (s *StreamStore) Connect(ctx context.Context, name string, opts runtime.Obj
 	st := translator.NewStreamTranslatorHandler(u, s.l.transport, 0, stream)
 	return translator.NewTranslatingHandler(h, st, wsstream.IsWebSocketRequestWithStreamCloseProtocol), nil
 }
-
