@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -171,6 +173,41 @@ func TestKubectlLogs(t *testing.T) {
 	}
 }
 
+func TestKubectlLogsFollow(t *testing.T) {
+	createPod(t, boundPod("ticker", corev1.Container{
+		Name:    "ticker",
+		Image:   suite.busybox,
+		Command: []string{"sh", "-c", "i=0; while true; do echo tick-$i; i=$((i+1)); sleep 0.3; done"},
+	}))
+	waitPod(t, "ticker", 60*time.Second, "Running", isReady)
+	follow := suite.srv.KubectlCmd("logs", "-f", "ticker").Start(t)
+	defer follow.Stop()
+	// A line written after kubectl started proves the stream follows.
+	if _, err := follow.WaitForLine(20*time.Second, func(l string) bool { return l == "tick-15" }); err != nil {
+		t.Fatalf("kubectl logs -f: %v\n%s\n%s", err, follow.Output(), follow.Stop())
+	}
+}
+
+func TestKubectlCp(t *testing.T) {
+	createPod(t, boundPod("files", corev1.Container{Name: "app", Image: suite.busybox, Command: []string{"sleep", "3600"}}))
+	waitPod(t, "files", 60*time.Second, "Running", isReady)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "in.txt")
+	if err := os.WriteFile(src, []byte("round trip\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := suite.srv.Kubectl(t, "cp", src, "default/files:/tmp/copied.txt"); r.ExitCode != 0 {
+		t.Fatalf("kubectl cp to the pod: %s", r)
+	}
+	back := filepath.Join(dir, "back.txt")
+	if r := suite.srv.Kubectl(t, "cp", "default/files:/tmp/copied.txt", back); r.ExitCode != 0 {
+		t.Fatalf("kubectl cp from the pod: %s", r)
+	}
+	if b, err := os.ReadFile(back); err != nil || string(b) != "round trip\n" {
+		t.Errorf("round trip gave %q, %v", b, err)
+	}
+}
+
 func TestLivenessProbeFailureRestartsContainer(t *testing.T) {
 	pod := boundPod("liveness", corev1.Container{
 		Name:    "app",
@@ -203,6 +240,9 @@ func TestCrashingContainerBacksOff(t *testing.T) {
 	last := p.Status.ContainerStatuses[0].LastTerminationState.Terminated
 	if last == nil || last.ExitCode != 3 {
 		t.Errorf("last state: %s", dump(p.Status.ContainerStatuses[0]))
+	}
+	if r := suite.srv.Kubectl(t, "logs", "crasher", "--previous"); r.ExitCode != 0 || r.Stdout != "dying\n" {
+		t.Errorf("kubectl logs --previous: %s", r)
 	}
 }
 

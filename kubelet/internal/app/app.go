@@ -16,6 +16,8 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/trace/noop"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -28,6 +30,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/component-base/version"
+	cri "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	remote "k8s.io/cri-client/pkg"
 
 	"trireme.dev/kubelet/internal/kubelet"
@@ -118,6 +122,7 @@ func run(ctx context.Context, o *options.Options) error {
 		return fmt.Errorf("container runtime version: %w", err)
 	}
 	log.Info("Connected to the container runtime", "runtime", v.RuntimeName, "version", v.RuntimeVersion, "criVersion", v.RuntimeApiVersion)
+	cgroupDriver := runtimeCgroupDriver(ctx, rs, cfg.CgroupDriver, log)
 
 	restConfig, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
 	if err != nil {
@@ -168,6 +173,7 @@ func run(ctx context.Context, o *options.Options) error {
 		Prober:        probes,
 		Recorder:      recorder,
 		ResyncPeriod:  cfg.SyncFrequency.Duration,
+		CgroupDriver:  cgroupDriver,
 	}, log.WithName("pods"))
 	probes.SetOnChange(k.Wake)
 	vols.SetFields(k)
@@ -279,4 +285,27 @@ func startHealthz(ctx context.Context, addr string, log logr.Logger) {
 		}
 	}()
 	go func() { <-ctx.Done(); _ = srv.Close() }()
+}
+
+// runtimeCgroupDriver asks the runtime which cgroup driver it uses (CRI
+// RuntimeConfig), as upstream's kubelet does; runtimes older than that
+// RPC (containerd 1.6) answer Unimplemented and the configured driver
+// stands.
+func runtimeCgroupDriver(ctx context.Context, rs cri.RuntimeService, configured string, log logr.Logger) string {
+	rc, err := rs.RuntimeConfig(ctx)
+	if err != nil {
+		if status.Code(err) == codes.Unimplemented {
+			log.Info("The runtime does not report its cgroup driver; using the configured one", "cgroupDriver", configured)
+		} else {
+			log.Error(err, "Ask the runtime for its cgroup driver failed; using the configured one", "cgroupDriver", configured)
+		}
+		return configured
+	}
+	switch rc.GetLinux().GetCgroupDriver() {
+	case runtimeapi.CgroupDriver_SYSTEMD:
+		return "systemd"
+	case runtimeapi.CgroupDriver_CGROUPFS:
+		return "cgroupfs"
+	}
+	return configured
 }

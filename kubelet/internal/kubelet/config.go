@@ -157,16 +157,27 @@ func anyPrivileged(pod *corev1.Pod) bool {
 	return false
 }
 
-// podCgroup is the pod's cgroup under the QoS class's, as upstream lays
-// them out with the cgroupfs driver.
+// podCgroup is the pod's cgroup under its QoS class's, as upstream lays
+// them out: /kubepods/burstable/pod<uid> with the cgroupfs driver,
+// kubepods-burstable-pod<uid>.slice with systemd's.
 func (k *Kubelet) podCgroup(pod *corev1.Pod) string {
-	qos := QOSClass(pod)
-	parent := k.cfg.CgroupParent
-	switch qos {
+	qos := ""
+	switch QOSClass(pod) {
 	case corev1.PodQOSBurstable:
-		parent += "/burstable"
+		qos = "burstable"
 	case corev1.PodQOSBestEffort:
-		parent += "/besteffort"
+		qos = "besteffort"
+	}
+	if k.cfg.CgroupDriver == "systemd" {
+		name := "kubepods"
+		if qos != "" {
+			name += "-" + qos
+		}
+		return name + "-pod" + strings.ReplaceAll(string(pod.UID), "-", "_") + ".slice"
+	}
+	parent := k.cfg.CgroupParent
+	if qos != "" {
+		parent += "/" + qos
 	}
 	return parent + "/pod" + string(pod.UID)
 }

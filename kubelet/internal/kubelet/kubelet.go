@@ -79,8 +79,11 @@ type Config struct {
 	RelistPeriod time.Duration
 	// ResyncPeriod is how often every pod is synced without a change.
 	ResyncPeriod time.Duration
-	// CgroupParent is the parent of pod cgroups ("/kubepods").
+	// CgroupParent is the parent of pod cgroups ("/kubepods") with the
+	// cgroupfs driver.
 	CgroupParent string
+	// CgroupDriver is cgroupfs or systemd.
+	CgroupDriver string
 }
 
 // Kubelet runs pods through the CRI.

@@ -309,3 +309,38 @@ func TestImageNeverPulledIsReported(t *testing.T) {
 		t.Errorf("waiting %+v", cs.State.Waiting)
 	}
 }
+
+func TestDeadContainersAreCollected(t *testing.T) {
+	pod := testPod("gc")
+	f := newFixture(t, pod)
+	w := newPodWorker(pod.UID)
+	f.sync(t, w, pod)
+	for i := 0; i < 4; i++ {
+		for _, c := range f.containers("app") {
+			if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+				f.exit(c, 0)
+			}
+		}
+		f.k.backoff.Reset(backoffKey(pod, &pod.Spec.Containers[0]))
+		f.sync(t, w, pod)
+	}
+	if n := len(f.containers("app")); n != deadInstancesKept {
+		t.Errorf("%d instances kept, want %d", n, deadInstancesKept)
+	}
+	if got := f.apiPod(t, "gc").Status.ContainerStatuses[0].RestartCount; got != 4 {
+		t.Errorf("restartCount %d, want 4", got)
+	}
+}
+
+func TestActiveDeadlineFailsPod(t *testing.T) {
+	pod := testPod("deadline")
+	pod.Spec.ActiveDeadlineSeconds = ptr.To[int64](1)
+	pod.Status.StartTime = &metav1.Time{Time: time.Now().Add(-time.Minute)}
+	f := newFixture(t, pod)
+	w := newPodWorker(pod.UID)
+	f.sync(t, w, pod)
+	st := f.apiPod(t, "deadline").Status
+	if st.Phase != corev1.PodFailed || st.Reason != "DeadlineExceeded" {
+		t.Errorf("phase %s reason %s", st.Phase, st.Reason)
+	}
+}

@@ -106,9 +106,36 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		return 0, false, nil
 	}
 
+	if deadline := activeDeadline(pod); !deadline.IsZero() && !time.Now().Before(deadline) {
+		log.Info("Pod exceeded its activeDeadlineSeconds; stopping it")
+		k.event(pod, corev1.EventTypeNormal, "DeadlineExceeded", "Pod was active on the node longer than the specified deadline")
+		if err := k.killPod(ctx, pod, rt, pod.Spec.TerminationGracePeriodSeconds); err != nil {
+			return 0, false, err
+		}
+		w.mu.Lock()
+		w.finished = true
+		w.mu.Unlock()
+		if rt, err = k.observe(ctx, w.uid); err != nil {
+			return 0, false, err
+		}
+		status := k.computeStatus(pod, w, rt)
+		status.Phase = corev1.PodFailed
+		status.Reason = "DeadlineExceeded"
+		status.Message = "Pod was active on the node longer than the specified deadline"
+		return 0, false, k.writeStatus(ctx, w, pod, status)
+	}
+
 	requeue, err := k.syncRunning(ctx, w, pod, rt)
 	if rt2, oerr := k.observe(ctx, w.uid); oerr == nil {
 		rt = rt2
+	}
+	if gerr := k.collectGarbage(ctx, rt); gerr != nil {
+		log.Error(gerr, "Remove dead containers failed")
+	}
+	if deadline := activeDeadline(pod); !deadline.IsZero() {
+		if d := time.Until(deadline); d > 0 && (requeue == 0 || d < requeue) {
+			requeue = d
+		}
 	}
 	status := k.computeStatus(pod, w, rt)
 	k.cfg.Prober.UpdatePod(pod, status)
@@ -504,4 +531,45 @@ func (k *Kubelet) event(pod *corev1.Pod, typ, reason, msg string) {
 	if k.cfg.Recorder != nil && pod != nil {
 		k.cfg.Recorder.Event(pod, typ, reason, msg)
 	}
+}
+
+// activeDeadline is when the pod must stop under activeDeadlineSeconds,
+// counted from its start time; zero without one.
+func activeDeadline(pod *corev1.Pod) time.Time {
+	if pod.Spec.ActiveDeadlineSeconds == nil || pod.Status.StartTime == nil {
+		return time.Time{}
+	}
+	return pod.Status.StartTime.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second)
+}
+
+// deadInstancesKept is how many instances of a container are kept: the
+// current one and the one before, which kubectl logs --previous reads;
+// upstream's MaxPerPodContainer keeps as many dead ones.
+const deadInstancesKept = 2
+
+// collectGarbage removes exited instances of each container beyond the
+// newest two, and sandboxes that are neither the newest nor ready (their
+// containers were stopped when the newer sandbox was made).
+func (k *Kubelet) collectGarbage(ctx context.Context, rt *podRuntime) error {
+	var errs []error
+	seen := map[string]int{}
+	for _, c := range rt.containers {
+		name := c.Labels[labelContainerName]
+		seen[name]++
+		if seen[name] <= deadInstancesKept || c.State != runtimeapi.ContainerState_CONTAINER_EXITED {
+			continue
+		}
+		if err := k.cfg.Runtime.RemoveContainer(ctx, c.Id); err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove dead container %s: %w", c.Id, err))
+		}
+	}
+	for i, s := range rt.sandboxes {
+		if i == 0 || s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			continue
+		}
+		if err := k.cfg.Runtime.RemovePodSandbox(ctx, s.Id); err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove old sandbox %s: %w", s.Id, err))
+		}
+	}
+	return errors.Join(errs...)
 }
