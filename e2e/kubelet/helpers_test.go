@@ -3,6 +3,7 @@ package kubelet_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -18,3 +19,5 @@ func readFile(dir, name string) (string, error) {
 func resourceQ(s string) resource.Quantity { return resource.MustParse(s) }
 
 func resourceMi() resource.Quantity { return resource.MustParse("1Mi") }
+
+func stringsContains(s, sub string) bool { return strings.Contains(s, sub) }

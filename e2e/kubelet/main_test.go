@@ -34,6 +34,11 @@ var suite struct {
 	busybox    string
 	dir        string
 	args       []string
+	// port is the kubelet's node server port; apiClient and userClient
+	// are the certificate and key files of the apiserver's kubelet client
+	// and of a user with no rights, both trusted by the kubelet.
+	port                  int
+	apiClient, userClient [2]string
 }
 
 func TestMain(m *testing.M) {
@@ -140,6 +145,13 @@ func setUp(ctx context.Context) (func() error, error) {
 	if err != nil {
 		return cleanup, err
 	}
+	suite.port = port
+	suite.apiClient = [2]string{apiCert, apiKey}
+	userCert, userKey, err := kubeletClientCA.clientCert(dir, "nobody", "e2e-nobody")
+	if err != nil {
+		return cleanup, err
+	}
+	suite.userClient = [2]string{userCert, userKey}
 	suite.args = []string{
 		"--kubeconfig", kubeconfig,
 		"--container-runtime-endpoint", cd.Endpoint(),

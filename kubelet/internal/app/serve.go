@@ -93,7 +93,7 @@ func startServer(ctx context.Context, o *options.Options, client kubernetes.Inte
 	}
 	h := server.Handler(server.Config{
 		NodeName: o.HostnameOverride, Pods: k, Runtime: rs,
-		Authenticator: authn, Authorizer: authz, Registry: metrics.Registry, Log: log,
+		Authenticator: authn, Authorizer: authz, Registry: metrics.Registry, Log: log, RootDir: o.RootDir,
 	})
 	addr, err := server.Serve(ctx, net.JoinHostPort(cfg.Address, strconv.Itoa(int(cfg.Port))), cert, h, log)
 	if err != nil {

@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	cri "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"trireme.dev/kubelet/internal/metrics"
 )
 
 // Prober is what the pod workers need from the probe manager: results by
@@ -194,7 +196,11 @@ func (k *Kubelet) relist(ctx context.Context) {
 		return
 	}
 	prints := map[types.UID]string{}
+	ready := 0
 	for _, s := range sandboxes {
+		if s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			ready++
+		}
 		uid := podUIDOf(s.Labels)
 		prints[uid] += fmt.Sprintf("s%s=%d;", s.Id, s.State)
 	}
@@ -202,6 +208,7 @@ func (k *Kubelet) relist(ctx context.Context) {
 		uid := podUIDOf(c.Labels)
 		prints[uid] += fmt.Sprintf("c%s=%d;", c.Id, c.State)
 	}
+	metrics.RunningPods.Set(float64(ready))
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for uid, p := range prints {
@@ -248,6 +255,7 @@ func (k *Kubelet) runWorker(ctx context.Context, w *podWorker) {
 		}
 		requeue, done, err := k.syncPod(logr.NewContext(ctx, log), w, pod, removed)
 		if err != nil {
+			metrics.SyncErrors.Inc()
 			log.Error(err, "Sync pod failed")
 			if requeue == 0 || requeue > 2*time.Second {
 				requeue = 2 * time.Second
@@ -294,6 +302,8 @@ type podWorker struct {
 	started time.Time
 	// finished is set once a pod's containers are all stopped for good.
 	finished bool
+	// startObserved is set once the pod's start-up time is recorded.
+	startObserved bool
 }
 
 type waitingReason struct{ reason, message string }

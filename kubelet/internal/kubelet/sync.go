@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
+
+	"trireme.dev/kubelet/internal/metrics"
 )
 
 // minGracePeriod is the shortest time a container is given to stop, as
@@ -138,6 +140,7 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		}
 	}
 	status := k.computeStatus(pod, w, rt)
+	k.observeStart(w, status)
 	k.cfg.Prober.UpdatePod(pod, status)
 	if status.Phase == corev1.PodSucceeded || status.Phase == corev1.PodFailed {
 		w.mu.Lock()
@@ -572,4 +575,24 @@ func (k *Kubelet) collectGarbage(ctx context.Context, rt *podRuntime) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// observeStart records, once per pod, the time from the kubelet first
+// seeing it to all its containers running.
+func (k *Kubelet) observeStart(w *podWorker, st *corev1.PodStatus) {
+	if st.Phase != corev1.PodRunning {
+		return
+	}
+	for _, cs := range st.ContainerStatuses {
+		if cs.State.Running == nil {
+			return
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.startObserved {
+		return
+	}
+	w.startObserved = true
+	metrics.PodStartDuration.Observe(time.Since(w.started).Seconds())
 }

@@ -20,7 +20,7 @@ var (
 		Help:    "Time from the kubelet first seeing a pod to all its containers running.",
 		Buckets: prometheus.ExponentialBuckets(0.05, 2, 12),
 	})
-	// RunningPods is the number of pods with a running sandbox.
+	// RunningPods is the number of pods with a ready sandbox.
 	RunningPods = prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: "trireme", Subsystem: "kubelet", Name: "running_pods",
 		Help: "Pods the kubelet runs.",

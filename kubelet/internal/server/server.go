@@ -1,7 +1,7 @@
 // Package server is the kubelet's node server on :10250: TLS, requests
 // authenticated by client certificate or bearer token (TokenReview) and
 // authorized by SubjectAccessReview against the node resource, as
-// upstream's; /healthz, /metrics, /pods, /containerLogs, and /exec,
+// upstream's; /healthz, /metrics, /pods, /containerLogs, /stats/summary, and /exec,
 // /attach and /portForward proxied to the runtime's streaming server.
 package server
 
@@ -56,6 +56,8 @@ type Config struct {
 	Authorizer    authorizer.Authorizer
 	Registry      *prometheus.Registry
 	Log           logr.Logger
+	// RootDir's file system is reported as the node's in /stats/summary.
+	RootDir string
 }
 
 // Handler returns the node server's mux.
@@ -70,6 +72,7 @@ func Handler(cfg Config) http.Handler {
 	mux.HandleFunc("/exec/", s.exec)
 	mux.HandleFunc("/attach/", s.attach)
 	mux.HandleFunc("/portForward/", s.portForward)
+	mux.HandleFunc("/stats/summary", s.statsSummary)
 	return s.guard(mux)
 }
 
