@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace/noop"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	cri "k8s.io/cri-api/pkg/apis"
 	remote "k8s.io/cri-client/pkg"
 )
@@ -337,10 +339,11 @@ func (c *Containerd) removeSandboxes() error {
 	}
 	var errs []error
 	for _, s := range sandboxes {
-		if err := rs.StopPodSandbox(ctx, s.Id); err != nil {
+		// A kubelet stopping a moment ago may have removed it meanwhile.
+		if err := rs.StopPodSandbox(ctx, s.Id); err != nil && status.Code(err) != codes.NotFound {
 			errs = append(errs, fmt.Errorf("stop sandbox %s: %w", s.Id, err))
 		}
-		if err := rs.RemovePodSandbox(ctx, s.Id); err != nil {
+		if err := rs.RemovePodSandbox(ctx, s.Id); err != nil && status.Code(err) != codes.NotFound {
 			errs = append(errs, fmt.Errorf("remove sandbox %s: %w", s.Id, err))
 		}
 	}

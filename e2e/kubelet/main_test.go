@@ -60,6 +60,9 @@ func runSuite(m *testing.M) (code int) {
 		return 1
 	}
 	code = m.Run()
+	if path := os.Getenv("KUBELET_E2E_LOG"); path != "" {
+		_ = os.WriteFile(path, []byte(suite.kubeletLog.String()), 0o644)
+	}
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "trireme-kubelet log (last lines):\n%s\n", suite.kubeletLog.tail(150))
 		fmt.Fprintf(os.Stderr, "containerd log (last lines):\n%s\n", suite.containerd.LogTail(40))
