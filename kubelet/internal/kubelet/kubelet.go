@@ -30,9 +30,11 @@ type Prober interface {
 	UpdatePod(pod *corev1.Pod, status *corev1.PodStatus)
 	// RemovePod stops every probe worker of the pod.
 	RemovePod(uid types.UID)
-	// Ready reports the readiness probe's verdict (true without a probe).
+	// Ready reports the verdict of a container's readiness probe; false
+	// until it first succeeds. Asked only of containers with one.
 	Ready(containerID string) bool
-	// Started reports the startup probe's verdict (true without a probe).
+	// Started reports the verdict of a container's startup probe; false
+	// until it succeeds. Asked only of containers with one.
 	Started(containerID string) bool
 	// LivenessFailed reports a liveness (or startup) failure past its
 	// threshold: the container must be restarted.
@@ -384,4 +386,16 @@ func (r *podRuntime) latest(name string) (cur, prev *runtimeapi.ContainerStatus)
 		}
 	}
 	return cur, nil
+}
+
+// started says whether a running container has started: it has no
+// startup probe, or the probe succeeded.
+func (k *Kubelet) started(c *corev1.Container, id string) bool {
+	return c.StartupProbe == nil || k.cfg.Prober.Started(id)
+}
+
+// ready says whether a running container is ready: started, and without
+// a readiness probe or with one that succeeded.
+func (k *Kubelet) ready(c *corev1.Container, id string) bool {
+	return k.started(c, id) && (c.ReadinessProbe == nil || k.cfg.Prober.Ready(id))
 }

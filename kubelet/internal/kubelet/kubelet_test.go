@@ -344,3 +344,23 @@ func TestActiveDeadlineFailsPod(t *testing.T) {
 		t.Errorf("phase %s reason %s", st.Phase, st.Reason)
 	}
 }
+
+func TestReadinessProbeGatesReady(t *testing.T) {
+	pod := testPod("ready")
+	pod.Spec.Containers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}
+	f := newFixture(t, pod)
+	w := newPodWorker(pod.UID)
+	f.sync(t, w, pod)
+	id := f.containers("app")[0].Id
+	f.prober.notReady[id] = true
+	f.sync(t, w, pod)
+	st := f.apiPod(t, "ready").Status
+	if hasConditionTrue(st.Conditions, corev1.PodReady) || st.ContainerStatuses[0].Ready {
+		t.Fatalf("Ready while the readiness probe has not passed: %+v", st.Conditions)
+	}
+	delete(f.prober.notReady, id)
+	f.sync(t, w, pod)
+	if st := f.apiPod(t, "ready").Status; !hasConditionTrue(st.Conditions, corev1.PodReady) {
+		t.Errorf("not Ready after the probe passed: %+v", st.Conditions)
+	}
+}

@@ -239,9 +239,9 @@ func (k *Kubelet) containerStatus(pod *corev1.Pod, w *podWorker, rt *podRuntime,
 	switch cur.State {
 	case runtimeapi.ContainerState_CONTAINER_RUNNING:
 		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(0, cur.StartedAt))}
-		started := k.cfg.Prober.Started(cur.Id)
+		started := k.started(c, cur.Id)
 		cs.Started = &started
-		cs.Ready = started && k.cfg.Prober.Ready(cur.Id) && sandboxReady
+		cs.Ready = k.ready(c, cur.Id) && sandboxReady
 	case runtimeapi.ContainerState_CONTAINER_EXITED, runtimeapi.ContainerState_CONTAINER_UNKNOWN:
 		term := terminated(cur, k.containerID(cur.Id))
 		if r, ok := w.getStartErr(c.Name); ok && pod.DeletionTimestamp == nil && willRestart(pod, c, cur) {

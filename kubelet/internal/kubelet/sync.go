@@ -244,7 +244,7 @@ func (k *Kubelet) syncContainers(ctx context.Context, w *podWorker, pod *corev1.
 				return 0, err
 			}
 			earliest(d)
-			if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING || !k.cfg.Prober.Started(cur.Id) {
+			if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING || !k.started(c, cur.Id) {
 				return requeue, nil
 			}
 			continue

@@ -128,27 +128,20 @@ func (m *Manager) has(k key) bool {
 	return ok
 }
 
-// Ready reports the readiness verdict: false until the probe first
-// succeeds, true without a readiness probe (once started).
+// Ready reports the readiness probe's verdict for a container that has
+// one: false until the probe first succeeds (or before its worker runs).
 func (m *Manager) Ready(containerID string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	k := key{containerID, Readiness}
-	if !m.has(k) {
-		return true
-	}
-	return m.results[k]
+	return m.results[key{containerID, Readiness}]
 }
 
-// Started reports the startup verdict: true without a startup probe.
+// Started reports the startup probe's verdict for a container that has
+// one: false until the probe succeeds.
 func (m *Manager) Started(containerID string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	k := key{containerID, Startup}
-	if !m.has(k) {
-		return true
-	}
-	return m.results[k]
+	return m.results[key{containerID, Startup}]
 }
 
 // LivenessFailed reports a liveness failure, or a startup probe that

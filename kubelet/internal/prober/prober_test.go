@@ -51,9 +51,9 @@ func TestProbeHandlers(t *testing.T) {
 	}
 }
 
-func TestVerdictsWithoutProbes(t *testing.T) {
+func TestVerdictsBeforeAnyProbe(t *testing.T) {
 	m := New(critesting.NewFakeRuntimeService(), logr.Discard(), nil)
-	if !m.Ready("x") || !m.Started("x") || m.LivenessFailed("x") {
-		t.Error("a container without probes must be ready, started and alive")
+	if m.Ready("x") || m.Started("x") || m.LivenessFailed("x") {
+		t.Error("before its first probe a container is neither ready nor started, and not failed")
 	}
 }
