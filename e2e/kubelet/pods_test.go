@@ -316,3 +316,29 @@ func hasTrueCondition(p *corev1.Pod, t corev1.PodConditionType) bool {
 
 var _ = fmt.Sprint
 var _ = types.UID("")
+
+func TestKubectlAttach(t *testing.T) {
+	createPod(t, boundPod("attached", corev1.Container{
+		Name:    "app",
+		Image:   suite.busybox,
+		Command: []string{"sh", "-c", "while read line; do echo got-$line; done; echo stdin-closed; sleep 3600"},
+		Stdin:   true,
+	}))
+	waitPod(t, "attached", 60*time.Second, "Running", isReady)
+	cmd := suite.srv.KubectlCmd("attach", "-i", "attached")
+	cmd.Stdin = "hello\n"
+	cmd.Timeout = 20 * time.Second
+	if r := cmd.Run(t); r.ExitCode != 0 {
+		t.Fatalf("kubectl attach: %s", r)
+	}
+	// kubectl ends the session when its stdin ends, possibly before the
+	// reply comes back; the container's log shows what reached it.
+	var out string
+	err := waitFor(context.Background(), 10*time.Second, func() (bool, error) {
+		out = suite.srv.Kubectl(t, "logs", "attached").Stdout
+		return strings.Contains(out, "got-hello"), nil
+	})
+	if err != nil {
+		t.Fatalf("stdin sent through kubectl attach never reached the container: %q", out)
+	}
+}
