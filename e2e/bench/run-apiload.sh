@@ -6,7 +6,9 @@
 # removes the directory. Called by `make bench`; asserts nothing about time.
 #
 # Knobs (environment): APILOAD_IDENTITY (admin), APILOAD_CLIENTS (100), APILOAD_DURATION per verb (20s),
-# APILOAD_LIST_SIZE (10000), APILOAD_WATCHERS (1000), APILOAD_IDLE (20s).
+# APILOAD_LIST_SIZE (10000), APILOAD_WATCHERS (1000), APILOAD_IDLE (20s),
+# APILOAD_KINDS (configmaps,customresources: a CRD of a ConfigMap's shape),
+# APILOAD_DISCOVERY_CRDS (200: CRDs installed before timing full discovery).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -93,7 +95,8 @@ done
 	--idle "${APILOAD_IDLE:-20s}" \
 	--clients "${APILOAD_CLIENTS:-100}" \
 	--duration "${APILOAD_DURATION:-20s}" \
-	--kinds configmaps \
+	--kinds "${APILOAD_KINDS:-configmaps,customresources}" \
 	--verbs create,get,list,update,patch,watch \
 	--list-size "${APILOAD_LIST_SIZE:-10000}" \
-	--watchers "${APILOAD_WATCHERS:-1000}"
+	--watchers "${APILOAD_WATCHERS:-1000}" \
+	--discovery-crds "${APILOAD_DISCOVERY_CRDS:-200}"
