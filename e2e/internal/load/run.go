@@ -112,6 +112,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (err error) {
 			return fmt.Errorf("%s not served: %w", loadGVR, err)
 		}
 	}
+	if cfg.RBACObjects > 0 {
+		if err := r.seedRBAC(ctx, cfg.RBACObjects); err != nil {
+			return err
+		}
+	}
 	return r.measure(ctx)
 }
 
