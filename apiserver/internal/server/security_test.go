@@ -175,7 +175,7 @@ func startServer(ctx context.Context) (*testServer, func(), error) {
 		return nil, cleanup, err
 	}
 	done := make(chan error, 1)
-	go func() { done <- srv.PrepareRun().RunWithContext(ctx) }()
+	go func() { done <- srv.Run(ctx) }()
 	stop := func() {
 		select {
 		case <-done:

@@ -14,7 +14,7 @@ import (
 var Verbs = []string{"create", "get", "list", "update", "patch", "watch"}
 
 // Kinds are the resources the verbs can be run against.
-var Kinds = []string{"configmaps", "pods"}
+var Kinds = []string{"configmaps", "pods", customResourceKind}
 
 // Config says what to measure and against which server.
 type Config struct {
@@ -39,6 +39,9 @@ type Config struct {
 	WatchEvents  int           // events every watcher must see
 	WatchTimeout time.Duration // how long watchers may take to see them all
 
+	DiscoveryCRDs int // CRDs to install before timing full discovery; 0 skips it
+	DiscoveryRuns int // timed discoveries per mode
+
 	ServerPID int           // server process whose memory to report; 0 skips it
 	WaitReady time.Duration // wait this long for /readyz before starting
 	Idle      time.Duration // then sit idle this long and report memory
@@ -47,14 +50,15 @@ type Config struct {
 // DefaultConfig returns the defaults the flags start from.
 func DefaultConfig() Config {
 	return Config{
-		Clients:      100,
-		Duration:     20 * time.Second,
-		Verbs:        slices.Clone(Verbs),
-		Kinds:        []string{"configmaps"},
-		ListLimit:    500,
-		ListRuns:     3,
-		WatchEvents:  100,
-		WatchTimeout: 60 * time.Second,
+		Clients:       100,
+		Duration:      20 * time.Second,
+		Verbs:         slices.Clone(Verbs),
+		Kinds:         []string{"configmaps"},
+		ListLimit:     500,
+		ListRuns:      3,
+		WatchEvents:   100,
+		WatchTimeout:  60 * time.Second,
+		DiscoveryRuns: 30,
 	}
 }
 
@@ -76,6 +80,8 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Watchers, "watchers", c.Watchers, "concurrent watchers that must each see every event (0: skip)")
 	fs.IntVar(&c.WatchEvents, "watch-events", c.WatchEvents, "events each watcher must see")
 	fs.DurationVar(&c.WatchTimeout, "watch-timeout", c.WatchTimeout, "how long watchers may take to see every event")
+	fs.IntVar(&c.DiscoveryCRDs, "discovery-crds", c.DiscoveryCRDs, "CRDs to install before timing full discovery (0: skip)")
+	fs.IntVar(&c.DiscoveryRuns, "discovery-runs", c.DiscoveryRuns, "timed full discoveries per mode (aggregated, legacy)")
 	fs.IntVar(&c.ServerPID, "server-pid", c.ServerPID, "PID of a local server to report VmRSS and VmHWM of (0: skip)")
 	fs.DurationVar(&c.WaitReady, "wait-ready", c.WaitReady, "wait up to this long for /readyz before starting")
 	fs.DurationVar(&c.Idle, "idle", c.Idle, "after ready, stay idle this long and report the server's memory")
@@ -100,8 +106,11 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("unknown kind %q (known: %s)", k, strings.Join(Kinds, ",")))
 		}
 	}
-	if c.ListLimit < 0 || c.ListSize < 0 || c.Watchers < 0 || c.RBACObjects < 0 {
-		errs = append(errs, errors.New("--list-limit, --list-size, --watchers and --rbac-objects must not be negative"))
+	if c.ListLimit < 0 || c.ListSize < 0 || c.Watchers < 0 || c.RBACObjects < 0 || c.DiscoveryCRDs < 0 {
+		errs = append(errs, errors.New("--list-limit, --list-size, --watchers, --rbac-objects and --discovery-crds must not be negative"))
+	}
+	if c.DiscoveryCRDs > 0 && c.DiscoveryRuns < 1 {
+		errs = append(errs, errors.New("--discovery-runs must be at least 1"))
 	}
 	if c.ListSize > 0 && c.ListRuns < 1 {
 		errs = append(errs, errors.New("--list-runs must be at least 1"))
