@@ -617,7 +617,9 @@ func (p *Proxier) dispatch(pc *piece, sp *model.ServicePort, eps []model.Endpoin
 // chain, map and set in one step.
 func (p *Proxier) Cleanup(ctx context.Context) error {
 	tx := p.nft.NewTransaction()
-	tx.Destroy(&knftables.Table{})
+	// "destroy" would not fail on a missing table, but nft before 1.0.8
+	// (Debian 12's 1.0.6) lacks it.
+	tx.Delete(&knftables.Table{})
 	if err := p.nft.Run(ctx, tx); err != nil && !knftables.IsNotFound(err) {
 		return fmt.Errorf("delete nftables table %s: %w", p.cfg.Table, err)
 	}
