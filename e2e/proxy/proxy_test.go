@@ -225,7 +225,7 @@ func createService(t *testing.T, cs kubernetes.Interface, ns, name string, typ v
 	t.Helper()
 	svc := &v1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: v1.ServiceSpec{Type: typ, Ports: []v1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: v1.ProtocolTCP}}},
+		Spec:       v1.ServiceSpec{Type: typ, Ports: []v1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: v1.ProtocolTCP}}},
 	}
 	if mutate != nil {
 		mutate(svc)

@@ -21,11 +21,11 @@ import (
 // The node routes between them; the proxy runs in it. Nothing is added to
 // the host's own namespace.
 type topology struct {
-	prefix           string
-	node, client     string
-	eps              []string
-	podCIDR, nodeIP  string
-	epIPs            []string
+	prefix          string
+	node, client    string
+	eps             []string
+	podCIDR, nodeIP string
+	epIPs           []string
 }
 
 func newTopology(t *testing.T, tag string, k int) *topology {

@@ -107,9 +107,13 @@ func TestValidate(t *testing.T) {
 		{"dual-stack cluster CIDR", func(c *kubeproxyv1alpha1.KubeProxyConfiguration) { c.ClusterCIDR = "10.0.0.0/8,fd00::/64" }, ""},
 		{"two IPv4 cluster CIDRs", func(c *kubeproxyv1alpha1.KubeProxyConfiguration) { c.ClusterCIDR = "10.0.0.0/8,11.0.0.0/8" }, "clusterCIDR"},
 		{"bad cluster CIDR", func(c *kubeproxyv1alpha1.KubeProxyConfiguration) { c.ClusterCIDR = "10.0.0.0" }, "clusterCIDR"},
-		{"nodeport addresses", func(c *kubeproxyv1alpha1.KubeProxyConfiguration) { c.NodePortAddresses = []string{"10.0.0.0/8", "127.0.0.1/32"} }, ""},
+		{"nodeport addresses", func(c *kubeproxyv1alpha1.KubeProxyConfiguration) {
+			c.NodePortAddresses = []string{"10.0.0.0/8", "127.0.0.1/32"}
+		}, ""},
 		{"nodeport primary", func(c *kubeproxyv1alpha1.KubeProxyConfiguration) { c.NodePortAddresses = []string{"primary"} }, ""},
-		{"nodeport primary with others", func(c *kubeproxyv1alpha1.KubeProxyConfiguration) { c.NodePortAddresses = []string{"primary", "10.0.0.0/8"} }, "nodePortAddresses"},
+		{"nodeport primary with others", func(c *kubeproxyv1alpha1.KubeProxyConfiguration) {
+			c.NodePortAddresses = []string{"primary", "10.0.0.0/8"}
+		}, "nodePortAddresses"},
 		{"bad nodeport address", func(c *kubeproxyv1alpha1.KubeProxyConfiguration) { c.NodePortAddresses = []string{"10.0.0.1"} }, "nodePortAddresses"},
 		{"oom score out of range", func(c *kubeproxyv1alpha1.KubeProxyConfiguration) { c.OOMScoreAdj = ptr.To[int32](2000) }, "oomScoreAdj"},
 		{"negative qps", func(c *kubeproxyv1alpha1.KubeProxyConfiguration) { c.ClientConnection.QPS = -1 }, "qps"},
