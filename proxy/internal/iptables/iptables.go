@@ -391,11 +391,11 @@ func (p *Proxier) render(sp *model.ServicePort) *piece {
 		pc.services = append(pc.services, fmt.Sprintf("-A %s %s %s -j %s", chServices, comment, match(sp.ClusterIP, sp.Port), svcChain))
 		var rules []string
 		if p.cfg.MasqueradeAll {
-			rules = append(rules, fmt.Sprintf("-A %s %s -j %s", svcChain, match(sp.ClusterIP, sp.Port), chMarkMasq))
+			rules = append(rules, fmt.Sprintf("-A %s %s -j MARK --or-mark %s", svcChain, match(sp.ClusterIP, sp.Port), p.mark))
 		} else if p.cfg.ClusterCIDR.IsValid() {
-			rules = append(rules, fmt.Sprintf("-A %s ! -s %s %s -j %s", svcChain, p.cfg.ClusterCIDR, match(sp.ClusterIP, sp.Port), chMarkMasq))
+			rules = append(rules, fmt.Sprintf("-A %s ! -s %s %s -j MARK --or-mark %s", svcChain, p.cfg.ClusterCIDR, match(sp.ClusterIP, sp.Port), p.mark))
 		}
-		pc.chains[svcChain] = append(rules, p.dispatch(pc, sp, svcChain, internal)...)
+		pc.chains[svcChain] = append(rules, p.dispatch(sp, svcChain, internal)...)
 	case sp.InternalLocal && len(all) > 0:
 		pc.filterServices = append(pc.filterServices, fmt.Sprintf("-A %s %s %s -j DROP", chServices, comment, match(sp.ClusterIP, sp.Port)))
 	default:
@@ -408,9 +408,9 @@ func (p *Proxier) render(sp *model.ServicePort) *piece {
 	if len(external) > 0 {
 		var rules []string
 		if !sp.ExternalLocal {
-			rules = append(rules, fmt.Sprintf("-A %s -j %s", extChain, chMarkMasq))
+			rules = append(rules, fmt.Sprintf("-A %s -j MARK --or-mark %s", extChain, p.mark))
 			if sp.InternalLocal {
-				rules = append(rules, p.dispatch(pc, sp, extChain, external)...)
+				rules = append(rules, p.dispatch(sp, extChain, external)...)
 			} else {
 				rules = append(rules, fmt.Sprintf("-A %s -j %s", extChain, svcChain))
 			}
@@ -420,10 +420,10 @@ func (p *Proxier) render(sp *model.ServicePort) *piece {
 					rules = append(rules, fmt.Sprintf("-A %s -s %s -j %s", extChain, p.cfg.ClusterCIDR, svcChain))
 				}
 				rules = append(rules,
-					fmt.Sprintf("-A %s -m addrtype --src-type LOCAL -j %s", extChain, chMarkMasq),
+					fmt.Sprintf("-A %s -m addrtype --src-type LOCAL -j MARK --or-mark %s", extChain, p.mark),
 					fmt.Sprintf("-A %s -m addrtype --src-type LOCAL -j %s", extChain, svcChain))
 			}
-			rules = append(rules, p.dispatch(pc, sp, extChain, external)...)
+			rules = append(rules, p.dispatch(sp, extChain, external)...)
 		}
 		pc.chains[extChain] = rules
 		for _, ip := range ips {
@@ -447,33 +447,42 @@ func (p *Proxier) render(sp *model.ServicePort) *piece {
 	return pc
 }
 
-// dispatch renders the rules of chain that pick one of eps at random: the
-// n-th of the remaining k rules matches with probability 1/k.
-func (p *Proxier) dispatch(pc *piece, sp *model.ServicePort, chain string, eps []model.Endpoint) []string {
+// dispatch renders the rules of chain that pick one of eps at random:
+// the i-th of the k remaining rules matches with probability 1/k.
+//
+// Each endpoint's DNAT sits in the Service's chain itself, not in a chain
+// of its own as upstream's KUBE-SEP chains: Debian's iptables-restore (the
+// nft-backed one) looks chains up by walking them, for every rule, so its
+// time grows with rules times chains; 10,000 Services with 10 endpoints
+// took minutes with a chain per endpoint. The price is hairpin
+// masquerading: a packet from one of the Service's own endpoints is
+// marked whichever endpoint it then goes to, not only when it comes back
+// to itself.
+func (p *Proxier) dispatch(sp *model.ServicePort, chain string, eps []model.Endpoint) []string {
 	proto := strings.ToLower(string(sp.Protocol))
-	var rules []string
-	sep := make([]string, len(eps))
-	for i, e := range eps {
-		sep[i] = Prefix + "SEP-" + sp.Name.EndpointHash(e)
-		r := []string{fmt.Sprintf("-A %s -s %s%s -j %s", sep[i], e.IP, p.host, chMarkMasq)}
-		affinity := ""
-		if sp.AffinityTimeout > 0 {
-			affinity = fmt.Sprintf("-m recent --name %s --set ", sep[i])
-		}
-		r = append(r, fmt.Sprintf("-A %s -p %s -m %s %s-j DNAT --to-destination %s", sep[i], proto, proto, affinity, netip.AddrPortFrom(e.IP, uint16(e.Port))))
-		pc.chains[sep[i]] = r
+	rules := make([]string, 0, 2*len(eps)+1)
+	for _, e := range eps {
+		rules = append(rules, fmt.Sprintf("-A %s -s %s%s -j MARK --or-mark %s", chain, e.IP, p.host, p.mark))
+	}
+	recent := func(e model.Endpoint) string {
+		return fmt.Sprintf("%s%s-%s", Prefix, "AFF", sp.Name.EndpointHash(e))
 	}
 	if sp.AffinityTimeout > 0 {
-		for _, s := range sep {
-			rules = append(rules, fmt.Sprintf("-A %s -m recent --name %s --rcheck --seconds %d --reap -j %s", chain, s, sp.AffinityTimeout, s))
+		for _, e := range eps {
+			rules = append(rules, fmt.Sprintf("-A %s -p %s -m %s -m recent --name %s --update --seconds %d --reap -j DNAT --to-destination %s",
+				chain, proto, proto, recent(e), sp.AffinityTimeout, netip.AddrPortFrom(e.IP, uint16(e.Port))))
 		}
 	}
-	for i, s := range sep {
-		if k := len(sep) - i; k > 1 {
-			rules = append(rules, fmt.Sprintf("-A %s -m statistic --mode random --probability "+probabilityFmt+" -j %s", chain, 1/float64(k), s))
-		} else {
-			rules = append(rules, fmt.Sprintf("-A %s -j %s", chain, s))
+	for i, e := range eps {
+		stat := ""
+		if k := len(eps) - i; k > 1 {
+			stat = fmt.Sprintf("-m statistic --mode random --probability "+probabilityFmt+" ", 1/float64(k))
 		}
+		set := ""
+		if sp.AffinityTimeout > 0 {
+			set = fmt.Sprintf("-m recent --name %s --set ", recent(e))
+		}
+		rules = append(rules, fmt.Sprintf("-A %s -p %s -m %s %s%s-j DNAT --to-destination %s", chain, proto, proto, stat, set, netip.AddrPortFrom(e.IP, uint16(e.Port))))
 	}
 	return rules
 }
