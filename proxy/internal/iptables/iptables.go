@@ -200,7 +200,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 	for n := range pieces {
 		order = append(order, n)
 	}
-	slices.SortFunc(order, func(a, b model.ServicePortName) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(order, model.Compare)
 
 	// The fixed chains' content, from every piece.
 	fixed := map[string][]string{}
@@ -270,7 +270,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 	}
 
 	// Service chains.
-	slices.SortFunc(names, func(a, b model.ServicePortName) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(names, model.Compare)
 	wanted := map[string]bool{}
 	var deletes []string
 	for _, n := range names {

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/base32"
 	"fmt"
@@ -140,7 +141,7 @@ func (s State) Sorted() []*ServicePort {
 	for _, p := range s {
 		out = append(out, p)
 	}
-	slices.SortFunc(out, func(a, b *ServicePort) int { return strings.Compare(a.Name.String(), b.Name.String()) })
+	slices.SortFunc(out, func(a, b *ServicePort) int { return Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -158,4 +159,11 @@ func (n ServicePortName) EndpointHash(e Endpoint) string {
 func hash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return base32.StdEncoding.EncodeToString(sum[:])[:16]
+}
+
+// Compare orders names by namespace, name, port and protocol, without
+// formatting them: back ends sort every name on each full sync.
+func Compare(a, b ServicePortName) int {
+	return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name),
+		strings.Compare(a.Port, b.Port), strings.Compare(string(a.Protocol), string(b.Protocol)))
 }

@@ -171,7 +171,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*knftabl
 			names = append(names, n)
 		}
 	}
-	slices.SortFunc(names, func(a, b model.ServicePortName) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(names, model.Compare)
 	for _, n := range names {
 		if sp, ok := req.State[n]; ok {
 			newPieces[n] = p.render(sp)
@@ -217,7 +217,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*knftabl
 		if len(o) == 0 {
 			return "", false
 		}
-		first := slices.MinFunc(slices.Collect(mapsKeys(o)), func(a, b model.ServicePortName) int { return strings.Compare(a.String(), b.String()) })
+		first := slices.MinFunc(slices.Collect(mapsKeys(o)), model.Compare)
 		return o[first], true
 	}
 
