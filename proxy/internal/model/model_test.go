@@ -152,8 +152,10 @@ func TestBuild(t *testing.T) {
 		wantPorts: 1,
 		wantSkip:  `unsupported address type "FQDN"`,
 	}, {
-		name:      "headless Service has nothing to proxy",
-		svc:       service(func(s *v1.Service) { s.Spec.ClusterIP, s.Spec.ClusterIPs = v1.ClusterIPNone, []string{v1.ClusterIPNone} }),
+		name: "headless Service has nothing to proxy",
+		svc: service(func(s *v1.Service) {
+			s.Spec.ClusterIP, s.Spec.ClusterIPs = v1.ClusterIPNone, []string{v1.ClusterIPNone}
+		}),
 		wantPorts: 0,
 	}, {
 		name:      "ExternalName Service has nothing to proxy",
