@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,9 +34,56 @@ const nodeName = "tpx-node"
 func TestProxy(t *testing.T) {
 	for i, mode := range []string{"nftables", "iptables"} {
 		t.Run(mode, func(t *testing.T) {
-			testMode(t, mode, 20+(os.Getpid()%100)*2+i)
+			testMode(t, mode, subnet(i), "")
 		})
 	}
+}
+
+// TestImage runs the proxy from its image's file system (chrooted, in the
+// node namespace), so nft, iptables-restore and conntrack are the copies
+// the image carries, with only the libraries it carries.
+func TestImage(t *testing.T) {
+	root := imageRoot(t)
+	for i, mode := range []string{"nftables", "iptables"} {
+		t.Run(mode, func(t *testing.T) {
+			testMode(t, mode, subnet(2+i), root)
+		})
+	}
+}
+
+// imageRoot unpacks _output/images/proxy.tar (a docker-archive) into a
+// temporary directory.
+func imageRoot(t *testing.T) string {
+	t.Helper()
+	archive := filepath.Join(framework.BinDir(), "..", "images", "proxy.tar")
+	if _, err := os.Stat(archive); err != nil {
+		t.Fatalf("%v: run make images", err)
+	}
+	dir, root := t.TempDir(), t.TempDir()
+	if out, err := exec.Command("tar", "-xf", archive, "-C", dir).CombinedOutput(); err != nil {
+		t.Fatalf("unpack %s: %v: %s", archive, err, out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifest []struct{ Layers []string }
+	if err := json.Unmarshal(data, &manifest); err != nil || len(manifest) != 1 {
+		t.Fatalf("manifest.json: %v %s", err, data)
+	}
+	for _, l := range manifest[0].Layers {
+		if out, err := exec.Command("tar", "-xzf", filepath.Join(dir, l), "-C", root).CombinedOutput(); err != nil {
+			t.Fatalf("unpack layer %s: %v: %s", l, err, out)
+		}
+	}
+	// A container runtime gives every container /dev/null; so does this.
+	if err := os.MkdirAll(filepath.Join(root, "dev"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mknod(filepath.Join(root, "dev", "null"), syscall.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Fatalf("mknod /dev/null: %v", err)
+	}
+	return root
 }
 
 // lockedBuffer is the proxy's log.
@@ -55,14 +104,23 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func testMode(t *testing.T, mode string, k int) {
+// testMode checks one back end. With root set, the proxy runs chrooted
+// there (an unpacked image) instead of from _output/bin.
+func testMode(t *testing.T, mode string, k int, root string) {
 	ctx := context.Background()
-	tp := newTopology(t, mode[:3], k)
+	tag := mode[:3]
+	if root != "" {
+		tag += "i"
+	}
+	tp := newTopology(t, tag, k)
 	for i := range tp.eps {
 		tp.serve(t, i, 8080)
 	}
 	cs := srv.Clientset(t)
 	ns := "tpx-" + mode
+	if root != "" {
+		ns += "-image"
+	}
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +134,7 @@ func testMode(t *testing.T, mode string, k int) {
 	})
 	setEndpoints(t, cs, ns, "sticky", tp.epIPs...)
 
-	proxy, log := startProxy(t, tp, mode)
+	proxy, log := startProxy(t, tp, mode, root)
 	client := httpClient(tp.client)
 	webURL := fmt.Sprintf("http://%s:80/", web.Spec.ClusterIP)
 	nodePortURL := fmt.Sprintf("http://%s:%d/", tp.nodeIP, web.Spec.Ports[0].NodePort)
@@ -165,8 +223,7 @@ func testMode(t *testing.T, mode string, k int) {
 		if left := tp.rulesLeft(t); left == "" {
 			t.Fatalf("no rules found before --cleanup: the proxy wrote nothing?")
 		}
-		bin, _ := framework.Binary("trireme-proxy")
-		out, err := exec.Command("ip", "netns", "exec", tp.node, bin, "--cleanup").CombinedOutput()
+		out, err := exec.Command("ip", proxyCommand(tp, root, "--cleanup")...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("--cleanup: %v\n%s", err, out)
 		}
@@ -187,10 +244,19 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-func startProxy(t *testing.T, tp *topology, mode string) (*framework.Process, *lockedBuffer) {
+// proxyCommand is the ip(8) command line running trireme-proxy with args
+// in the node namespace, chrooted into root when it is set.
+func proxyCommand(tp *topology, root string, args ...string) []string {
+	if root != "" {
+		return append([]string{"netns", "exec", tp.node, "chroot", root, "/usr/local/bin/trireme-proxy"}, args...)
+	}
+	bin, _ := framework.Binary("trireme-proxy")
+	return append([]string{"netns", "exec", tp.node, bin}, args...)
+}
+
+func startProxy(t *testing.T, tp *topology, mode, root string) (*framework.Process, *lockedBuffer) {
 	t.Helper()
-	bin, err := framework.Binary("trireme-proxy")
-	if err != nil {
+	if _, err := framework.Binary("trireme-proxy"); err != nil {
 		t.Fatal(err)
 	}
 	addr := relay(t, tp.node, fmt.Sprintf("127.0.0.1:%d", srv.Port()))
@@ -201,22 +267,29 @@ func startProxy(t *testing.T, tp *topology, mode string) (*framework.Process, *l
 	for _, c := range kc.Clusters {
 		c.Server = "https://" + addr
 	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+	dir, inProc := t.TempDir(), ""
+	if root != "" {
+		dir, inProc = filepath.Join(root, "etc"), "/etc"
+	}
+	if err := clientcmd.WriteToFile(*kc, filepath.Join(dir, "kubeconfig")); err != nil {
 		t.Fatal(err)
 	}
+	path := filepath.Join(dir, "kubeconfig")
+	if inProc != "" {
+		path = filepath.Join(inProc, "kubeconfig")
+	}
 	log := &lockedBuffer{}
-	proc, err := framework.StartProcess("ip", []string{"netns", "exec", tp.node, bin,
+	proc, err := framework.StartProcess("ip", proxyCommand(tp, root,
 		"--kubeconfig", path, "--hostname-override", nodeName, "--proxy-mode", mode,
 		"--cluster-cidr", tp.podCIDR, "--min-sync-period", "100ms",
-		"--healthz-bind-address", "127.0.0.1:10256", "--metrics-bind-address", "127.0.0.1:10249", "-v", "2"}, log)
+		"--healthz-bind-address", "127.0.0.1:10256", "--metrics-bind-address", "127.0.0.1:10249", "-v", "2"), log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		_ = proc.Stop(10 * time.Second)
 		// Whatever happened, leave no rules behind in the namespace.
-		_ = exec.Command("ip", "netns", "exec", tp.node, bin, "--cleanup").Run()
+		_ = exec.Command("ip", proxyCommand(tp, root, "--cleanup")...).Run()
 	})
 	return proc, log
 }
@@ -309,3 +382,7 @@ func waitFor(t *testing.T, timeout time.Duration, log *lockedBuffer, what string
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// subnet picks the third octet of a test's subnets: one of four per test
+// binary, from its PID, so concurrent runs rarely share one.
+func subnet(i int) int { return 20 + (os.Getpid()%50)*4 + i }
