@@ -115,6 +115,7 @@ func testMode(t *testing.T, mode string, k int, root string) {
 	tp := newTopology(t, tag, k)
 	for i := range tp.eps {
 		tp.serve(t, i, 8080)
+		tp.serveUDP(t, i, 5353)
 	}
 	cs := srv.Clientset(t)
 	ns := "tpx-" + mode
@@ -133,6 +134,10 @@ func testMode(t *testing.T, mode string, k int, root string) {
 		s.Spec.SessionAffinity = v1.ServiceAffinityClientIP
 	})
 	setEndpoints(t, cs, ns, "sticky", tp.epIPs...)
+	dns := createService(t, cs, ns, "dns", v1.ServiceTypeClusterIP, func(s *v1.Service) {
+		s.Spec.Ports = []v1.ServicePort{{Name: "dns", Port: 53, TargetPort: intstr.FromInt32(5353), Protocol: v1.ProtocolUDP}}
+	})
+	setUDPEndpoints(t, cs, ns, "dns", tp.epIPs...)
 
 	proxy, log := startProxy(t, tp, mode, root)
 	client := httpClient(tp.client)
@@ -196,6 +201,41 @@ func testMode(t *testing.T, mode string, k int, root string) {
 		waitFor(t, 10*time.Second, log, "a service getting endpoints to answer", func() bool {
 			body, err := get(client, fmt.Sprintf("http://%s:80/", empty.Spec.ClusterIP))
 			return err == nil && body == tp.eps[1]
+		})
+	})
+
+	t.Run("UDP reaches every endpoint and a removed one's flows move", func(t *testing.T) {
+		addr := net.JoinHostPort(dns.Spec.ClusterIP, "53")
+		counts := map[string]int{}
+		for range 60 {
+			// A new socket per datagram: a new flow, balanced anew.
+			c := udpConn(t, tp.client, addr)
+			counts[ask(c)]++
+			c.Close()
+		}
+		for _, ep := range tp.eps {
+			if counts[ep] == 0 {
+				t.Fatalf("endpoint %s got none of 60 flows: %v", ep, counts)
+			}
+		}
+		// One long-lived flow pinned to the endpoint about to go.
+		var flow net.Conn
+		for range 50 {
+			c := udpConn(t, tp.client, addr)
+			if ask(c) == tp.eps[1] {
+				flow = c
+				break
+			}
+			c.Close()
+		}
+		if flow == nil {
+			t.Fatal("no flow reached the second endpoint")
+		}
+		setUDPEndpoints(t, cs, ns, "dns", tp.epIPs[0])
+		// Without the conntrack cleanup the flow would keep going to the
+		// removed endpoint for as long as it keeps sending.
+		waitFor(t, 10*time.Second, log, "the flow to move to the remaining endpoint", func() bool {
+			return ask(flow) == tp.eps[0]
 		})
 	})
 
@@ -321,7 +361,13 @@ func setEndpoints(t *testing.T, cs kubernetes.Interface, ns, svc string, ips ...
 	for _, ip := range ips {
 		es.Endpoints = append(es.Endpoints, discovery.Endpoint{Addresses: []string{ip}, Conditions: discovery.EndpointConditions{Ready: ptr.To(true)}})
 	}
-	ctx := context.Background()
+	applySlice(t, cs, es)
+}
+
+// applySlice creates or replaces es.
+func applySlice(t *testing.T, cs kubernetes.Interface, es *discovery.EndpointSlice) {
+	t.Helper()
+	ctx, ns := context.Background(), es.Namespace
 	cur, err := cs.DiscoveryV1().EndpointSlices(ns).Get(ctx, es.Name, metav1.GetOptions{})
 	if err == nil {
 		es.ResourceVersion = cur.ResourceVersion
@@ -332,6 +378,20 @@ func setEndpoints(t *testing.T, cs kubernetes.Interface, ns, svc string, ips ...
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// setUDPEndpoints makes the UDP Service's one EndpointSlice list ips.
+func setUDPEndpoints(t *testing.T, cs kubernetes.Interface, ns, svc string, ips ...string) {
+	t.Helper()
+	es := &discovery.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: svc + "-manual", Namespace: ns, Labels: map[string]string{discovery.LabelServiceName: svc}},
+		AddressType: discovery.AddressTypeIPv4,
+		Ports:       []discovery.EndpointPort{{Name: ptr.To("dns"), Port: ptr.To[int32](5353), Protocol: ptr.To(v1.ProtocolUDP)}},
+	}
+	for _, ip := range ips {
+		es.Endpoints = append(es.Endpoints, discovery.Endpoint{Addresses: []string{ip}, Conditions: discovery.EndpointConditions{Ready: ptr.To(true)}})
+	}
+	applySlice(t, cs, es)
 }
 
 // httpClient sends every request on a new connection from namespace ns.
