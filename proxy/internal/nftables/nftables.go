@@ -54,6 +54,9 @@ type piece struct {
 	chains map[string][]string
 	sets   map[string]int32 // affinity set name -> timeout seconds
 	elems  []element
+	// hairpin are the endpoint IPs this port puts in the hairpin set,
+	// which many ports share: the set holds an IP while any port needs it.
+	hairpin []netip.Addr
 }
 
 type element struct {
@@ -76,7 +79,9 @@ type Proxier struct {
 	// way on every node and every sync.
 	owners  map[elemKey]map[model.ServicePortName]string
 	written map[elemKey]string
-	nodeIPs []netip.Addr
+	// hairpinRefs counts, per endpoint IP, the ports that need it.
+	hairpinRefs map[netip.Addr]int32
+	nodeIPs     []netip.Addr
 	// synced is false until a full sync succeeded.
 	synced bool
 }
@@ -118,6 +123,7 @@ func (p *Proxier) reset() {
 	p.pieces = map[model.ServicePortName]*piece{}
 	p.owners = map[elemKey]map[model.ServicePortName]string{}
 	p.written = map[elemKey]string{}
+	p.hairpinRefs = map[netip.Addr]int32{}
 	p.nodeIPs = nil
 	p.synced = false
 }
@@ -221,6 +227,25 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*knftabl
 		return o[first], true
 	}
 
+	// Hairpin set: reference counts per IP, changed by the ports rebuilt.
+	hairpinDelta := map[netip.Addr]int32{}
+	for _, n := range names {
+		if old := p.pieces[n]; old != nil && !full {
+			for _, ip := range old.hairpin {
+				hairpinDelta[ip]--
+			}
+		}
+		if np := newPieces[n]; np != nil {
+			for _, ip := range np.hairpin {
+				hairpinDelta[ip]++
+			}
+		}
+	}
+	hairpinIPs := slices.SortedFunc(mapsKeys(hairpinDelta), netip.Addr.Compare)
+	hairpinElem := func(ip netip.Addr) *knftables.Element {
+		return &knftables.Element{Set: setHairpin, Key: []string{ip.String(), ip.String()}}
+	}
+
 	count := 0
 	if full {
 		p.addBase(tx, req.NodePortIPs)
@@ -237,6 +262,11 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*knftabl
 			v, ok := want(k)
 			if had && (!ok || v != old) {
 				p.delElem(tx, k, old)
+			}
+		}
+		for _, ip := range hairpinIPs {
+			if before := p.hairpinRefs[ip]; before > 0 && before+hairpinDelta[ip] <= 0 {
+				tx.Delete(hairpinElem(ip))
 			}
 		}
 	}
@@ -293,6 +323,15 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*knftabl
 		v, ok := want(k)
 		if ok && (full || !had || v != old) {
 			p.addElem(tx, k, v)
+		}
+	}
+	for _, ip := range hairpinIPs {
+		before := p.hairpinRefs[ip]
+		if full {
+			before = 0
+		}
+		if before <= 0 && before+hairpinDelta[ip] > 0 {
+			tx.Add(hairpinElem(ip))
 		}
 	}
 	if !full {
@@ -363,7 +402,14 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*knftabl
 			}
 		}
 		p.nodeIPs = slices.Clone(req.NodePortIPs)
-		count = len(p.written)
+		for _, ip := range hairpinIPs {
+			if c := p.hairpinRefs[ip] + hairpinDelta[ip]; c > 0 {
+				p.hairpinRefs[ip] = c
+			} else {
+				delete(p.hairpinRefs, ip)
+			}
+		}
+		count = len(p.written) + len(p.hairpinRefs)
 		for _, pc := range p.pieces {
 			for _, rules := range pc.chains {
 				count += len(rules)
@@ -566,13 +612,11 @@ func (p *Proxier) render(sp *model.ServicePort) *piece {
 }
 
 func (p *Proxier) hairpin(pc *piece, eps []model.Endpoint) {
-	seen := map[netip.Addr]bool{}
 	for _, e := range eps {
-		if !seen[e.IP] {
-			seen[e.IP] = true
-			pc.elems = append(pc.elems, element{set: setHairpin, key: e.IP.String() + " . " + e.IP.String()})
-		}
+		pc.hairpin = append(pc.hairpin, e.IP)
 	}
+	slices.SortFunc(pc.hairpin, netip.Addr.Compare)
+	pc.hairpin = slices.Compact(pc.hairpin)
 }
 
 func dnatTarget(e model.Endpoint) string {
