@@ -47,6 +47,7 @@ e2e: build
 ## bench: Go benchmarks and the load drivers; they print figures
 bench: build
 	go test -run '^$$' -bench . -benchmem ./api/... ./apiserver/...
+	go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./proxy/internal/benchmark/
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) ./e2e/bench/run-apiload.sh
 
 ## generate: regenerate generated code
