@@ -139,6 +139,14 @@ func testMode(t *testing.T, mode string, k int, root string) {
 	})
 	setUDPEndpoints(t, cs, ns, "dns", tp.epIPs...)
 
+	lbLocal := func(s *v1.Service) {
+		s.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
+	}
+	here := createService(t, cs, ns, "local-here", v1.ServiceTypeLoadBalancer, lbLocal)
+	setEndpointsOn(t, cs, ns, "local-here", map[string]string{tp.epIPs[0]: nodeName})
+	elsewhere := createService(t, cs, ns, "local-elsewhere", v1.ServiceTypeLoadBalancer, lbLocal)
+	setEndpointsOn(t, cs, ns, "local-elsewhere", map[string]string{tp.epIPs[1]: "another-node"})
+
 	proxy, log := startProxy(t, tp, mode, root)
 	client := httpClient(tp.client)
 	webURL := fmt.Sprintf("http://%s:80/", web.Spec.ClusterIP)
@@ -237,6 +245,36 @@ func testMode(t *testing.T, mode string, k int, root string) {
 		waitFor(t, 10*time.Second, log, "the flow to move to the remaining endpoint", func() bool {
 			return ask(flow) == tp.eps[0]
 		})
+	})
+
+	t.Run("externalTrafficPolicy Local answers only with a local endpoint", func(t *testing.T) {
+		body, err := get(client, fmt.Sprintf("http://%s:%d/", tp.nodeIP, here.Spec.Ports[0].NodePort))
+		if err != nil || body != tp.eps[0] {
+			t.Errorf("NodePort with a local endpoint: %q, %v", body, err)
+		}
+		if body, err := get(client, fmt.Sprintf("http://%s:%d/", tp.nodeIP, elsewhere.Spec.Ports[0].NodePort)); err == nil {
+			t.Errorf("NodePort without a local endpoint answered %q", body)
+		}
+		for _, c := range []struct {
+			svc  *v1.Service
+			want string
+		}{{here, `"localEndpoints":1`}, {elsewhere, `"localEndpoints":0`}} {
+			url := fmt.Sprintf("http://%s:%d/", tp.nodeIP, c.svc.Spec.HealthCheckNodePort)
+			resp, err := client.Get(url)
+			if err != nil {
+				t.Errorf("health check port of %s: %v", c.svc.Name, err)
+				continue
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			wantCode := http.StatusOK
+			if c.svc == elsewhere {
+				wantCode = http.StatusServiceUnavailable
+			}
+			if resp.StatusCode != wantCode || !strings.Contains(string(b), c.want) {
+				t.Errorf("health check port of %s: %d %s", c.svc.Name, resp.StatusCode, b)
+			}
+		}
 	})
 
 	t.Run("health and metrics", func(t *testing.T) {
@@ -378,6 +416,21 @@ func applySlice(t *testing.T, cs kubernetes.Interface, es *discovery.EndpointSli
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// setEndpointsOn makes the Service's one EndpointSlice list the IPs in
+// nodes, each on the node named.
+func setEndpointsOn(t *testing.T, cs kubernetes.Interface, ns, svc string, nodes map[string]string) {
+	t.Helper()
+	es := &discovery.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: svc + "-manual", Namespace: ns, Labels: map[string]string{discovery.LabelServiceName: svc}},
+		AddressType: discovery.AddressTypeIPv4,
+		Ports:       []discovery.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(v1.ProtocolTCP)}},
+	}
+	for ip, node := range nodes {
+		es.Endpoints = append(es.Endpoints, discovery.Endpoint{Addresses: []string{ip}, NodeName: ptr.To(node), Conditions: discovery.EndpointConditions{Ready: ptr.To(true)}})
+	}
+	applySlice(t, cs, es)
 }
 
 // setUDPEndpoints makes the UDP Service's one EndpointSlice list ips.
