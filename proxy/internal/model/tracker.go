@@ -136,10 +136,10 @@ func staleFlows(old, cur *ServicePort) []StaleFlow {
 	return out
 }
 
-// Apply rebuilds the marked Services from src (every name in all, when
-// MarkAll was called) and returns the State and what changed. The State
+// Apply rebuilds the marked Services from src (every name all returns,
+// when MarkAll was called) and returns the State and what changed. The State
 // belongs to the Tracker: callers read it until the next Apply.
-func (t *Tracker) Apply(src Source, all []types.NamespacedName) (State, Changes) {
+func (t *Tracker) Apply(src Source, all func() []types.NamespacedName) (State, Changes) {
 	t.mu.Lock()
 	dirty := t.dirty
 	if t.all {
@@ -147,8 +147,10 @@ func (t *Tracker) Apply(src Source, all []types.NamespacedName) (State, Changes)
 		for n := range t.bySvc {
 			dirty[n] = struct{}{}
 		}
-		for _, n := range all {
-			dirty[n] = struct{}{}
+		if all != nil {
+			for _, n := range all() {
+				dirty[n] = struct{}{}
+			}
 		}
 	}
 	t.dirty, t.all = map[types.NamespacedName]struct{}{}, false

@@ -256,7 +256,7 @@ func (p *Proxier) allServices() []types.NamespacedName {
 func (p *Proxier) sync(ctx context.Context, full bool) error {
 	start := time.Now()
 	p.refreshNode()
-	state, ch := p.tracker.Apply(source{p}, p.allServices())
+	state, ch := p.tracker.Apply(source{p}, p.allServices)
 	for _, s := range ch.Skips {
 		p.metrics.Skipped.Inc()
 		p.log.Info("Skipping object", "object", s.Object, "reason", s.Reason)
