@@ -19,7 +19,7 @@ IMAGES_DIR        := _output/images
 
 .PHONY: images _output/bin/image-build _output/bin/pause _output/bin/etcd
 
-images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar $(IMAGES_DIR)/etcd.tar
+images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar $(IMAGES_DIR)/etcd.tar $(IMAGES_DIR)/proxy.tar
 
 # go decides what is stale, so the binaries are always "rebuilt" (cheaply, from cache).
 _output/bin/image-build:
@@ -69,3 +69,14 @@ $(IMAGES_DIR)/etcd.tar: _output/bin/etcd $(IMAGE_BUILD)
 	$(IMAGE_BUILD) --name trireme.dev/etcd:$(IMAGE_VERSION) --out $@ \
 		--file _output/bin/etcd=/usr/local/bin/etcd:0755 \
 		--entrypoint /usr/local/bin/etcd
+
+# The proxy runs nft, iptables-restore and conntrack, which Debian links
+# dynamically: proxy/image/rootfs.sh lays out the host's binaries with their
+# libraries, loader and iptables extensions, and the image carries them. It
+# runs as root with hostNetwork and NET_ADMIN, as upstream's kube-proxy does.
+$(IMAGES_DIR)/proxy.tar: _output/bin/trireme-proxy $(IMAGE_BUILD)
+	./proxy/image/rootfs.sh _output/rootfs/proxy
+	$(IMAGE_BUILD) --name trireme.dev/proxy:$(IMAGE_VERSION) --out $@ \
+		--base-dir _output/rootfs/proxy \
+		--file _output/bin/trireme-proxy=/usr/local/bin/trireme-proxy:0755 \
+		--entrypoint /usr/local/bin/trireme-proxy
