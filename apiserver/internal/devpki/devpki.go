@@ -30,9 +30,13 @@ import (
 type Files struct {
 	CACert, CAKey           string
 	ServingCert, ServingKey string
-	AdminKubeconfig         string
-	SuperAdminKubeconfig    string
-	adminCertDir            string
+	// FrontProxyCACert signs FrontProxyClientCert, the certificate the
+	// aggregator presents to extension apiservers.
+	FrontProxyCACert, FrontProxyCAKey         string
+	FrontProxyClientCert, FrontProxyClientKey string
+	AdminKubeconfig                           string
+	SuperAdminKubeconfig                      string
+	adminCertDir                              string
 }
 
 // Layout returns the file layout under dataDir.
@@ -43,6 +47,10 @@ func Layout(dataDir string) Files {
 		CAKey:                filepath.Join(pki, "ca.key"),
 		ServingCert:          filepath.Join(pki, "apiserver.crt"),
 		ServingKey:           filepath.Join(pki, "apiserver.key"),
+		FrontProxyCACert:     filepath.Join(pki, "front-proxy-ca.crt"),
+		FrontProxyCAKey:      filepath.Join(pki, "front-proxy-ca.key"),
+		FrontProxyClientCert: filepath.Join(pki, "front-proxy-client.crt"),
+		FrontProxyClientKey:  filepath.Join(pki, "front-proxy-client.key"),
 		AdminKubeconfig:      filepath.Join(dataDir, "admin.kubeconfig"),
 		SuperAdminKubeconfig: filepath.Join(dataDir, "super-admin.kubeconfig"),
 		adminCertDir:         pki,
@@ -68,8 +76,11 @@ func Ensure(f Files, opts Options) error {
 	if err := os.MkdirAll(filepath.Dir(f.CACert), 0o700); err != nil {
 		return fmt.Errorf("create pki dir: %w", err)
 	}
-	caCert, caKey, err := loadOrMakeCA(f)
+	caCert, caKey, err := loadOrMakeCA(f.CACert, f.CAKey, "trireme-ca")
 	if err != nil {
+		return err
+	}
+	if err := ensureFrontProxy(f); err != nil {
 		return err
 	}
 	if !exists(f.ServingCert) || !exists(f.ServingKey) {
@@ -114,19 +125,45 @@ func exists(p string) bool {
 	return err == nil
 }
 
-func loadOrMakeCA(f Files) (*x509.Certificate, crypto.Signer, error) {
-	if exists(f.CACert) && exists(f.CAKey) {
-		certs, err := certutil.CertsFromFile(f.CACert)
+// FrontProxyClientName is the front-proxy client certificate's CN, the
+// name extension apiservers allow (--requestheader-allowed-names).
+const FrontProxyClientName = "front-proxy-client"
+
+// ensureFrontProxy makes the front-proxy CA and its client certificate, as
+// kubeadm does: a CA of its own, so that a certificate from the cluster CA
+// cannot pass for the aggregator.
+func ensureFrontProxy(f Files) error {
+	caCert, caKey, err := loadOrMakeCA(f.FrontProxyCACert, f.FrontProxyCAKey, "front-proxy-ca")
+	if err != nil {
+		return err
+	}
+	if exists(f.FrontProxyClientCert) && exists(f.FrontProxyClientKey) {
+		return nil
+	}
+	tmpl := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: FrontProxyClientName},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if err := writeSigned(f.FrontProxyClientCert, f.FrontProxyClientKey, tmpl, caCert, caKey); err != nil {
+		return fmt.Errorf("front-proxy client certificate: %w", err)
+	}
+	return nil
+}
+
+func loadOrMakeCA(certPath, keyPath, cn string) (*x509.Certificate, crypto.Signer, error) {
+	if exists(certPath) && exists(keyPath) {
+		certs, err := certutil.CertsFromFile(certPath)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read CA: %w", err)
 		}
-		key, err := keyutil.PrivateKeyFromFile(f.CAKey)
+		key, err := keyutil.PrivateKeyFromFile(keyPath)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read CA key: %w", err)
 		}
 		signer, ok := key.(crypto.Signer)
 		if !ok {
-			return nil, nil, fmt.Errorf("CA key %s cannot sign", f.CAKey)
+			return nil, nil, fmt.Errorf("CA key %s cannot sign", keyPath)
 		}
 		return certs[0], signer, nil
 	}
@@ -137,14 +174,14 @@ func loadOrMakeCA(f Files) (*x509.Certificate, crypto.Signer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ca, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: "trireme-ca"}, key)
+	ca, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: cn}, key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("make CA: %w", err)
 	}
-	if err := writeKey(f.CAKey, key); err != nil {
+	if err := writeKey(keyPath, key); err != nil {
 		return nil, nil, err
 	}
-	if err := os.WriteFile(f.CACert, encodeCert(ca), 0o644); err != nil {
+	if err := os.WriteFile(certPath, encodeCert(ca), 0o644); err != nil {
 		return nil, nil, fmt.Errorf("write CA: %w", err)
 	}
 	return ca, key, nil

@@ -69,7 +69,7 @@ func startCluster(t *testing.T) *testCluster {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := srv.PrepareRun().RunWithContext(ctx); err != nil {
+		if err := srv.Run(ctx); err != nil {
 			t.Logf("server stopped: %v", err)
 		}
 	}()

@@ -38,6 +38,13 @@ type Options struct {
 	Verbosity             int
 	// Kubelet is how the proxy subresources reach kubelets.
 	Kubelet proxy.KubeletConfig
+	// ProxyClientCertFile and ProxyClientKeyFile are the front-proxy client
+	// certificate the aggregator presents to extension apiservers.
+	ProxyClientCertFile string
+	ProxyClientKeyFile  string
+	// EnableAggregatorRouting sends aggregated requests to a Service's
+	// endpoints rather than its ClusterIP.
+	EnableAggregatorRouting bool
 }
 
 // NewOptions returns the defaults: port 6443, the upstream service ranges,
@@ -56,6 +63,9 @@ func NewOptions() *Options {
 		ServiceNodePortRange:  "30000-32767",
 		LogFormat:             "text",
 		Kubelet:               proxy.NewKubeletConfig(),
+		// Unlike upstream's default, route to endpoints: nothing guarantees
+		// a service proxy on the control plane's hosts.
+		EnableAggregatorRouting: true,
 	}
 	o.SecureServing.BindPort = 6443
 	o.Etcd.DefaultStorageMediaType = "application/vnd.kubernetes.protobuf"
@@ -80,6 +90,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubelet.CertFile, "kubelet-client-certificate", o.Kubelet.CertFile, "Client certificate file presented to kubelets (nodes/proxy).")
 	fs.StringVar(&o.Kubelet.KeyFile, "kubelet-client-key", o.Kubelet.KeyFile, "Private key file of --kubelet-client-certificate.")
 	fs.StringVar(&o.Kubelet.CAFile, "kubelet-certificate-authority", o.Kubelet.CAFile, "CA bundle that kubelets' serving certificates are verified against; without it they are not verified.")
+	fs.StringVar(&o.ProxyClientCertFile, "proxy-client-cert-file", o.ProxyClientCertFile, "Client certificate the aggregator presents to extension apiservers (its CA is --requestheader-client-ca-file). Generated in dev mode.")
+	fs.StringVar(&o.ProxyClientKeyFile, "proxy-client-key-file", o.ProxyClientKeyFile, "Private key of --proxy-client-cert-file.")
+	fs.BoolVar(&o.EnableAggregatorRouting, "enable-aggregator-routing", o.EnableAggregatorRouting, "Proxy requests for aggregated APIs to an endpoint of the APIService's Service rather than to its ClusterIP.")
 	fs.StringSliceVar(&o.Kubelet.PreferredAddressTypes, "kubelet-preferred-address-types", o.Kubelet.PreferredAddressTypes, "Order of node address types to use when connecting to kubelets.")
 }
 
@@ -107,6 +120,9 @@ func (o *Options) Validate() []error {
 	errs = append(errs, o.Authentication.Validate()...)
 	if _, _, err := o.serviceRanges(); err != nil {
 		errs = append(errs, err)
+	}
+	if (o.ProxyClientCertFile == "") != (o.ProxyClientKeyFile == "") {
+		errs = append(errs, fmt.Errorf("--proxy-client-cert-file and --proxy-client-key-file go together"))
 	}
 	if o.DataDir == "" && len(o.Etcd.StorageConfig.Transport.ServerList) == 0 {
 		errs = append(errs, fmt.Errorf("either --etcd-servers or --data-dir is required"))

@@ -15,17 +15,21 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/sets"
-	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
+	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
+	"k8s.io/apiserver/pkg/util/notfoundhandler"
+	proxyutil "k8s.io/apiserver/pkg/util/proxy"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/compatibility"
+	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
 
-	apiopenapi "trireme.dev/api/openapi"
 	"trireme.dev/api/scheme"
+	"trireme.dev/apiserver/internal/apiregistration"
 	"trireme.dev/apiserver/internal/apis"
 	"trireme.dev/apiserver/internal/authz"
 	"trireme.dev/apiserver/internal/bootstrap"
@@ -52,12 +56,12 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	return srv.PrepareRun().RunWithContext(ctx)
+	return srv.Run(ctx)
 }
 
 // New builds the server. The cleanup func stops what New started (embedded
 // etcd, storage) and is non-nil even on error.
-func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.GenericAPIServer, func(), error) {
+func New(ctx context.Context, o *Options, zl *zap.Logger) (*Server, func(), error) {
 	log := logr.FromContextOrDiscard(ctx)
 	var cleanups []func()
 	cleanup := func() {
@@ -115,11 +119,9 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.Gen
 	if err != nil {
 		return nil, cleanup, err
 	}
-	namer := openapinamer.NewDefinitionNamer(scheme.NewExternal())
-	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(apiopenapi.GetOpenAPIDefinitions, namer)
-	config.OpenAPIConfig.Info.Title = "Kubernetes"
-	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(apiopenapi.GetOpenAPIDefinitions, namer)
-	config.OpenAPIV3Config.Info.Title = "Kubernetes"
+	setOpenAPI(config)
+	// One aggregated discovery for the chain: each server adds its groups.
+	config.AggregatedDiscoveryGroupManager = aggregated.NewResourceManager("apis")
 
 	storageFactory, err := newStorageFactory(o)
 	if err != nil {
@@ -143,7 +145,24 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.Gen
 		return nil, cleanup, err
 	}
 
-	srv, err := config.Complete(factory).New("trireme-apiserver", genericapiserver.NewEmptyDelegate())
+	resolver, err := o.serviceResolver(factory)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	extConfig, err := o.apiExtensionsConfig(*config, factory, resolver)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	aggConfig, err := o.aggregatorConfig(*config, factory, resolver)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	notFound := notfoundhandler.New(config.Serializer, genericapifilters.NoMuxAndDiscoveryIncompleteKey)
+	extServer, err := extConfig.Complete().New(genericapiserver.NewEmptyDelegateWithCustomHandler(notFound))
+	if err != nil {
+		return nil, cleanup, fmt.Errorf("create apiextensions server: %w", err)
+	}
+	srv, err := config.Complete(factory).New("trireme-apiserver", extServer.GenericAPIServer)
 	if err != nil {
 		return nil, cleanup, fmt.Errorf("create server: %w", err)
 	}
@@ -201,7 +220,45 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*genericapiserver.Gen
 	if err := o.Authentication.AddPostStartHooks(srv, client); err != nil {
 		return nil, cleanup, err
 	}
-	return srv, cleanup, nil
+	// The aggregator comes last: it registers an APIService for every
+	// group version the servers behind it list.
+	agg, err := aggConfig.Complete().NewWithDelegate(srv)
+	if err != nil {
+		return nil, cleanup, fmt.Errorf("create aggregator: %w", err)
+	}
+	crds := extServer.Informers.Apiextensions().V1().CustomResourceDefinitions()
+	if err := apiregistration.Install(agg, srv, crds, apiregistration.BuiltinPriorities()); err != nil {
+		return nil, cleanup, err
+	}
+	return &Server{aggregator: agg}, cleanup, nil
+}
+
+// Server is the assembled chain of servers.
+type Server struct {
+	aggregator *aggregatorapiserver.APIAggregator
+}
+
+// Run serves until ctx ends.
+func (s *Server) Run(ctx context.Context) error {
+	prepared, err := s.aggregator.PrepareRun()
+	if err != nil {
+		return fmt.Errorf("prepare server: %w", err)
+	}
+	return prepared.Run(ctx)
+}
+
+// serviceResolver finds where the aggregator and CRD conversion webhooks
+// reach a Service: one of its endpoints, or its ClusterIP.
+func (o *Options) serviceResolver(factory informers.SharedInformerFactory) (aggregatorapiserver.ServiceResolver, error) {
+	services := factory.Core().V1().Services().Lister()
+	if !o.EnableAggregatorRouting {
+		return aggregatorapiserver.NewClusterIPServiceResolver(services), nil
+	}
+	slices, err := proxyutil.NewEndpointSliceIndexerGetter(factory.Discovery().V1().EndpointSlices())
+	if err != nil {
+		return nil, fmt.Errorf("endpoint slice index: %w", err)
+	}
+	return aggregatorapiserver.NewEndpointServiceResolver(services, slices), nil
 }
 
 // advertiseAddress picks the IP the kubernetes Service points at.
@@ -248,6 +305,18 @@ func (o *Options) ensureDevCerts(advertise net.IP) error {
 	sc.CertFile, sc.KeyFile = files.ServingCert, files.ServingKey
 	if o.Authentication.ClientCAFile == "" {
 		o.Authentication.ClientCAFile = files.CACert
+	}
+	// The aggregator's identity towards extension apiservers, with
+	// kubeadm's request-header settings.
+	if rh := o.Authentication.RequestHeader; rh.ClientCAFile == "" {
+		rh.ClientCAFile = files.FrontProxyCACert
+		rh.AllowedNames = []string{devpki.FrontProxyClientName}
+		rh.UsernameHeaders = []string{"X-Remote-User"}
+		rh.GroupHeaders = []string{"X-Remote-Group"}
+		rh.ExtraHeaderPrefixes = []string{"X-Remote-Extra-"}
+	}
+	if o.ProxyClientCertFile == "" {
+		o.ProxyClientCertFile, o.ProxyClientKeyFile = files.FrontProxyClientCert, files.FrontProxyClientKey
 	}
 	return nil
 }

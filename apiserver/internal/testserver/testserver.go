@@ -138,10 +138,9 @@ func (s *Server) start(ctx context.Context) error {
 	r := &run{cancel: cancel, cleanup: cleanup, done: make(chan struct{})}
 	s.run = r
 	s.EtcdEndpoints = append([]string(nil), o.Etcd.StorageConfig.Transport.ServerList...)
-	prepared := srv.PrepareRun()
 	go func() {
 		defer close(r.done)
-		r.err = prepared.RunWithContext(runCtx)
+		r.err = srv.Run(runCtx)
 	}()
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(s.DataDir, "admin.kubeconfig"))

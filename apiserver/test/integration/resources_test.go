@@ -28,6 +28,10 @@ type resourceCase struct {
 	// terminates marks kinds whose delete first makes the object
 	// Terminating; it goes once finalized (namespaces).
 	terminates bool
+	// serverStatus marks kinds whose status a server controller writes
+	// soon after create (API priority and fairness sets a FlowSchema's Dangling
+	// condition); the test waits for it so later resourceVersions hold still.
+	serverStatus bool
 }
 
 func core(resource string) schema.GroupVersionResource {
@@ -82,6 +86,7 @@ var resourceCases = []resourceCase{
 	{gvr: gvr("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicies"), sample: sampleMutatingAdmissionPolicy},
 	{gvr: gvr("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings"), sample: sampleMutatingAdmissionPolicyBinding},
 	{gvr: gvr("certificates.k8s.io", "v1", "certificatesigningrequests"), sample: sampleCSR},
+	{gvr: gvr("certificates.k8s.io", "v1", "clustertrustbundles"), sample: sampleClusterTrustBundle},
 	{gvr: gvr("rbac.authorization.k8s.io", "v1", "rolebindings"), sample: sampleRoleBinding},
 	{gvr: gvr("rbac.authorization.k8s.io", "v1", "clusterroles"), sample: sampleClusterRole},
 	{gvr: gvr("rbac.authorization.k8s.io", "v1", "clusterrolebindings"), sample: sampleClusterRoleBinding},
@@ -90,7 +95,7 @@ var resourceCases = []resourceCase{
 	{gvr: gvr("storage.k8s.io", "v1", "csinodes"), sample: sampleCSINode},
 	{gvr: gvr("storage.k8s.io", "v1", "volumeattachments"), sample: sampleVolumeAttachment},
 	{gvr: gvr("node.k8s.io", "v1", "runtimeclasses"), sample: sampleRuntimeClass},
-	{gvr: gvr("flowcontrol.apiserver.k8s.io", "v1", "flowschemas"), sample: sampleFlowSchema},
+	{gvr: gvr("flowcontrol.apiserver.k8s.io", "v1", "flowschemas"), sample: sampleFlowSchema, serverStatus: true},
 	{gvr: gvr("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations"), sample: samplePriorityLevelConfiguration},
 	{gvr: gvr("resource.k8s.io", "v1", "deviceclasses"), sample: sampleDeviceClass},
 	{gvr: gvr("resource.k8s.io", "v1", "resourceclaims"), sample: sampleResourceClaim},
@@ -137,6 +142,14 @@ func (rc resourceCase) object(t *testing.T, namespaced bool, ns, name string, la
 	return u
 }
 
+// coveredElsewhere are served resources whose objects the generic checks
+// cannot make (a CRD's name must match its spec; an APIService's must name
+// its group version): crd_test.go and aggregation_test.go test them.
+var coveredElsewhere = map[schema.GroupVersionResource]bool{
+	gvr("apiextensions.k8s.io", "v1", "customresourcedefinitions"): true,
+	gvr("apiregistration.k8s.io", "v1", "apiservices"):             true,
+}
+
 // servedResource is what discovery says about one resource.
 type servedResource struct {
 	namespaced bool
@@ -156,6 +169,9 @@ func servedResources(t *testing.T) map[schema.GroupVersionResource]servedResourc
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
 		if err != nil {
 			t.Fatalf("discovery group version %q: %v", l.GroupVersion, err)
+		}
+		if strings.HasSuffix(gv.Group, testCRDGroupSuffix) {
+			continue // other tests' custom resources
 		}
 		for _, r := range l.APIResources {
 			if strings.Contains(r.Name, "/") {
@@ -187,7 +203,7 @@ func TestEveryServedResourceHasACase(t *testing.T) {
 	}
 	var missing []string
 	for r := range served {
-		if !cased[r] {
+		if !cased[r] && !coveredElsewhere[r] {
 			missing = append(missing, r.String())
 		}
 	}

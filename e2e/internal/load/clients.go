@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -48,6 +49,21 @@ func newConnection(base *rest.Config) (kubernetes.Interface, error) {
 		return nil, fmt.Errorf("client for %s: %w", cfg.Host, err)
 	}
 	return cs, nil
+}
+
+// newDynamicConnection is newConnection for a dynamic client.
+func newDynamicConnection(base *rest.Config) (dynamic.Interface, error) {
+	cfg := rest.CopyConfig(base)
+	if cfg.Proxy == nil {
+		cfg.Proxy = func(*http.Request) (*url.URL, error) { return nil, nil }
+	}
+	// Custom resources are served as JSON (or CBOR), never protobuf.
+	cfg.ContentType, cfg.AcceptContentTypes = "", ""
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client for %s: %w", cfg.Host, err)
+	}
+	return dyn, nil
 }
 
 // waitReady polls /readyz until it answers 200 or timeout passes.

@@ -14,7 +14,7 @@ import (
 var Verbs = []string{"create", "get", "list", "update", "patch", "watch"}
 
 // Kinds are the resources the verbs can be run against.
-var Kinds = []string{"configmaps", "pods"}
+var Kinds = []string{"configmaps", "pods", customResourceKind}
 
 // Config says what to measure and against which server.
 type Config struct {
@@ -33,9 +33,14 @@ type Config struct {
 	ListSize int // pods to pre-create for the full-list measurement; 0 skips it
 	ListRuns int // timed full lists per mode
 
+	RBACObjects int // Roles and as many RoleBindings to load into the run's namespace first
+
 	Watchers     int           // concurrent watchers for the fan-out check; 0 skips it
 	WatchEvents  int           // events every watcher must see
 	WatchTimeout time.Duration // how long watchers may take to see them all
+
+	DiscoveryCRDs int // CRDs to install before timing full discovery; 0 skips it
+	DiscoveryRuns int // timed discoveries per mode
 
 	ServerPID int           // server process whose memory to report; 0 skips it
 	WaitReady time.Duration // wait this long for /readyz before starting
@@ -45,14 +50,15 @@ type Config struct {
 // DefaultConfig returns the defaults the flags start from.
 func DefaultConfig() Config {
 	return Config{
-		Clients:      100,
-		Duration:     20 * time.Second,
-		Verbs:        slices.Clone(Verbs),
-		Kinds:        []string{"configmaps"},
-		ListLimit:    500,
-		ListRuns:     3,
-		WatchEvents:  100,
-		WatchTimeout: 60 * time.Second,
+		Clients:       100,
+		Duration:      20 * time.Second,
+		Verbs:         slices.Clone(Verbs),
+		Kinds:         []string{"configmaps"},
+		ListLimit:     500,
+		ListRuns:      3,
+		WatchEvents:   100,
+		WatchTimeout:  60 * time.Second,
+		DiscoveryRuns: 30,
 	}
 }
 
@@ -70,9 +76,12 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.ListLimit, "list-limit", c.ListLimit, "page size of the list verb")
 	fs.IntVar(&c.ListSize, "list-size", c.ListSize, "pods to pre-create before timing full lists of them (0: skip)")
 	fs.IntVar(&c.ListRuns, "list-runs", c.ListRuns, "timed full lists per mode")
+	fs.IntVar(&c.RBACObjects, "rbac-objects", c.RBACObjects, "Roles and RoleBindings to create in the run's namespace before measuring, so every request's authorization sees them (0: none)")
 	fs.IntVar(&c.Watchers, "watchers", c.Watchers, "concurrent watchers that must each see every event (0: skip)")
 	fs.IntVar(&c.WatchEvents, "watch-events", c.WatchEvents, "events each watcher must see")
 	fs.DurationVar(&c.WatchTimeout, "watch-timeout", c.WatchTimeout, "how long watchers may take to see every event")
+	fs.IntVar(&c.DiscoveryCRDs, "discovery-crds", c.DiscoveryCRDs, "CRDs to install before timing full discovery (0: skip)")
+	fs.IntVar(&c.DiscoveryRuns, "discovery-runs", c.DiscoveryRuns, "timed full discoveries per mode (aggregated, legacy)")
 	fs.IntVar(&c.ServerPID, "server-pid", c.ServerPID, "PID of a local server to report VmRSS and VmHWM of (0: skip)")
 	fs.DurationVar(&c.WaitReady, "wait-ready", c.WaitReady, "wait up to this long for /readyz before starting")
 	fs.DurationVar(&c.Idle, "idle", c.Idle, "after ready, stay idle this long and report the server's memory")
@@ -97,8 +106,11 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("unknown kind %q (known: %s)", k, strings.Join(Kinds, ",")))
 		}
 	}
-	if c.ListLimit < 0 || c.ListSize < 0 || c.Watchers < 0 {
-		errs = append(errs, errors.New("--list-limit, --list-size and --watchers must not be negative"))
+	if c.ListLimit < 0 || c.ListSize < 0 || c.Watchers < 0 || c.RBACObjects < 0 || c.DiscoveryCRDs < 0 {
+		errs = append(errs, errors.New("--list-limit, --list-size, --watchers, --rbac-objects and --discovery-crds must not be negative"))
+	}
+	if c.DiscoveryCRDs > 0 && c.DiscoveryRuns < 1 {
+		errs = append(errs, errors.New("--discovery-runs must be at least 1"))
 	}
 	if c.ListSize > 0 && c.ListRuns < 1 {
 		errs = append(errs, errors.New("--list-runs must be at least 1"))

@@ -82,3 +82,16 @@ func dur(d time.Duration) string {
 		return d.Round(10 * time.Microsecond).String()
 	}
 }
+
+func (r *runner) printDiscovery(res DiscoveryResult) {
+	fmt.Fprintf(r.out, "\ndiscovery with %d more CRDs (installed and discovered in %s; %d of them listed):\n", res.CRDs, dur(res.Setup), res.Resources)
+	for _, m := range []struct {
+		name string
+		s    Summary
+	}{{"aggregated (/api + /apis, 2 requests)", res.Aggregated}, {"legacy (every group version)", res.Legacy}} {
+		fmt.Fprintf(r.out, "  %-40s runs %d, errors %d, p50 %s, p99 %s, max %s\n", m.name, m.s.Ops, m.s.Errors, dur(m.s.P50), dur(m.s.P99), dur(m.s.Max))
+		for _, e := range m.s.ErrorTexts {
+			fmt.Fprintf(r.out, "    error: %s\n", e)
+		}
+	}
+}

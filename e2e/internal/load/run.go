@@ -10,9 +10,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // cleanupTimeout bounds deleting what the run created; it runs on a fresh
@@ -21,13 +25,20 @@ const cleanupTimeout = 5 * time.Minute
 
 // runner holds one run's clients and identity.
 type runner struct {
-	cfg       Config
-	connect   func() (kubernetes.Interface, error) // a client on a new connection
-	out       io.Writer
-	run       string // value of the apiload/run label
-	ns        string
-	createdNS bool
-	workers   []*worker
+	cfg     Config
+	connect func() (kubernetes.Interface, error) // a client on a new connection
+	// connectDynamic is connect for the custom resource kind.
+	connectDynamic func() (dynamic.Interface, error)
+	// base reaches the server for the phases that use clients of their own.
+	base *rest.Config
+	// createdCRD says the run defined the custom resource kind and so
+	// removes it afterwards.
+	createdCRD bool
+	out        io.Writer
+	run        string // value of the apiload/run label
+	ns         string
+	createdNS  bool
+	workers    []*worker
 }
 
 // Run measures the server named by cfg's kubeconfig and prints the figures
@@ -43,6 +54,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (err error) {
 		return err
 	}
 	r := newRunner(cfg, func() (kubernetes.Interface, error) { return newConnection(base) }, out)
+	r.connectDynamic = func() (dynamic.Interface, error) { return newDynamicConnection(base) }
+	r.base = base
 	kinds := slices.Clone(cfg.Kinds)
 	if cfg.ListSize > 0 && !slices.Contains(kinds, "pods") {
 		kinds = append(kinds, "pods")
@@ -82,6 +95,28 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (err error) {
 		defer cancel()
 		err = errors.Join(err, r.cleanup(cctx, kinds))
 	}()
+	if slices.Contains(kinds, customResourceKind) {
+		crds, err := apiextensionsclient.NewForConfig(base)
+		if err != nil {
+			return err
+		}
+		if r.createdCRD, err = ensureCRD(ctx, crds, loadCRD(r.run)); err != nil {
+			return err
+		}
+		// The new resource answers a moment after it is Established.
+		kc := r.workers[0].kinds[customResourceKind]
+		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := kc.list(ctx, metav1.ListOptions{Limit: 1})
+			return err == nil, nil
+		}); err != nil {
+			return fmt.Errorf("%s not served: %w", loadGVR, err)
+		}
+	}
+	if cfg.RBACObjects > 0 {
+		if err := r.seedRBAC(ctx, cfg.RBACObjects); err != nil {
+			return err
+		}
+	}
 	return r.measure(ctx)
 }
 
@@ -104,6 +139,14 @@ func (r *runner) connectWorkers(kinds []string) error {
 		}
 		w := &worker{id: i, cs: cs, kinds: map[string]kindClient{}, objs: map[string][]metav1.Object{}}
 		for _, k := range kinds {
+			if k == customResourceKind {
+				dyn, err := r.connectDynamic()
+				if err != nil {
+					return err
+				}
+				w.kinds[k] = dynamicKind{api: dyn.Resource(loadGVR).Namespace(r.ns)}
+				continue
+			}
 			if w.kinds[k], err = newKindClient(cs, k, r.ns); err != nil {
 				return err
 			}
@@ -150,6 +193,14 @@ func (r *runner) measure(ctx context.Context) error {
 			return fmt.Errorf("%d of %d watchers missed events", res.Watchers-res.Complete, res.Watchers)
 		}
 	}
+	if r.cfg.DiscoveryCRDs > 0 {
+		res, err := r.runDiscovery(ctx, r.base)
+		r.printDiscovery(res)
+		if err != nil {
+			return err
+		}
+		r.printMemory(fmt.Sprintf("with %d more CRDs", res.CRDs))
+	}
 	return nil
 }
 
@@ -185,6 +236,15 @@ func (r *runner) cleanup(ctx context.Context, kinds []string) error {
 	for _, k := range kinds {
 		if err := r.workers[0].kinds[k].deleteCollection(ctx, selector); err != nil {
 			errs = append(errs, fmt.Errorf("delete %s of this run: %w", k, err))
+		}
+	}
+	if r.base != nil && (r.createdCRD || r.cfg.DiscoveryCRDs > 0) {
+		crds, err := apiextensionsclient.NewForConfig(r.base)
+		if err == nil {
+			err = crds.ApiextensionsV1().CustomResourceDefinitions().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: selector})
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("delete CRDs of this run: %w", err))
 		}
 	}
 	if r.createdNS {

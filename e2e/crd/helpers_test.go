@@ -1,0 +1,66 @@
+package crd_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"trireme.dev/e2e/framework"
+)
+
+// kubectlOK runs kubectl against the shared server and fails the test unless
+// it exits 0.
+func kubectlOK(t *testing.T, args ...string) framework.Result {
+	t.Helper()
+	res := srv.Kubectl(t, args...)
+	if res.ExitCode != 0 {
+		t.Fatalf("kubectl %s failed: %s", strings.Join(args, " "), res)
+	}
+	return res
+}
+
+// kubectlStdinOK is kubectlOK with stdin, as for `apply -f -`.
+func kubectlStdinOK(t *testing.T, stdin string, args ...string) framework.Result {
+	t.Helper()
+	res := srv.KubectlStdin(t, stdin, args...)
+	if res.ExitCode != 0 {
+		t.Fatalf("kubectl %s failed: %s", strings.Join(args, " "), res)
+	}
+	return res
+}
+
+var nameCounter atomic.Int64
+
+// newNamespace creates a namespace of its own for one test. The server is
+// thrown away after the suite, so it is not deleted.
+func newNamespace(t *testing.T, prefix string) string {
+	t.Helper()
+	name := fmt.Sprintf("%s-%d", prefix, nameCounter.Add(1))
+	kubectlOK(t, "create", "namespace", name)
+	return name
+}
+
+// eventually polls cond every 200ms until it holds, for up to timeout.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		last = err
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not true after %s (last error: %v)", what, timeout, last)
+	}
+}
+
+// header returns the column names of kubectl's table output.
+func header(out string) []string {
+	first, _, _ := strings.Cut(out, "\n")
+	return strings.Fields(first)
+}

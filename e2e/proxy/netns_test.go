@@ -1,0 +1,94 @@
+package proxy_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// ip runs ip(8) with args, failing tb on error.
+func ip(tb testing.TB, args ...string) {
+	tb.Helper()
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		tb.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+}
+
+// inNetns runs fn on an OS thread switched into network namespace ns.
+// The thread is never switched back: the goroutine exits while still
+// locked, so the runtime discards it, and nothing else ever runs there.
+func inNetns(ns string, fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		f, err := os.Open("/var/run/netns/" + ns)
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer f.Close()
+		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			errc <- fmt.Errorf("setns %s: %w", ns, err)
+			return
+		}
+		errc <- fn()
+	}()
+	return <-errc
+}
+
+// dialer returns a DialContext whose sockets live in ns.
+func dialer(ns string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var c net.Conn
+		err := inNetns(ns, func() error {
+			var err error
+			c, err = (&net.Dialer{}).DialContext(ctx, network, addr)
+			return err
+		})
+		return c, err
+	}
+}
+
+// relay listens on 127.0.0.1 inside ns and forwards every connection to
+// target in the test's own namespace: the proxy in the node namespace
+// reaches the apiserver, which listens on the host's loopback, this way
+// without any interface or address added to the host.
+func relay(tb testing.TB, ns, target string) string {
+	tb.Helper()
+	var ln net.Listener
+	if err := inNetns(ns, func() error {
+		var err error
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+		return err
+	}); err != nil {
+		tb.Fatalf("relay listener in %s: %v", ns, err)
+	}
+	tb.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				u, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				go func() { _, _ = io.Copy(u, c); u.(*net.TCPConn).CloseWrite() }()
+				_, _ = io.Copy(c, u)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}

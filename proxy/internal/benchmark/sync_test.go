@@ -1,0 +1,232 @@
+package benchmark
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"trireme.dev/proxy/internal/backend"
+	"trireme.dev/proxy/internal/iptables"
+	"trireme.dev/proxy/internal/model"
+	"trireme.dev/proxy/internal/nftables"
+
+	"golang.org/x/sys/unix"
+)
+
+const endpointsPerService = 10
+
+// state makes n ClusterIP Services with 10 ready endpoints each.
+func state(n int) model.State {
+	s := model.State{}
+	for i := range n {
+		name := model.ServicePortName{NamespacedName: types.NamespacedName{Namespace: "bench", Name: fmt.Sprintf("svc-%d", i)}, Port: "http", Protocol: v1.ProtocolTCP}
+		sp := &model.ServicePort{Name: name, ClusterIP: addr(10, 96, i), Port: 80, Protocol: v1.ProtocolTCP}
+		for j := range endpointsPerService {
+			sp.Endpoints = append(sp.Endpoints, model.Endpoint{IP: addr(10, 128, i*endpointsPerService+j), Port: 8080, Ready: true, Serving: true})
+		}
+		s[name] = sp
+	}
+	return s
+}
+
+func addr(a, b byte, i int) netip.Addr {
+	return netip.AddrFrom4([4]byte{a, b + byte(i>>16), byte(i >> 8), byte(i)})
+}
+
+// netns runs jobs on one OS thread inside a fresh network namespace, so
+// that the nft and iptables-restore processes the back ends start (forked
+// from that thread) program the namespace and never the host.
+type netns struct {
+	name string
+	jobs chan func()
+}
+
+func newNetns(b *testing.B) *netns {
+	b.Helper()
+	if os.Geteuid() != 0 {
+		b.Fatal("the sync benchmarks need root: they create a network namespace")
+	}
+	n := &netns{name: fmt.Sprintf("tpx-bench-%d", os.Getpid()), jobs: make(chan func())}
+	if out, err := exec.Command("ip", "netns", "add", n.name).CombinedOutput(); err != nil {
+		b.Fatalf("ip netns add: %v: %s", err, out)
+	}
+	ready := make(chan error)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+		f, err := os.Open("/var/run/netns/" + n.name)
+		if err == nil {
+			err = unix.Setns(int(f.Fd()), unix.CLONE_NEWNET)
+			f.Close()
+		}
+		ready <- err
+		if err != nil {
+			return
+		}
+		for job := range n.jobs {
+			job()
+		}
+	}()
+	if err := <-ready; err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		close(n.jobs)
+		_ = exec.Command("ip", "netns", "del", n.name).Run()
+	})
+	return n
+}
+
+func (n *netns) do(fn func()) {
+	done := make(chan struct{})
+	n.jobs <- func() { fn(); close(done) }
+	<-done
+}
+
+// childCPU is the CPU time used by finished child processes (nft,
+// iptables-restore): on a loaded machine it says more than wall time.
+func childCPU() time.Duration { return rusage(unix.RUSAGE_CHILDREN) }
+
+// selfCPU is this process's CPU time: the proxy's own share of a sync.
+func selfCPU() time.Duration { return rusage(unix.RUSAGE_SELF) }
+
+func rusage(who int) time.Duration {
+	var ru unix.Rusage
+	_ = unix.Getrusage(who, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func rssMiB() float64 {
+	data, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+type newBackend func() backend.Interface
+
+func backends() map[string]newBackend {
+	cidr := netip.MustParsePrefix("10.128.0.0/9")
+	return map[string]newBackend{
+		"nftables": func() backend.Interface {
+			cfg := nftables.Config{ClusterCIDR: cidr, MasqueradeBit: 14}
+			nft, err := nftables.NewInterface(cfg)
+			if err != nil {
+				panic(err)
+			}
+			return nftables.New(cfg, nft)
+		},
+		"iptables": func() backend.Interface {
+			return iptables.New(iptables.Config{ClusterCIDR: cidr, MasqueradeBit: 14}, iptables.Commands{})
+		},
+	}
+}
+
+func sizes() []int {
+	if s := os.Getenv("TRIREME_PROXY_BENCH_SERVICES"); s != "" {
+		var out []int
+		for _, f := range strings.Split(s, ",") {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	return []int{1000, 10000}
+}
+
+// BenchmarkSync reports, per back end and Service count, the time of a
+// full sync into an empty namespace and of a sync after one endpoint of
+// one Service changed, with the rules held, the process's RSS, and the
+// CPU time spent in nft or iptables-restore (tool-cpu) and in the proxy
+// (proxy-cpu): on a shared machine wall time mostly measures the others.
+func BenchmarkSync(b *testing.B) {
+	ctx := context.Background()
+	for _, mode := range []string{"nftables", "iptables"} {
+		for _, n := range sizes() {
+			b.Run(fmt.Sprintf("%s/services=%d/full", mode, n), func(b *testing.B) {
+				ns := newNetns(b)
+				st := state(n)
+				var be backend.Interface
+				ns.do(func() { be = backends()[mode]() })
+				var res backend.Result
+				var cpu, self time.Duration
+				for b.Loop() {
+					b.StopTimer()
+					ns.do(func() {
+						if err := be.Cleanup(ctx); err != nil {
+							b.Fatal(err)
+						}
+					})
+					b.StartTimer()
+					before, beforeSelf := childCPU(), selfCPU()
+					var err error
+					ns.do(func() { res, err = be.Sync(ctx, backend.Request{State: st, Full: true}) })
+					cpu += childCPU() - before
+					self += selfCPU() - beforeSelf
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(cpu.Seconds()/float64(b.N), "tool-cpu-s/op")
+				b.ReportMetric(self.Seconds()/float64(b.N), "proxy-cpu-s/op")
+				b.ReportMetric(float64(res.Total), "rules")
+				b.ReportMetric(rssMiB(), "RSS-MiB")
+			})
+			b.Run(fmt.Sprintf("%s/services=%d/one-endpoint-change", mode, n), func(b *testing.B) {
+				ns := newNetns(b)
+				st := state(n)
+				var be backend.Interface
+				var err error
+				ns.do(func() {
+					be = backends()[mode]()
+					_, err = be.Sync(ctx, backend.Request{State: st, Full: true})
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var res backend.Result
+				var cpu, self time.Duration
+				i := 0
+				for b.Loop() {
+					// Move one endpoint of one Service to a new address.
+					b.StopTimer()
+					name := model.ServicePortName{NamespacedName: types.NamespacedName{Namespace: "bench", Name: fmt.Sprintf("svc-%d", i%n)}, Port: "http", Protocol: v1.ProtocolTCP}
+					sp := *st[name]
+					sp.Endpoints = append([]model.Endpoint(nil), sp.Endpoints...)
+					sp.Endpoints[0].IP = addr(10, 200, i)
+					st[name] = &sp
+					i++
+					b.StartTimer()
+					before, beforeSelf := childCPU(), selfCPU()
+					ns.do(func() {
+						res, err = be.Sync(ctx, backend.Request{State: st, Changed: map[model.ServicePortName]struct{}{name: {}}})
+					})
+					cpu += childCPU() - before
+					self += selfCPU() - beforeSelf
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(cpu.Seconds()/float64(b.N), "tool-cpu-s/op")
+				b.ReportMetric(self.Seconds()/float64(b.N), "proxy-cpu-s/op")
+				b.ReportMetric(float64(res.Rules), "rules-written")
+				b.ReportMetric(float64(res.Total), "rules")
+				b.ReportMetric(rssMiB(), "RSS-MiB")
+			})
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package iptables
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+)
+
+// Executor runs the iptables tools; tests substitute a recorder.
+type Executor interface {
+	// Restore feeds data to iptables-restore --noflush.
+	Restore(ctx context.Context, data []byte) error
+	// Save returns iptables-save's output for table.
+	Save(ctx context.Context, table string) ([]byte, error)
+	// Run runs iptables with args (-w is added).
+	Run(ctx context.Context, args ...string) error
+}
+
+// Commands is the Executor of the real binaries, for one IP family.
+type Commands struct {
+	// IPv6 selects ip6tables.
+	IPv6 bool
+}
+
+func (c Commands) bin(name string) string {
+	if c.IPv6 {
+		return strings.Replace(name, "iptables", "ip6tables", 1)
+	}
+	return name
+}
+
+// Restore implements Executor.
+func (c Commands) Restore(ctx context.Context, data []byte) error {
+	cmd := exec.CommandContext(ctx, c.bin("iptables-restore"), "-w", "5", "--noflush")
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %w: %s", cmd, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// Save implements Executor.
+func (c Commands) Save(ctx context.Context, table string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, c.bin("iptables-save"), "-t", table)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %s", cmd, err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+// Run implements Executor.
+func (c Commands) Run(ctx context.Context, args ...string) error {
+	cmd := exec.CommandContext(ctx, c.bin("iptables"), append([]string{"-w", "5"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %w: %s", cmd, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}

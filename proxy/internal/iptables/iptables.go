@@ -1,0 +1,527 @@
+package iptables
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"trireme.dev/proxy/internal/backend"
+	"trireme.dev/proxy/internal/model"
+)
+
+// Prefix starts the name of every chain the back end owns.
+const Prefix = "TRIREME-"
+
+// The fixed chains.
+const (
+	chServices     = Prefix + "SERVICES"
+	chNodePorts    = Prefix + "NODEPORTS"
+	chExtServices  = Prefix + "EXTERNAL-SERVICES"
+	chPostrouting  = Prefix + "POSTROUTING"
+	chMarkMasq     = Prefix + "MARK-MASQ"
+	tableNAT       = "nat"
+	tableFilter    = "filter"
+	jumpComment    = "trireme-proxy"
+	probabilityFmt = "%0.10f"
+)
+
+// jumps are the rules put in built-in chains, each leading into ours.
+var jumps = []struct {
+	table, chain string
+	rule         []string
+}{
+	{tableFilter, "INPUT", []string{"-m", "conntrack", "--ctstate", "NEW", "-j", chExtServices}},
+	{tableFilter, "INPUT", []string{"-m", "conntrack", "--ctstate", "NEW", "-j", chServices}},
+	{tableFilter, "FORWARD", []string{"-m", "conntrack", "--ctstate", "NEW", "-j", chServices}},
+	{tableFilter, "OUTPUT", []string{"-m", "conntrack", "--ctstate", "NEW", "-j", chServices}},
+	{tableNAT, "PREROUTING", []string{"-j", chServices}},
+	{tableNAT, "OUTPUT", []string{"-j", chServices}},
+	{tableNAT, "POSTROUTING", []string{"-j", chPostrouting}},
+}
+
+// Config is what the rules depend on besides the Services.
+type Config struct {
+	Family        model.Family
+	ClusterCIDR   netip.Prefix
+	MasqueradeAll bool
+	MasqueradeBit int
+}
+
+// piece is what one ServicePort contributes: its own nat chains, and its
+// lines in the shared dispatch chains.
+type piece struct {
+	chains                       map[string][]string
+	services, nodePorts          []string // nat
+	filterServices, filterExtern []string // filter
+}
+
+// Proxier is the iptables back end. It is not safe for concurrent use.
+type Proxier struct {
+	cfg  Config
+	exec Executor
+	mark string
+	host string // "/32" or "/128"
+
+	pieces  map[model.ServicePortName]*piece
+	written map[string]string // fixed chain -> content last written
+	synced  bool
+}
+
+// New returns a Proxier running exec.
+func New(cfg Config, exec Executor) *Proxier {
+	p := &Proxier{cfg: cfg, exec: exec, mark: fmt.Sprintf("0x%x", uint32(1)<<cfg.MasqueradeBit), host: "/32"}
+	if cfg.Family == model.IPv6 {
+		p.host = "/128"
+	}
+	p.reset()
+	return p
+}
+
+func (p *Proxier) reset() {
+	p.pieces = map[model.ServicePortName]*piece{}
+	p.written = map[string]string{}
+	p.synced = false
+}
+
+// Sync implements backend.Interface.
+func (p *Proxier) Sync(ctx context.Context, req backend.Request) (backend.Result, error) {
+	full := req.Full || !p.synced
+	var existing map[string][]string
+	if full {
+		if err := p.ensureJumps(ctx); err != nil {
+			p.synced = false
+			return backend.Result{}, err
+		}
+		var err error
+		if existing, err = p.ownChains(ctx); err != nil {
+			p.synced = false
+			return backend.Result{}, err
+		}
+	}
+	data, lines, commit := p.Plan(req, full, existing)
+	if err := p.exec.Restore(ctx, data); err != nil {
+		p.synced = false
+		return backend.Result{}, fmt.Errorf("iptables-restore (%d lines): %w", lines, err)
+	}
+	return backend.Result{Rules: lines, Total: commit()}, nil
+}
+
+// ownChains lists the TRIREME- chains in the nat and filter tables.
+func (p *Proxier) ownChains(ctx context.Context) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, t := range []string{tableNAT, tableFilter} {
+		data, err := p.exec.Save(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			if name, ok := strings.CutPrefix(sc.Text(), ":"+Prefix); ok {
+				name, _, _ = strings.Cut(name, " ")
+				out[t] = append(out[t], Prefix+name)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (p *Proxier) ensureJumps(ctx context.Context) error {
+	// The chains must exist before a rule can jump to them.
+	var b bytes.Buffer
+	for _, t := range []string{tableFilter, tableNAT} {
+		fmt.Fprintf(&b, "*%s\n", t)
+		seen := map[string]bool{}
+		for _, j := range jumps {
+			if c := j.rule[len(j.rule)-1]; j.table == t && !seen[c] {
+				seen[c] = true
+				fmt.Fprintf(&b, ":%s - [0:0]\n", c)
+			}
+		}
+		b.WriteString("COMMIT\n")
+	}
+	if err := p.exec.Restore(ctx, b.Bytes()); err != nil {
+		return fmt.Errorf("create chains: %w", err)
+	}
+	for _, j := range jumps {
+		rule := append([]string{j.chain, "-m", "comment", "--comment", jumpComment}, j.rule...)
+		if err := p.exec.Run(ctx, append([]string{"-t", j.table, "-C"}, rule...)...); err == nil {
+			continue
+		}
+		if err := p.exec.Run(ctx, append([]string{"-t", j.table, "-I"}, rule...)...); err != nil {
+			return fmt.Errorf("add jump from %s %s: %w", j.table, j.chain, err)
+		}
+	}
+	return nil
+}
+
+// Plan renders the iptables-restore input of a sync, its number of rule
+// lines, and a commit function to call once it was applied, which records
+// the new state and returns the number of rules held. existing lists the
+// TRIREME- chains per table (full syncs only), so stale ones are deleted.
+func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]string) ([]byte, int, func() int) {
+	var names []model.ServicePortName
+	if full {
+		for n := range req.State {
+			names = append(names, n)
+		}
+	} else {
+		for n := range req.Changed {
+			names = append(names, n)
+		}
+	}
+	newPieces := map[model.ServicePortName]*piece{}
+	for _, n := range names {
+		if sp, ok := req.State[n]; ok {
+			newPieces[n] = p.render(sp)
+		} else {
+			newPieces[n] = nil
+		}
+	}
+	pieces := newPieces
+	if !full {
+		pieces = make(map[model.ServicePortName]*piece, len(p.pieces)+len(newPieces))
+		for n, pc := range p.pieces {
+			pieces[n] = pc
+		}
+		for n, pc := range newPieces {
+			if pc == nil {
+				delete(pieces, n)
+			} else {
+				pieces[n] = pc
+			}
+		}
+	}
+	order := make([]model.ServicePortName, 0, len(pieces))
+	for n := range pieces {
+		order = append(order, n)
+	}
+	slices.SortFunc(order, model.Compare)
+
+	// The fixed chains' content, from every piece.
+	fixed := map[string][]string{}
+	key := func(t, c string) string { return t + " " + c }
+	natSvc, natNP, fSvc, fExt := key(tableNAT, chServices), key(tableNAT, chNodePorts), key(tableFilter, chServices), key(tableFilter, chExtServices)
+	for _, n := range order {
+		pc := pieces[n]
+		fixed[natSvc] = append(fixed[natSvc], pc.services...)
+		fixed[natNP] = append(fixed[natNP], pc.nodePorts...)
+		fixed[fSvc] = append(fixed[fSvc], pc.filterServices...)
+		fixed[fExt] = append(fixed[fExt], pc.filterExtern...)
+	}
+	if req.NodePortIPs == nil {
+		fixed[natSvc] = append(fixed[natSvc], "-A "+chServices+" -m addrtype --dst-type LOCAL -j "+chNodePorts)
+	} else {
+		for _, ip := range req.NodePortIPs {
+			fixed[natSvc] = append(fixed[natSvc], "-A "+chServices+" -d "+ip.String()+p.host+" -j "+chNodePorts)
+		}
+	}
+	fixed[key(tableNAT, chPostrouting)] = []string{
+		"-A " + chPostrouting + " -m mark ! --mark " + p.mark + "/" + p.mark + " -j RETURN",
+		"-A " + chPostrouting + " -j MARK --xor-mark " + p.mark,
+		"-A " + chPostrouting + " -j MASQUERADE --random-fully",
+	}
+	fixed[key(tableNAT, chMarkMasq)] = []string{"-A " + chMarkMasq + " -j MARK --or-mark " + p.mark}
+
+	// iptables-restore wants every chain declared before any rule jumps
+	// to it, so declarations and rules are gathered apart.
+	type section struct{ decl, rules, deletes bytes.Buffer }
+	var filter, nat section
+	lines := 0
+	writeChain := func(b *section, name string, rules []string) {
+		fmt.Fprintf(&b.decl, ":%s - [0:0]\n", name)
+		for _, r := range rules {
+			b.rules.WriteString(r)
+			b.rules.WriteByte('\n')
+		}
+		lines += len(rules)
+	}
+	written := map[string]string{}
+	for _, k := range slices.Sorted(mapKeys(fixed)) {
+		content := strings.Join(fixed[k], "\n")
+		written[k] = content
+		if !full && p.written[k] == content {
+			continue
+		}
+		t, c, _ := strings.Cut(k, " ")
+		b := &nat
+		if t == tableFilter {
+			b = &filter
+		}
+		writeChain(b, c, fixed[k])
+	}
+	// Every fixed chain must exist even when empty.
+	for _, k := range []string{fSvc, fExt, natSvc, natNP} {
+		if _, ok := fixed[k]; !ok {
+			written[k] = ""
+			if full || p.written[k] != "" {
+				t, c, _ := strings.Cut(k, " ")
+				b := &nat
+				if t == tableFilter {
+					b = &filter
+				}
+				writeChain(b, c, nil)
+			}
+		}
+	}
+
+	// Service chains.
+	slices.SortFunc(names, model.Compare)
+	wanted := map[string]bool{}
+	var deletes []string
+	for _, n := range names {
+		np, old := newPieces[n], p.pieces[n]
+		if full {
+			old = nil
+		}
+		if np != nil {
+			for _, c := range slices.Sorted(mapKeys(np.chains)) {
+				wanted[c] = true
+				if old != nil && slices.Equal(old.chains[c], np.chains[c]) {
+					continue
+				}
+				writeChain(&nat, c, np.chains[c])
+			}
+		}
+		if old != nil {
+			for _, c := range slices.Sorted(mapKeys(old.chains)) {
+				if np == nil || np.chains[c] == nil {
+					deletes = append(deletes, c)
+				}
+			}
+		}
+	}
+	if full {
+		for _, c := range existing[tableNAT] {
+			if !wanted[c] && !isFixed(c) {
+				deletes = append(deletes, c)
+			}
+		}
+	}
+	// A chain being deleted may share its name with one another Service
+	// now wants (two ports of one endpoint): keep it then.
+	deletes = slices.DeleteFunc(slices.Compact(slices.Sorted(slices.Values(deletes))), func(c string) bool { return wanted[c] })
+	for _, c := range deletes {
+		fmt.Fprintf(&nat.decl, ":%s - [0:0]\n", c)
+		fmt.Fprintf(&nat.deletes, "-X %s\n", c)
+	}
+	if full {
+		for _, c := range existing[tableFilter] {
+			if !isFixed(c) {
+				fmt.Fprintf(&filter.decl, ":%s - [0:0]\n", c)
+				fmt.Fprintf(&filter.deletes, "-X %s\n", c)
+			}
+		}
+	}
+
+	var out bytes.Buffer
+	for _, t := range []struct {
+		name string
+		s    *section
+	}{{tableFilter, &filter}, {tableNAT, &nat}} {
+		fmt.Fprintf(&out, "*%s\n", t.name)
+		out.Write(t.s.decl.Bytes())
+		out.Write(t.s.rules.Bytes())
+		out.Write(t.s.deletes.Bytes())
+		out.WriteString("COMMIT\n")
+	}
+
+	commit := func() int {
+		if full {
+			p.reset()
+			p.synced = true
+		}
+		for n, pc := range newPieces {
+			if pc == nil {
+				delete(p.pieces, n)
+			} else {
+				p.pieces[n] = pc
+			}
+		}
+		p.written = written
+		total := 0
+		for _, rules := range fixed {
+			total += len(rules)
+		}
+		for _, pc := range p.pieces {
+			for _, r := range pc.chains {
+				total += len(r)
+			}
+		}
+		return total
+	}
+	return out.Bytes(), lines, commit
+}
+
+func isFixed(c string) bool {
+	switch c {
+	case chServices, chNodePorts, chExtServices, chPostrouting, chMarkMasq:
+		return true
+	}
+	return false
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func (p *Proxier) render(sp *model.ServicePort) *piece {
+	pc := &piece{chains: map[string][]string{}}
+	h := sp.Name.Hash()
+	svcChain, extChain := Prefix+"SVC-"+h, Prefix+"EXT-"+h
+	proto := strings.ToLower(string(sp.Protocol))
+	comment := fmt.Sprintf(`-m comment --comment "%s"`, sp.Name)
+	match := func(ip netip.Addr, port int32) string {
+		return fmt.Sprintf("-d %s%s -p %s -m %s --dport %d", ip, p.host, proto, proto, port)
+	}
+	internal, external, all := sp.InternalEndpoints(), sp.ExternalEndpoints(), sp.AllEndpoints()
+
+	switch {
+	case len(internal) > 0:
+		pc.services = append(pc.services, fmt.Sprintf("-A %s %s %s -j %s", chServices, comment, match(sp.ClusterIP, sp.Port), svcChain))
+		var rules []string
+		if p.cfg.MasqueradeAll {
+			rules = append(rules, fmt.Sprintf("-A %s %s -j MARK --or-mark %s", svcChain, match(sp.ClusterIP, sp.Port), p.mark))
+		} else if p.cfg.ClusterCIDR.IsValid() {
+			rules = append(rules, fmt.Sprintf("-A %s ! -s %s %s -j MARK --or-mark %s", svcChain, p.cfg.ClusterCIDR, match(sp.ClusterIP, sp.Port), p.mark))
+		}
+		pc.chains[svcChain] = append(rules, p.dispatch(sp, svcChain, internal)...)
+	case sp.InternalLocal && len(all) > 0:
+		pc.filterServices = append(pc.filterServices, fmt.Sprintf("-A %s %s %s -j DROP", chServices, comment, match(sp.ClusterIP, sp.Port)))
+	default:
+		pc.filterServices = append(pc.filterServices, fmt.Sprintf("-A %s %s %s -j REJECT", chServices, comment, match(sp.ClusterIP, sp.Port)))
+	}
+	if !sp.HasExternal() {
+		return pc
+	}
+	ips := append(slices.Clone(sp.ExternalIPs), sp.LoadBalancerIPs...)
+	if len(external) > 0 {
+		var rules []string
+		if !sp.ExternalLocal {
+			rules = append(rules, fmt.Sprintf("-A %s -j MARK --or-mark %s", extChain, p.mark))
+			if sp.InternalLocal {
+				rules = append(rules, p.dispatch(sp, extChain, external)...)
+			} else {
+				rules = append(rules, fmt.Sprintf("-A %s -j %s", extChain, svcChain))
+			}
+		} else {
+			if len(internal) > 0 {
+				if p.cfg.ClusterCIDR.IsValid() {
+					rules = append(rules, fmt.Sprintf("-A %s -s %s -j %s", extChain, p.cfg.ClusterCIDR, svcChain))
+				}
+				rules = append(rules,
+					fmt.Sprintf("-A %s -m addrtype --src-type LOCAL -j MARK --or-mark %s", extChain, p.mark),
+					fmt.Sprintf("-A %s -m addrtype --src-type LOCAL -j %s", extChain, svcChain))
+			}
+			rules = append(rules, p.dispatch(sp, extChain, external)...)
+		}
+		pc.chains[extChain] = rules
+		for _, ip := range ips {
+			pc.services = append(pc.services, fmt.Sprintf("-A %s %s %s -j %s", chServices, comment, match(ip, sp.Port), extChain))
+		}
+		if sp.NodePort != 0 {
+			pc.nodePorts = append(pc.nodePorts, fmt.Sprintf("-A %s %s -p %s -m %s --dport %d -j %s", chNodePorts, comment, proto, proto, sp.NodePort, extChain))
+		}
+		return pc
+	}
+	verdict := "REJECT"
+	if sp.ExternalLocal && len(all) > 0 {
+		verdict = "DROP"
+	}
+	for _, ip := range ips {
+		pc.filterExtern = append(pc.filterExtern, fmt.Sprintf("-A %s %s %s -j %s", chExtServices, comment, match(ip, sp.Port), verdict))
+	}
+	if sp.NodePort != 0 {
+		pc.filterExtern = append(pc.filterExtern, fmt.Sprintf("-A %s %s -m addrtype --dst-type LOCAL -p %s -m %s --dport %d -j %s", chExtServices, comment, proto, proto, sp.NodePort, verdict))
+	}
+	return pc
+}
+
+// dispatch renders the rules of chain that pick one of eps at random:
+// the i-th of the k remaining rules matches with probability 1/k.
+//
+// Each endpoint's DNAT sits in the Service's chain itself, not in a chain
+// of its own as upstream's KUBE-SEP chains: Debian's iptables-restore (the
+// nft-backed one) looks chains up by walking them, for every rule, so its
+// time grows with rules times chains; 10,000 Services with 10 endpoints
+// took minutes with a chain per endpoint. The price is hairpin
+// masquerading: a packet from one of the Service's own endpoints is
+// marked whichever endpoint it then goes to, not only when it comes back
+// to itself.
+func (p *Proxier) dispatch(sp *model.ServicePort, chain string, eps []model.Endpoint) []string {
+	proto := strings.ToLower(string(sp.Protocol))
+	rules := make([]string, 0, 2*len(eps)+1)
+	for _, e := range eps {
+		rules = append(rules, fmt.Sprintf("-A %s -s %s%s -j MARK --or-mark %s", chain, e.IP, p.host, p.mark))
+	}
+	recent := func(e model.Endpoint) string {
+		return fmt.Sprintf("%s%s-%s", Prefix, "AFF", sp.Name.EndpointHash(e))
+	}
+	if sp.AffinityTimeout > 0 {
+		for _, e := range eps {
+			rules = append(rules, fmt.Sprintf("-A %s -p %s -m %s -m recent --name %s --update --seconds %d --reap -j DNAT --to-destination %s",
+				chain, proto, proto, recent(e), sp.AffinityTimeout, netip.AddrPortFrom(e.IP, uint16(e.Port))))
+		}
+	}
+	for i, e := range eps {
+		stat := ""
+		if k := len(eps) - i; k > 1 {
+			stat = fmt.Sprintf("-m statistic --mode random --probability "+probabilityFmt+" ", 1/float64(k))
+		}
+		set := ""
+		if sp.AffinityTimeout > 0 {
+			set = fmt.Sprintf("-m recent --name %s --set ", recent(e))
+		}
+		rules = append(rules, fmt.Sprintf("-A %s -p %s -m %s %s%s-j DNAT --to-destination %s", chain, proto, proto, stat, set, netip.AddrPortFrom(e.IP, uint16(e.Port))))
+	}
+	return rules
+}
+
+// Cleanup implements backend.Interface: the jumps out of built-in chains
+// go first, then every TRIREME- chain.
+func (p *Proxier) Cleanup(ctx context.Context) error {
+	var errs []error
+	for _, j := range jumps {
+		rule := append([]string{j.chain, "-m", "comment", "--comment", jumpComment}, j.rule...)
+		// A rule added twice (two processes racing) is deleted twice.
+		for range 10 {
+			if p.exec.Run(ctx, append([]string{"-t", j.table, "-C"}, rule...)...) != nil {
+				break
+			}
+			if err := p.exec.Run(ctx, append([]string{"-t", j.table, "-D"}, rule...)...); err != nil {
+				errs = append(errs, err)
+				break
+			}
+		}
+	}
+	own, err := p.ownChains(ctx)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	var b bytes.Buffer
+	for _, t := range []string{tableFilter, tableNAT} {
+		fmt.Fprintf(&b, "*%s\n", t)
+		for _, c := range own[t] {
+			fmt.Fprintf(&b, ":%s - [0:0]\n", c)
+		}
+		for _, c := range own[t] {
+			fmt.Fprintf(&b, "-X %s\n", c)
+		}
+		b.WriteString("COMMIT\n")
+	}
+	if err := p.exec.Restore(ctx, b.Bytes()); err != nil {
+		errs = append(errs, fmt.Errorf("delete chains: %w", err))
+	}
+	p.reset()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,193 @@
+package model
+
+import (
+	"net/netip"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// NamespacedNameOf names a Service.
+func NamespacedNameOf(svc *v1.Service) types.NamespacedName {
+	return types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
+}
+
+// ServiceOfSlice names the Service an EndpointSlice belongs to, or ok
+// false when it has no kubernetes.io/service-name label.
+func ServiceOfSlice(es *discovery.EndpointSlice) (types.NamespacedName, bool) {
+	name := es.Labels[discovery.LabelServiceName]
+	if name == "" {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: es.Namespace, Name: name}, true
+}
+
+// Source gives the current Service and EndpointSlices of one name, as the
+// informers' caches hold them; svc is nil when the Service is gone.
+type Source interface {
+	Get(name types.NamespacedName) (svc *v1.Service, slices []*discovery.EndpointSlice)
+}
+
+// Tracker accumulates the names of Services that changed since the last
+// sync, and on Apply rebuilds exactly those in the State. It is safe for
+// the informers' handlers to call Mark while a sync runs.
+type Tracker struct {
+	nodeName string
+	family   Family
+
+	mu    sync.Mutex
+	dirty map[types.NamespacedName]struct{}
+	all   bool
+
+	state State
+	bySvc map[types.NamespacedName][]ServicePortName
+}
+
+// NewTracker tracks the Services of family f for node nodeName.
+func NewTracker(nodeName string, f Family) *Tracker {
+	return &Tracker{
+		nodeName: nodeName,
+		family:   f,
+		dirty:    map[types.NamespacedName]struct{}{},
+		state:    State{},
+		bySvc:    map[types.NamespacedName][]ServicePortName{},
+	}
+}
+
+// Mark records that the Service name, or its endpoints, changed.
+func (t *Tracker) Mark(name types.NamespacedName) {
+	t.mu.Lock()
+	t.dirty[name] = struct{}{}
+	t.mu.Unlock()
+}
+
+// MarkAll records that every Service must be rebuilt, as when the node's
+// own object changes which endpoints are local.
+func (t *Tracker) MarkAll() {
+	t.mu.Lock()
+	t.all = true
+	t.mu.Unlock()
+}
+
+// Pending reports whether anything was marked since the last Apply.
+func (t *Tracker) Pending() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.all || len(t.dirty) > 0
+}
+
+// Changes is what one Apply found.
+type Changes struct {
+	// Ports are the ServicePorts whose rules changed: added, removed or
+	// different.
+	Ports map[ServicePortName]struct{}
+	// Skips are the objects, or parts, left out of the model.
+	Skips []Skip
+	// StaleUDP are conntrack flows to clear: UDP has no connection end, so
+	// a flow keeps going to a removed endpoint, or keeps being refused
+	// after a service got endpoints, until it is deleted.
+	StaleUDP []StaleFlow
+}
+
+// StaleFlow describes UDP conntrack entries to delete: those to
+// ServiceIP:Port (or to any local address on NodePort, when NodePort is
+// not 0) that were DNATed to Endpoint, or, when Endpoint is invalid, all
+// of them.
+type StaleFlow struct {
+	ServiceIP netip.Addr
+	Port      int32
+	NodePort  int32
+	Endpoint  netip.Addr
+}
+
+func staleFlows(old, cur *ServicePort) []StaleFlow {
+	if old == nil || old.Protocol != v1.ProtocolUDP {
+		return nil
+	}
+	ips := append(append([]netip.Addr{old.ClusterIP}, old.ExternalIPs...), old.LoadBalancerIPs...)
+	var curEps map[netip.Addr]bool
+	hadNone := len(old.AllEndpoints()) == 0
+	if cur != nil {
+		curEps = map[netip.Addr]bool{}
+		for _, e := range cur.AllEndpoints() {
+			curEps[e.IP] = true
+		}
+	}
+	var out []StaleFlow
+	add := func(ep netip.Addr) {
+		for _, ip := range ips {
+			out = append(out, StaleFlow{ServiceIP: ip, Port: old.Port, Endpoint: ep})
+		}
+		if old.NodePort != 0 {
+			out = append(out, StaleFlow{NodePort: old.NodePort, Endpoint: ep})
+		}
+	}
+	if hadNone && len(curEps) > 0 {
+		add(netip.Addr{})
+		return out
+	}
+	for _, e := range old.AllEndpoints() {
+		if !curEps[e.IP] {
+			add(e.IP)
+		}
+	}
+	return out
+}
+
+// Apply rebuilds the marked Services from src (every name all returns,
+// when MarkAll was called) and returns the State and what changed. The State
+// belongs to the Tracker: callers read it until the next Apply.
+func (t *Tracker) Apply(src Source, all func() []types.NamespacedName) (State, Changes) {
+	t.mu.Lock()
+	dirty := t.dirty
+	if t.all {
+		dirty = map[types.NamespacedName]struct{}{}
+		for n := range t.bySvc {
+			dirty[n] = struct{}{}
+		}
+		if all != nil {
+			for _, n := range all() {
+				dirty[n] = struct{}{}
+			}
+		}
+	}
+	t.dirty, t.all = map[types.NamespacedName]struct{}{}, false
+	t.mu.Unlock()
+
+	ch := Changes{Ports: map[ServicePortName]struct{}{}}
+	for name := range dirty {
+		svc, eps := src.Get(name)
+		var ports []*ServicePort
+		if svc != nil {
+			var s []Skip
+			ports, s = Build(svc, eps, t.nodeName, t.family)
+			ch.Skips = append(ch.Skips, s...)
+		}
+		seen := map[ServicePortName]struct{}{}
+		names := make([]ServicePortName, 0, len(ports))
+		for _, p := range ports {
+			seen[p.Name] = struct{}{}
+			names = append(names, p.Name)
+			if old := t.state[p.Name]; !p.Equal(old) {
+				ch.Ports[p.Name] = struct{}{}
+				ch.StaleUDP = append(ch.StaleUDP, staleFlows(old, p)...)
+			}
+			t.state[p.Name] = p
+		}
+		for _, old := range t.bySvc[name] {
+			if _, ok := seen[old]; !ok {
+				ch.StaleUDP = append(ch.StaleUDP, staleFlows(t.state[old], nil)...)
+				delete(t.state, old)
+				ch.Ports[old] = struct{}{}
+			}
+		}
+		if len(names) == 0 {
+			delete(t.bySvc, name)
+		} else {
+			t.bySvc[name] = names
+		}
+	}
+	return t.state, ch
+}
