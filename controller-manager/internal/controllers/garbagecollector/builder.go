@@ -107,6 +107,12 @@ func (g *graph) setOwners(n *node, refs []metav1.OwnerReference, queue []types.U
 			g.nodes[ref.UID] = owner
 		}
 		owner.dependents[n] = struct{}{}
+		if !owner.virtual && owner.id.Namespace != "" && owner.id.Namespace != n.id.Namespace {
+			// A namespaced owner can only be in its dependent's namespace; a
+			// reference across namespaces (or from a cluster-scoped object)
+			// never resolves, which the collector reports.
+			queue = append(queue, n.id.UID)
+		}
 		if owner.virtual {
 			// Not seen yet: perhaps never will be, if it is gone.
 			queue = append(queue, ref.UID)

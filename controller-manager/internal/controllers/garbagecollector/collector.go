@@ -48,6 +48,7 @@ type Collector struct {
 	recorder  record.EventRecorder
 	mapper    atomic.Pointer[meta.RESTMapper]
 	period    time.Duration
+	resyncNow chan struct{}
 
 	monMu    sync.Mutex
 	monitors map[schema.GroupVersionResource]*monitor
@@ -69,6 +70,7 @@ func New(meta metadata.Interface, dc discovery.DiscoveryInterface, recorder reco
 		discovery: dc,
 		recorder:  recorder,
 		period:    resyncPeriod,
+		resyncNow: make(chan struct{}, 1),
 		monitors:  map[schema.GroupVersionResource]*monitor{},
 		graph:     newGraph(),
 		changes: workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[*event]{
@@ -332,7 +334,11 @@ func (gc *Collector) mapping(id identity) (*meta.RESTMapping, error) {
 	if m == nil {
 		return nil, errors.New("no REST mapper yet")
 	}
-	return (*m).RESTMapping(gv.WithKind(id.Kind).GroupKind(), gv.Version)
+	mapping, err := (*m).RESTMapping(gv.WithKind(id.Kind).GroupKind(), gv.Version)
+	if meta.IsNoMatchError(err) {
+		gc.requestResync()
+	}
+	return mapping, err
 }
 
 // getObject reads the current metadata of id from the apiserver.

@@ -183,7 +183,19 @@ func boolEq(a, b *bool) bool {
 	return (a != nil && *a) == (b != nil && *b)
 }
 
-// resyncLoop rediscovers resources every period until ctx ends.
+// minOnDemandResync spaces rediscoveries asked for by unknown kinds.
+const minOnDemandResync = 2 * time.Second
+
+// requestResync asks resyncLoop to rediscover soon.
+func (gc *Collector) requestResync() {
+	select {
+	case gc.resyncNow <- struct{}{}:
+	default:
+	}
+}
+
+// resyncLoop rediscovers resources every period, and on request, until
+// ctx ends.
 func (gc *Collector) resyncLoop(ctx context.Context, period time.Duration) {
 	log := logr.FromContextOrDiscard(ctx)
 	t := time.NewTicker(period)
@@ -193,9 +205,18 @@ func (gc *Collector) resyncLoop(ctx context.Context, period time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := gc.resync(ctx); err != nil {
-				log.Error(err, "Rediscovering resources for the garbage collector")
+		case <-gc.resyncNow:
+			// An owner reference named a kind not discovered yet (a custom
+			// resource just installed): look now rather than at the next tick,
+			// but not more often than every few seconds.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(minOnDemandResync):
 			}
+		}
+		if err := gc.resync(ctx); err != nil {
+			log.Error(err, "Rediscovering resources for the garbage collector")
 		}
 	}
 }
