@@ -7,8 +7,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 )
@@ -127,7 +129,8 @@ func boundPod(t testing.TB, cs kubernetes.Interface, ns, name, node string, labe
 		},
 	}, metav1.CreateOptions{})
 	if err != nil {
-		t.Fatalf("create pod %s: %v", name, err)
+		t.Errorf("create pod %s: %v", name, err)
+		return &corev1.Pod{}
 	}
 	return p
 }
@@ -144,4 +147,19 @@ func setPodStatus(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod,
 	p.Status.PodIPs = []corev1.PodIP{{IP: ip}}
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
 	return cs.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+}
+
+func policyv1PDB(name string, minAvailable *intstr.IntOrString) *policyv1.PodDisruptionBudget {
+	return &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: minAvailable,
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}},
+		},
+	}
+}
+
+// evict asks the eviction API to evict a pod.
+func evict(ctx context.Context, cs kubernetes.Interface, ns, name string) error {
+	return cs.PolicyV1().Evictions(ns).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}})
 }
