@@ -48,6 +48,7 @@ func (g *graph) process(e *event) (attemptDelete, attemptOrphan []types.UID) {
 			}
 			attemptDelete = g.setOwners(n, m.OwnerReferences, attemptDelete)
 		}
+		n.meta = m
 		if m.DeletionTimestamp != nil {
 			n.beingDeleted = true
 			if slices.Contains(m.Finalizers, FinalizerOrphan) {

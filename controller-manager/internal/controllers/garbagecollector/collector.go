@@ -150,6 +150,16 @@ func (gc *Collector) attemptToDelete(ctx context.Context, key string) error {
 	if v.beingDeleted && !v.deletingDependents {
 		return nil
 	}
+	if v.meta != nil && !v.virtual && v.meta.DeletionTimestamp == nil {
+		// Decide from the informer's copy, and delete only if the object is
+		// still at that resourceVersion: one request instead of two for
+		// each dependent collected. A conflict means the copy is stale.
+		cached := &metav1.PartialObjectMetadata{ObjectMeta: *v.meta}
+		err := gc.decide(ctx, v, cached, v.meta.ResourceVersion)
+		if !errors.Is(err, errStale) {
+			return err
+		}
+	}
 	latest, err := gc.getObject(ctx, v.id)
 	switch {
 	case apierrors.IsNotFound(err):
@@ -174,6 +184,16 @@ func (gc *Collector) attemptToDelete(ctx context.Context, key string) error {
 		}
 		return nil
 	}
+	return gc.decide(ctx, v, latest, "")
+}
+
+// errStale says a delete guarded by a cached resourceVersion found the
+// object changed.
+var errStale = errors.New("cached object is stale")
+
+// decide collects the live object latest (or its cached copy, when rv,
+// its resourceVersion, guards the deletion) by its owner references.
+func (gc *Collector) decide(ctx context.Context, v view, latest *metav1.PartialObjectMetadata, rv string) error {
 	refs := latest.OwnerReferences
 	if len(refs) == 0 {
 		return nil
@@ -209,7 +229,7 @@ func (gc *Collector) attemptToDelete(ctx context.Context, key string) error {
 				break
 			}
 		}
-		return gc.deleteObject(ctx, v.id, metav1.DeletePropagationForeground)
+		return gc.deleteObject(ctx, v.id, metav1.DeletePropagationForeground, rv)
 	default:
 		policy := metav1.DeletePropagationBackground
 		switch {
@@ -218,7 +238,7 @@ func (gc *Collector) attemptToDelete(ctx context.Context, key string) error {
 		case slices.Contains(latest.Finalizers, FinalizerForeground):
 			policy = metav1.DeletePropagationForeground
 		}
-		return gc.deleteObject(ctx, v.id, policy)
+		return gc.deleteObject(ctx, v.id, policy, rv)
 	}
 }
 
@@ -354,17 +374,25 @@ func (gc *Collector) getObject(ctx context.Context, id identity) (*metav1.Partia
 	return gc.meta.Resource(mapping.Resource).Namespace(ns).Get(ctx, id.Name, metav1.GetOptions{})
 }
 
-func (gc *Collector) deleteObject(ctx context.Context, id identity, policy metav1.DeletionPropagation) error {
+// deleteObject deletes id with the given propagation; with rv, only if
+// the object is still at that resourceVersion (errStale otherwise).
+func (gc *Collector) deleteObject(ctx context.Context, id identity, policy metav1.DeletionPropagation, rv string) error {
 	mapping, err := gc.mapping(id)
 	if err != nil {
 		return err
 	}
 	uid := id.UID
+	pre := &metav1.Preconditions{UID: &uid}
+	if rv != "" {
+		pre.ResourceVersion = &rv
+	}
 	err = gc.meta.Resource(mapping.Resource).Namespace(id.Namespace).Delete(ctx, id.Name, metav1.DeleteOptions{
-		Preconditions:     &metav1.Preconditions{UID: &uid},
+		Preconditions:     pre,
 		PropagationPolicy: &policy,
 	})
 	switch {
+	case rv != "" && apierrors.IsConflict(err):
+		return errStale
 	case err == nil:
 		logr.FromContextOrDiscard(ctx).V(2).Info("Deleted dependent", "object", id.String(), "propagation", policy)
 		return nil

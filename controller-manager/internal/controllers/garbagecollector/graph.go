@@ -44,6 +44,9 @@ type node struct {
 	deletingDependents bool
 	owners             []metav1.OwnerReference
 	dependents         map[*node]struct{}
+	// meta is the object's metadata as its informer last showed it (nil
+	// for virtual nodes); informer objects are shared and never modified.
+	meta *metav1.ObjectMeta
 }
 
 // graph maps UIDs to nodes; owner → dependents edges live in the nodes.
@@ -61,6 +64,7 @@ type view struct {
 	beingDeleted       bool
 	deletingDependents bool
 	owners             []metav1.OwnerReference
+	meta               *metav1.ObjectMeta
 	// dependents are the identities of the node's dependents, and for
 	// each whether its reference to this node blocks the owner's deletion.
 	dependents []dependentView
@@ -81,7 +85,7 @@ func (g *graph) get(uid types.UID) (view, bool) {
 	}
 	v := view{
 		id: n.id, virtual: n.virtual, beingDeleted: n.beingDeleted,
-		deletingDependents: n.deletingDependents, owners: slices.Clone(n.owners),
+		deletingDependents: n.deletingDependents, owners: slices.Clone(n.owners), meta: n.meta,
 	}
 	for d := range n.dependents {
 		dv := dependentView{id: d.id, deletingDependents: d.deletingDependents}
