@@ -249,19 +249,25 @@ func (c *Controller) deleteAll(ctx context.Context, gvr schema.GroupVersionResou
 		return fmt.Errorf("list %s: %w", gvr, err)
 	}
 	var errs []error
-	for i := range list.Items {
-		item := &list.Items[i]
-		if oneByOne && item.DeletionTimestamp == nil {
-			err := client.Delete(ctx, item.Name, opts)
-			if apierrors.IsNotFound(err) {
+	if oneByOne && len(list.Items) > 0 {
+		for i := range list.Items {
+			item := &list.Items[i]
+			if item.DeletionTimestamp != nil {
 				continue
 			}
-			if err != nil {
+			err := client.Delete(ctx, item.Name, opts)
+			if err != nil && !apierrors.IsNotFound(err) {
 				errs = append(errs, fmt.Errorf("delete %s %s: %w", gvr.Resource, item.Name, err))
 			}
 		}
+		// What the deletes left: objects with finalizers or a grace period.
+		if list, err = client.List(ctx, metav1.ListOptions{}); err != nil {
+			return errors.Join(append(errs, fmt.Errorf("list %s: %w", gvr, err))...)
+		}
+	}
+	for i := range list.Items {
 		left.objects[gvr.Resource+"."+gvr.Group]++
-		for _, f := range item.Finalizers {
+		for _, f := range list.Items[i].Finalizers {
 			left.finalizers[f]++
 		}
 	}
