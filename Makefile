@@ -45,6 +45,7 @@ e2e: build
 bench: build
 	go test -run '^$$' -bench . -benchmem ./api/... ./apiserver/...
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) ./e2e/bench/run-apiload.sh
+	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench 'BenchmarkGCDependents10000|BenchmarkEndpointSliceChurn' -benchtime=1x -timeout 30m ./e2e/controllermanager/
 
 ## generate: regenerate generated code
 generate:
