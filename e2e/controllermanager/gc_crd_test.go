@@ -77,4 +77,3 @@ spec:
 		return apierrors.IsNotFound(err), nil
 	})
 }
-
