@@ -70,7 +70,8 @@ var namespaceKinds = []struct {
 	}},
 	{"LimitRange", func(ctx context.Context, cs kubernetes.Interface, ns string, i int) error {
 		_, err := cs.CoreV1().LimitRanges(ns).Create(ctx, &corev1.LimitRange{ObjectMeta: meta("lr", i), Spec: corev1.LimitRangeSpec{
-			Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, Max: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100")}}},
+			// A claim limit: a container limit would refuse the test's pods.
+			Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypePersistentVolumeClaim, Max: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("100Gi")}}},
 		}}, metav1.CreateOptions{})
 		return err
 	}},

@@ -225,6 +225,18 @@ func (c *Controller) deleteAll(ctx context.Context, gvr schema.GroupVersionResou
 	client := c.meta.Resource(gvr).Namespace(ns)
 	background := metav1.DeletePropagationBackground
 	opts := metav1.DeleteOptions{PropagationPolicy: &background}
+	// Most resources hold nothing in a given namespace: one list says so,
+	// which is cheaper than a deletecollection and a list.
+	list, err := client.List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("list %s: %w", gvr, err)
+	}
+	if len(list.Items) == 0 {
+		return nil
+	}
 	c.mu.Lock()
 	oneByOne := c.noCollection.Has(gvr)
 	c.mu.Unlock()
@@ -240,13 +252,11 @@ func (c *Controller) deleteAll(ctx context.Context, gvr schema.GroupVersionResou
 		default:
 			return fmt.Errorf("deletecollection %s: %w", gvr, err)
 		}
-	}
-	list, err := client.List(ctx, metav1.ListOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("list %s: %w", gvr, err)
+		if !oneByOne {
+			if list, err = client.List(ctx, metav1.ListOptions{}); err != nil {
+				return fmt.Errorf("list %s: %w", gvr, err)
+			}
+		}
 	}
 	var errs []error
 	if oneByOne && len(list.Items) > 0 {
