@@ -2,12 +2,16 @@ package controllermanager_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -48,9 +52,16 @@ func benchCluster(b *testing.B, extra ...string) (*framework.APIServer, kubernet
 	}
 	b.Cleanup(func() { logFile.Close() })
 	args := append([]string{
-		"--kubeconfig", s.KubeconfigPath(), "--secure-port=0", "--leader-elect=false",
+		"--kubeconfig", s.KubeconfigPath(), "--leader-elect=false",
 		"--kube-api-qps", qps, "--kube-api-burst", qps,
 	}, extra...)
+	// CM_BENCH_METRICS_PORT serves the controller-manager's /metrics there,
+	// logged at the end of the benchmark.
+	if port := os.Getenv("CM_BENCH_METRICS_PORT"); port != "" {
+		args = append(args, "--bind-address=127.0.0.1", "--secure-port="+port)
+	} else {
+		args = append(args, "--secure-port=0")
+	}
 	proc, err := framework.StartProcess(bin, args, logFile)
 	if err != nil {
 		b.Fatal(err)
@@ -60,7 +71,11 @@ func benchCluster(b *testing.B, extra ...string) (*framework.APIServer, kubernet
 			b.Logf("stop controller-manager: %v", err)
 		}
 	})
-	b.Logf("controller-manager %v, log %s", args[5:], logPath)
+	if port := os.Getenv("CM_BENCH_METRICS_PORT"); port != "" {
+		// Cleanups run last first: this one before the stop above.
+		b.Cleanup(func() { logMetrics(b, port) })
+	}
+	b.Logf("controller-manager %v, log %s", args[4:], logPath)
 	return s, s.Clientset(b)
 }
 
@@ -223,7 +238,7 @@ func BenchmarkEndpointSliceChurn(b *testing.B) {
 	}
 
 	var (
-		mu      sync.Mutex
+		mu sync.Mutex
 		// pending holds, for each pod being made ready, when the status
 		// write was sent and when the apiserver answered it: the pod became
 		// ready between the two.
@@ -352,5 +367,23 @@ func eventuallyB(b *testing.B, timeout time.Duration, cond func() bool) {
 			b.Fatalf("condition not met within %v", timeout)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// logMetrics logs the controller-manager's sync and queue figures of the
+// endpoint controllers.
+func logMetrics(b *testing.B, port string) {
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := client.Get("https://127.0.0.1:" + port + "/metrics")
+	if err != nil {
+		b.Logf("metrics: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, "endpoint") && (strings.Contains(line, "_sum") || strings.Contains(line, "_count")) {
+			b.Log(line)
+		}
 	}
 }
