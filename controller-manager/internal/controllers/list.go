@@ -9,6 +9,13 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"trireme.dev/controller-manager/internal/controllers/clusterroleaggregation"
+	"trireme.dev/controller-manager/internal/controllers/disruption"
+	"trireme.dev/controller-manager/internal/controllers/endpoints"
+	"trireme.dev/controller-manager/internal/controllers/endpointslice"
+	"trireme.dev/controller-manager/internal/controllers/endpointslicemirroring"
+	"trireme.dev/controller-manager/internal/controllers/garbagecollector"
+	"trireme.dev/controller-manager/internal/controllers/namespace"
+	"trireme.dev/controller-manager/internal/controllers/podgc"
 	"trireme.dev/controller-manager/internal/controllers/resourcequota"
 	"trireme.dev/controller-manager/internal/controllers/rootcacertpublisher"
 	"trireme.dev/controller-manager/internal/controllers/serviceaccount"
@@ -41,6 +48,48 @@ var All = []Descriptor{
 		ClientName: "clusterrole-aggregation-controller",
 		Requires:   []schema.GroupVersion{clusterroleaggregation.GroupVersion},
 		Build:      buildClusterRoleAggregation,
+	},
+	{
+		Name:       endpoints.Name,
+		Aliases:    []string{"endpoints-controller"},
+		ClientName: "endpoint-controller",
+		Build:      buildEndpoints,
+	},
+	{
+		Name:       endpointslice.Name,
+		Aliases:    []string{"endpointslice-controller"},
+		ClientName: "endpointslice-controller",
+		Build:      buildEndpointSlice,
+	},
+	{
+		Name:       endpointslicemirroring.Name,
+		Aliases:    []string{"endpointslice-mirroring-controller"},
+		ClientName: "endpointslicemirroring-controller",
+		Build:      buildEndpointSliceMirroring,
+	},
+	{
+		Name:       namespace.Name,
+		Aliases:    []string{"namespace-controller"},
+		ClientName: "namespace-controller",
+		Build:      buildNamespace,
+	},
+	{
+		Name:       garbagecollector.Name,
+		Aliases:    []string{"garbage-collector-controller"},
+		ClientName: "generic-garbage-collector",
+		Build:      buildGarbageCollector,
+	},
+	{
+		Name:       disruption.Name,
+		Aliases:    []string{"disruption-controller"},
+		ClientName: "disruption-controller",
+		Build:      buildDisruption,
+	},
+	{
+		Name:       podgc.Name,
+		Aliases:    []string{"pod-garbage-collector-controller"},
+		ClientName: "pod-garbage-collector",
+		Build:      buildPodGC,
 	},
 }
 
