@@ -9,9 +9,14 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"trireme.dev/controller-manager/internal/controllers/clusterroleaggregation"
+	"trireme.dev/controller-manager/internal/controllers/csrapproving"
+	"trireme.dev/controller-manager/internal/controllers/csrsigning"
+	"trireme.dev/controller-manager/internal/controllers/nodeipam"
+	"trireme.dev/controller-manager/internal/controllers/nodelifecycle"
 	"trireme.dev/controller-manager/internal/controllers/resourcequota"
 	"trireme.dev/controller-manager/internal/controllers/rootcacertpublisher"
 	"trireme.dev/controller-manager/internal/controllers/serviceaccount"
+	"trireme.dev/controller-manager/internal/controllers/tainteviction"
 )
 
 // All is every controller, in start order. Adding a controller is one
@@ -41,6 +46,36 @@ var All = []Descriptor{
 		ClientName: "clusterrole-aggregation-controller",
 		Requires:   []schema.GroupVersion{clusterroleaggregation.GroupVersion},
 		Build:      buildClusterRoleAggregation,
+	},
+	{
+		Name:       nodelifecycle.Name,
+		Aliases:    []string{"node-lifecycle-controller"},
+		ClientName: "node-controller",
+		Build:      buildNodeLifecycle,
+	},
+	{
+		Name: tainteviction.Name,
+		// Upstream's taint manager acts with the node controller's role.
+		ClientName: "node-controller",
+		Build:      buildTaintEviction,
+	},
+	{
+		Name:       nodeipam.Name,
+		Aliases:    []string{"node-ipam-controller"},
+		ClientName: "node-controller",
+		Build:      buildNodeIPAM,
+	},
+	{
+		Name:       csrapproving.Name,
+		Aliases:    []string{"certificatesigningrequest-approving-controller"},
+		ClientName: "certificate-controller",
+		Build:      buildCSRApproving,
+	},
+	{
+		Name:       csrsigning.Name,
+		Aliases:    []string{"certificatesigningrequest-signing-controller"},
+		ClientName: "certificate-controller",
+		Build:      buildCSRSigning,
 	},
 }
 

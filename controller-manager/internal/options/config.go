@@ -105,4 +105,5 @@ func SetDefaults(cfg *kcmconfig.KubeControllerManagerConfiguration) {
 	if rq.ConcurrentResourceQuotaSyncs == 0 {
 		rq.ConcurrentResourceQuotaSyncs = 5
 	}
+	setNodeDefaults(cfg)
 }

@@ -1,0 +1,122 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+
+	"trireme.dev/controller-manager/internal/controllers/csrapproving"
+	"trireme.dev/controller-manager/internal/controllers/csrsigning"
+	"trireme.dev/controller-manager/internal/controllers/nodeipam"
+	"trireme.dev/controller-manager/internal/controllers/nodelifecycle"
+	"trireme.dev/controller-manager/internal/controllers/tainteviction"
+)
+
+// The build functions of the node, storage, autoscaling and node-joining
+// controllers; All lists them.
+
+func buildNodeLifecycle(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	nl := cc.Config.NodeLifecycleController
+	c, err := nodelifecycle.New(nodelifecycle.Options{
+		Client:                    client,
+		Nodes:                     cc.Informers.Core().V1().Nodes(),
+		Pods:                      cc.Informers.Core().V1().Pods(),
+		Leases:                    cc.Informers.Coordination().V1().Leases(),
+		Recorder:                  events,
+		MonitorPeriod:             nl.NodeMonitorPeriod.Duration,
+		MonitorGracePeriod:        nl.NodeMonitorGracePeriod.Duration,
+		StartupGracePeriod:        nl.NodeStartupGracePeriod.Duration,
+		EvictionRate:              nl.NodeEvictionRate,
+		SecondaryEvictionRate:     nl.SecondaryNodeEvictionRate,
+		LargeClusterSizeThreshold: nl.LargeClusterSizeThreshold,
+		UnhealthyZoneThreshold:    nl.UnhealthyZoneThreshold,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 1, nil
+}
+
+func buildTaintEviction(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	c, err := tainteviction.New(client, core.Nodes(), core.Pods(), events, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	// Upstream runs eight eviction workers.
+	return c, 8, nil
+}
+
+func buildNodeIPAM(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	kc := cc.Config.KubeCloudShared
+	if !kc.AllocateNodeCIDRs {
+		return nil, 0, nil
+	}
+	ipam := cc.Config.NodeIPAMController
+	var services []string
+	for _, s := range []string{ipam.ServiceCIDR, ipam.SecondaryServiceCIDR} {
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				services = append(services, p)
+			}
+		}
+	}
+	c, err := nodeipam.New(client, cc.Informers.Core().V1().Nodes(), events, nodeipam.Options{
+		ClusterCIDRs: kc.ClusterCIDR,
+		MaskSize:     int(ipam.NodeCIDRMaskSize),
+		MaskSizeIPv4: int(ipam.NodeCIDRMaskSizeIPv4),
+		MaskSizeIPv6: int(ipam.NodeCIDRMaskSizeIPv6),
+		ServiceCIDRs: services,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 1, nil
+}
+
+func buildCSRApproving(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	c, err := csrapproving.New(client, cc.Informers.Certificates().V1().CertificateSigningRequests(), cc.Informers.Core().V1().Nodes(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 5, nil
+}
+
+func buildCSRSigning(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	cs := cc.Config.CSRSigningController
+	cas := map[string]*csrsigning.CA{}
+	for signer, files := range map[string]struct{ cert, key string }{
+		certificatesv1.KubeletServingSignerName:             {cs.KubeletServingSignerConfiguration.CertFile, cs.KubeletServingSignerConfiguration.KeyFile},
+		certificatesv1.KubeAPIServerClientKubeletSignerName: {cs.KubeletClientSignerConfiguration.CertFile, cs.KubeletClientSignerConfiguration.KeyFile},
+		certificatesv1.KubeAPIServerClientSignerName:        {cs.KubeAPIServerClientSignerConfiguration.CertFile, cs.KubeAPIServerClientSignerConfiguration.KeyFile},
+		legacyUnknownSigner:                                 {cs.LegacyUnknownSignerConfiguration.CertFile, cs.LegacyUnknownSignerConfiguration.KeyFile},
+	} {
+		if files.cert == "" {
+			files.cert, files.key = cs.ClusterSigningCertFile, cs.ClusterSigningKeyFile
+		}
+		if files.cert == "" {
+			continue
+		}
+		ca, err := csrsigning.LoadCA(files.cert, files.key)
+		if err != nil {
+			return nil, 0, fmt.Errorf("signer %s: %w", signer, err)
+		}
+		cas[signer] = ca
+	}
+	if len(cas) == 0 {
+		// As upstream: no signing files, no signer.
+		return nil, 0, nil
+	}
+	c, err := csrsigning.New(client, cc.Informers.Certificates().V1().CertificateSigningRequests(), events, cas, cs.ClusterSigningDuration.Duration)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 5, nil
+}
+
+// legacyUnknownSigner is only named in certificates/v1beta1's constants.
+const legacyUnknownSigner = "kubernetes.io/legacy-unknown"
