@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/e2e/framework"
@@ -41,6 +42,7 @@ func TestNodeControllers(t *testing.T) {
 			"--node-monitor-period=500ms", "--node-monitor-grace-period=" + monitorGrace.String(),
 			"--node-startup-grace-period=" + monitorGrace.String(),
 			"--pvclaimbinder-sync-period=1s",
+			"--controllers=*,bootstrapsigner,tokencleaner",
 		},
 	})
 	cs := srv.Clientset(t)
@@ -48,6 +50,7 @@ func TestNodeControllers(t *testing.T) {
 	t.Run("ipam", func(t *testing.T) { t.Parallel(); testNodeIPAM(t, cs) })
 	t.Run("csr", func(t *testing.T) { t.Parallel(); testCSR(t, srv, cs) })
 	t.Run("persistentvolume", func(t *testing.T) { t.Parallel(); testPersistentVolume(t, cs) })
+	t.Run("bootstraptokens", func(t *testing.T) { t.Parallel(); testBootstrapTokens(t, cs) })
 }
 
 // poll calls cond every 200ms until it returns true, fails or timeout.
@@ -75,18 +78,27 @@ func makeNode(t *testing.T, cs kubernetes.Interface, name string, labels map[str
 	t.Helper()
 	ctx := context.Background()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
-	node, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if err != nil {
+	if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create node %s: %v", name, err)
 	}
 	t.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	now := metav1.Now()
-	node.Status.Conditions = []corev1.NodeCondition{{
-		Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-		LastHeartbeatTime: now, LastTransitionTime: now,
-	}}
-	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: name}, {Type: corev1.NodeInternalIP, Address: "10.1.2.3"}}
-	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+	// The controllers write the new node too (its pod CIDR, taints):
+	// retry on conflicts as a kubelet does.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		node.Status.Conditions = []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+			LastHeartbeatTime: now, LastTransitionTime: now,
+		}}
+		node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: name}, {Type: corev1.NodeInternalIP, Address: "10.1.2.3"}}
+		_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatalf("set status of node %s: %v", name, err)
 	}
 	lease := &coordinationv1.Lease{

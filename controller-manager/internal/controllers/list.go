@@ -8,15 +8,21 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
+	"trireme.dev/controller-manager/internal/controllers/bootstrapsigner"
 	"trireme.dev/controller-manager/internal/controllers/clusterroleaggregation"
 	"trireme.dev/controller-manager/internal/controllers/csrapproving"
 	"trireme.dev/controller-manager/internal/controllers/csrsigning"
+	"trireme.dev/controller-manager/internal/controllers/ephemeral"
 	"trireme.dev/controller-manager/internal/controllers/nodeipam"
 	"trireme.dev/controller-manager/internal/controllers/nodelifecycle"
+	"trireme.dev/controller-manager/internal/controllers/persistentvolume"
+	"trireme.dev/controller-manager/internal/controllers/pvcprotection"
+	"trireme.dev/controller-manager/internal/controllers/pvprotection"
 	"trireme.dev/controller-manager/internal/controllers/resourcequota"
 	"trireme.dev/controller-manager/internal/controllers/rootcacertpublisher"
 	"trireme.dev/controller-manager/internal/controllers/serviceaccount"
 	"trireme.dev/controller-manager/internal/controllers/tainteviction"
+	"trireme.dev/controller-manager/internal/controllers/tokencleaner"
 )
 
 // All is every controller, in start order. Adding a controller is one
@@ -76,6 +82,46 @@ var All = []Descriptor{
 		Aliases:    []string{"certificatesigningrequest-signing-controller"},
 		ClientName: "certificate-controller",
 		Build:      buildCSRSigning,
+	},
+	{
+		Name:       bootstrapsigner.Name,
+		Aliases:    []string{"bootstrap-signer-controller"},
+		ClientName: "bootstrap-signer",
+		// Off by default, as upstream: a cluster without bootstrap
+		// tokens has no cluster-info to sign.
+		OffByDefault: true,
+		Build:        buildBootstrapSigner,
+	},
+	{
+		Name:         tokencleaner.Name,
+		Aliases:      []string{"token-cleaner-controller"},
+		ClientName:   "token-cleaner",
+		OffByDefault: true,
+		Build:        buildTokenCleaner,
+	},
+	{
+		Name:       persistentvolume.Name,
+		Aliases:    []string{"persistentvolume-binder-controller"},
+		ClientName: "persistent-volume-binder",
+		Build:      buildPersistentVolumeBinder,
+	},
+	{
+		Name:       pvcprotection.Name,
+		Aliases:    []string{"persistentvolumeclaim-protection-controller"},
+		ClientName: "pvc-protection-controller",
+		Build:      buildPVCProtection,
+	},
+	{
+		Name:       pvprotection.Name,
+		Aliases:    []string{"persistentvolume-protection-controller"},
+		ClientName: "pv-protection-controller",
+		Build:      buildPVProtection,
+	},
+	{
+		Name:       ephemeral.Name,
+		Aliases:    []string{"ephemeral-volume-controller"},
+		ClientName: "ephemeral-volume-controller",
+		Build:      buildEphemeralVolume,
 	},
 }
 

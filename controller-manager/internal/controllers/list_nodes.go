@@ -9,11 +9,17 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
+	"trireme.dev/controller-manager/internal/controllers/bootstrapsigner"
 	"trireme.dev/controller-manager/internal/controllers/csrapproving"
 	"trireme.dev/controller-manager/internal/controllers/csrsigning"
+	"trireme.dev/controller-manager/internal/controllers/ephemeral"
 	"trireme.dev/controller-manager/internal/controllers/nodeipam"
 	"trireme.dev/controller-manager/internal/controllers/nodelifecycle"
+	"trireme.dev/controller-manager/internal/controllers/persistentvolume"
+	"trireme.dev/controller-manager/internal/controllers/pvcprotection"
+	"trireme.dev/controller-manager/internal/controllers/pvprotection"
 	"trireme.dev/controller-manager/internal/controllers/tainteviction"
+	"trireme.dev/controller-manager/internal/controllers/tokencleaner"
 )
 
 // The build functions of the node, storage, autoscaling and node-joining
@@ -120,3 +126,56 @@ func buildCSRSigning(_ context.Context, cc *Context, client kubernetes.Interface
 
 // legacyUnknownSigner is only named in certificates/v1beta1's constants.
 const legacyUnknownSigner = "kubernetes.io/legacy-unknown"
+
+func buildPersistentVolumeBinder(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	c, err := persistentvolume.New(client, core.PersistentVolumeClaims(), core.PersistentVolumes(),
+		cc.Informers.Storage().V1().StorageClasses(), core.Nodes(), events,
+		cc.Config.PersistentVolumeBinderController.PVClaimBinderSyncPeriod.Duration)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 1, nil
+}
+
+func buildPVProtection(_ context.Context, cc *Context, client kubernetes.Interface, _ record.EventRecorder) (Runner, int, error) {
+	c, err := pvprotection.New(client, cc.Informers.Core().V1().PersistentVolumes())
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 1, nil
+}
+
+func buildPVCProtection(_ context.Context, cc *Context, client kubernetes.Interface, _ record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	c, err := pvcprotection.New(client, core.PersistentVolumeClaims(), core.Pods())
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 1, nil
+}
+
+func buildEphemeralVolume(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	c, err := ephemeral.New(client, core.Pods(), core.PersistentVolumeClaims(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, int(cc.Config.EphemeralVolumeController.ConcurrentEphemeralVolumeSyncs), nil
+}
+
+func buildBootstrapSigner(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	c, err := bootstrapsigner.New(client, events, cc.Config.Generic.MinResyncPeriod.Duration)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 1, nil
+}
+
+func buildTokenCleaner(_ context.Context, cc *Context, client kubernetes.Interface, _ record.EventRecorder) (Runner, int, error) {
+	c, err := tokencleaner.New(client, cc.Config.Generic.MinResyncPeriod.Duration)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 1, nil
+}
