@@ -43,6 +43,7 @@ func TestNodeControllers(t *testing.T) {
 			"--node-startup-grace-period=" + monitorGrace.String(),
 			"--pvclaimbinder-sync-period=1s",
 			"--controllers=*,bootstrapsigner,tokencleaner",
+			"--horizontal-pod-autoscaler-sync-period=1s",
 		},
 	})
 	cs := srv.Clientset(t)
@@ -51,6 +52,7 @@ func TestNodeControllers(t *testing.T) {
 	t.Run("csr", func(t *testing.T) { t.Parallel(); testCSR(t, srv, cs) })
 	t.Run("persistentvolume", func(t *testing.T) { t.Parallel(); testPersistentVolume(t, cs) })
 	t.Run("bootstraptokens", func(t *testing.T) { t.Parallel(); testBootstrapTokens(t, cs) })
+	t.Run("horizontalpodautoscaler", func(t *testing.T) { t.Parallel(); testHorizontalPodAutoscaler(t, cs) })
 }
 
 // poll calls cond every 200ms until it returns true, fails or timeout.

@@ -16,6 +16,7 @@ import (
 	"trireme.dev/controller-manager/internal/controllers/nodeipam"
 	"trireme.dev/controller-manager/internal/controllers/nodelifecycle"
 	"trireme.dev/controller-manager/internal/controllers/persistentvolume"
+	"trireme.dev/controller-manager/internal/controllers/podautoscaler"
 	"trireme.dev/controller-manager/internal/controllers/pvcprotection"
 	"trireme.dev/controller-manager/internal/controllers/pvprotection"
 	"trireme.dev/controller-manager/internal/controllers/resourcequota"
@@ -122,6 +123,13 @@ var All = []Descriptor{
 		Aliases:    []string{"ephemeral-volume-controller"},
 		ClientName: "ephemeral-volume-controller",
 		Build:      buildEphemeralVolume,
+	},
+	{
+		Name:       podautoscaler.Name,
+		Aliases:    []string{"horizontal-pod-autoscaler-controller"},
+		ClientName: "horizontal-pod-autoscaler",
+		Requires:   []schema.GroupVersion{{Group: "autoscaling", Version: "v2"}},
+		Build:      buildHorizontalPodAutoscaler,
 	},
 }
 

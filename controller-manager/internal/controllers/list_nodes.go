@@ -6,8 +6,13 @@ import (
 	"strings"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/scale"
 	"k8s.io/client-go/tools/record"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
 	"trireme.dev/controller-manager/internal/controllers/bootstrapsigner"
 	"trireme.dev/controller-manager/internal/controllers/csrapproving"
@@ -16,6 +21,7 @@ import (
 	"trireme.dev/controller-manager/internal/controllers/nodeipam"
 	"trireme.dev/controller-manager/internal/controllers/nodelifecycle"
 	"trireme.dev/controller-manager/internal/controllers/persistentvolume"
+	"trireme.dev/controller-manager/internal/controllers/podautoscaler"
 	"trireme.dev/controller-manager/internal/controllers/pvcprotection"
 	"trireme.dev/controller-manager/internal/controllers/pvprotection"
 	"trireme.dev/controller-manager/internal/controllers/tainteviction"
@@ -178,4 +184,38 @@ func buildTokenCleaner(_ context.Context, cc *Context, client kubernetes.Interfa
 		return nil, 0, err
 	}
 	return c, 1, nil
+}
+
+func buildHorizontalPodAutoscaler(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	cfg, err := cc.Clients.Config("horizontal-pod-autoscaler")
+	if err != nil {
+		return nil, 0, err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
+	scales, err := scale.NewForConfig(cfg, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(client.Discovery()))
+	if err != nil {
+		return nil, 0, fmt.Errorf("scale client: %w", err)
+	}
+	metrics, err := metricsclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, 0, fmt.Errorf("metrics client: %w", err)
+	}
+	hpa := cc.Config.HPAController
+	c, err := podautoscaler.New(podautoscaler.Options{
+		Client:                client,
+		Autoscalers:           cc.Informers.Autoscaling().V2().HorizontalPodAutoscalers(),
+		Pods:                  cc.Informers.Core().V1().Pods(),
+		Scaler:                podautoscaler.ScaleClient{Scales: scales, Mapper: mapper},
+		Metrics:               podautoscaler.ResourceMetrics{Client: metrics},
+		Recorder:              events,
+		SyncPeriod:            hpa.HorizontalPodAutoscalerSyncPeriod.Duration,
+		DownscaleWindow:       hpa.HorizontalPodAutoscalerDownscaleStabilizationWindow.Duration,
+		Tolerance:             hpa.HorizontalPodAutoscalerTolerance,
+		CPUInitialization:     hpa.HorizontalPodAutoscalerCPUInitializationPeriod.Duration,
+		InitialReadinessDelay: hpa.HorizontalPodAutoscalerInitialReadinessDelay.Duration,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, int(hpa.ConcurrentHorizontalPodAutoscalerSyncs), nil
 }
