@@ -92,16 +92,6 @@ func (zs *zones) forget(node string) {
 	}
 }
 
-// queued reports whether node waits in some zone's queue.
-func (zs *zones) queued(node string) bool {
-	for _, z := range zs.byKey {
-		if slices.Contains(z.queue, node) {
-			return true
-		}
-	}
-	return false
-}
-
 // drain offers each zone's queued nodes, in order, to taint while the
 // zone's limiter admits them; taint returns false to keep a node queued.
 func (zs *zones) drain(taint func(node string) bool) {
