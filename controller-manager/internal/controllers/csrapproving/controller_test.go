@@ -50,7 +50,12 @@ func TestSync(t *testing.T) {
 		{"serving with the node's own names", serving, nil, true},
 		{"serving with a foreign name", foreignServing, nil, false},
 		{"serving asked by another node", otherNodeServing, nil, false},
-		{"serving for an unknown node", func() testcsr.Spec { s := serving; s.Subject = testcsr.NodeSubject("ghost"); s.Username = "system:node:ghost"; return s }(), nil, false},
+		{"serving for an unknown node", func() testcsr.Spec {
+			s := serving
+			s.Subject = testcsr.NodeSubject("ghost")
+			s.Username = "system:node:ghost"
+			return s
+		}(), nil, false},
 		{"other signers are left alone", apiClient, []string{"nodeclient", "selfnodeclient"}, false},
 	}
 	for _, tt := range tests {
