@@ -61,8 +61,8 @@ type Descriptor struct {
 	OffByDefault bool
 	// Build makes the controller from its own client and event recorder
 	// and says how many workers it runs; a nil Runner means the flags turn
-	// it off (node IPAM without --allocate-node-cidrs, say). It registers its informers, which
-	// Start starts after every Build.
+	// it off (node IPAM without --allocate-node-cidrs, say). It registers
+	// its informers, which Start starts after every Build.
 	Build func(ctx context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error)
 }
 

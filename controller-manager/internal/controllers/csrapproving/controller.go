@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"trireme.dev/controller-manager/internal/certificates"
+	"trireme.dev/controller-manager/internal/metrics"
 	"trireme.dev/controller-manager/internal/worker"
 )
 
@@ -106,6 +107,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		}
 		return fmt.Errorf("approve csr %s: %w", name, err)
 	}
+	metrics.CSR(csr.Spec.SignerName, "approved")
 	logr.FromContextOrDiscard(ctx).Info("Approved CSR", "csr", name, "signer", csr.Spec.SignerName, "requester", csr.Spec.Username)
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"trireme.dev/controller-manager/internal/certificates"
+	"trireme.dev/controller-manager/internal/metrics"
 	"trireme.dev/controller-manager/internal/worker"
 )
 
@@ -104,6 +105,9 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 			return nil
 		}
 		return fmt.Errorf("update status of csr %s: %w", name, err)
+	}
+	if len(csr.Status.Certificate) > 0 {
+		metrics.CSR(csr.Spec.SignerName, "signed")
 	}
 	logr.FromContextOrDiscard(ctx).V(2).Info("Signed CSR", "csr", name, "signer", csr.Spec.SignerName)
 	return nil

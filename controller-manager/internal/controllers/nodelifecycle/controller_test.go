@@ -124,6 +124,9 @@ func TestMonitor(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// The eviction pass re-reads the node's condition from the
+			// cache, as upstream's does.
+			settle()
 			c.taintQueued(ctx)
 			settle()
 			if err := c.syncNoScheduleTaints(ctx, "n1"); err != nil {

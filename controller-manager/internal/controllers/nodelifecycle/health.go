@@ -8,6 +8,8 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"trireme.dev/controller-manager/internal/metrics"
 )
 
 // Reasons and messages of the conditions the controller sets, as upstream
@@ -120,6 +122,15 @@ func markUnknown(node *corev1.Node, now metav1.Time) (*corev1.Node, bool) {
 // taints, as upstream's "master disruption mode" does.
 func (c *Controller) handleDisruption(ctx context.Context, byZone map[string][]*corev1.NodeCondition, nodes []*corev1.Node) {
 	log := logr.FromContextOrDiscard(ctx)
+	for zone, conds := range byZone {
+		unhealthy := 0
+		for _, cond := range conds {
+			if cond == nil || cond.Status != corev1.ConditionTrue {
+				unhealthy++
+			}
+		}
+		metrics.SetZone(zone, len(conds), unhealthy)
+	}
 	c.mu.Lock()
 	plan := c.zones.plan(byZone)
 	c.mu.Unlock()

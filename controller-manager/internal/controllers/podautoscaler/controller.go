@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
+	"trireme.dev/controller-manager/internal/metrics"
 	"trireme.dev/controller-manager/internal/worker"
 )
 
@@ -208,6 +209,11 @@ func (c *Controller) reconcile(ctx context.Context, key string, hpa *autoscaling
 		c.mu.Lock()
 		h.record(current, desired, behavior, now)
 		c.mu.Unlock()
+		if desired > current {
+			metrics.Rescale("up")
+		} else {
+			metrics.Rescale("down")
+		}
 		setCondition(status, autoscalingv2.AbleToScale, corev1.ConditionTrue, "SucceededRescale", fmt.Sprintf("the HPA controller was able to update the target scale to %d", desired), now)
 		c.opts.Recorder.Eventf(hpa, corev1.EventTypeNormal, "SuccessfulRescale", "New size: %d; reason: %s", desired, reason)
 		log.Info("Rescaled", "hpa", key, "from", current, "to", desired, "reason", reason)

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"trireme.dev/controller-manager/internal/metrics"
 	"trireme.dev/controller-manager/internal/worker"
 )
 
@@ -192,6 +193,9 @@ func (c *Controller) evict(ctx context.Context, pod *corev1.Pod) error {
 	err := c.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(pod.UID))})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	if err == nil {
+		metrics.TaintEviction()
 	}
 	return nil
 }
