@@ -71,6 +71,12 @@ func defaultBehavior(b *autoscalingv2.HorizontalPodAutoscalerBehavior, downWindo
 // below the highest of the scale-down window, so that a brief spike or
 // dip does not make the target flap.
 func (h *history) stabilize(current, proposal int32, b autoscalingv2.HorizontalPodAutoscalerBehavior, now time.Time) int32 {
+	if len(h.recommendations) == 0 {
+		// A fresh autoscaler (or controller) counts the current size as
+		// its first recommendation, as upstream: a restart must not skip
+		// the scale-down window.
+		h.recommendations = []recommendation{{replicas: current, at: now}}
+	}
 	upCutoff := now.Add(-time.Duration(*b.ScaleUp.StabilizationWindowSeconds) * time.Second)
 	downCutoff := now.Add(-time.Duration(*b.ScaleDown.StabilizationWindowSeconds) * time.Second)
 	up, down := proposal, proposal
@@ -184,10 +190,12 @@ var limitMessages = map[string]string{
 }
 
 // normalize stabilizes proposal and keeps it within the rate policies and
-// [minReplicas, maxReplicas], saying which bound, if any, limited it.
-func (h *history) normalize(current, proposal, minReplicas, maxReplicas int32, b autoscalingv2.HorizontalPodAutoscalerBehavior, now time.Time) (int32, string) {
-	desired := h.stabilize(current, proposal, b, now)
-	reason := withinRange
+// [minReplicas, maxReplicas]. It returns the result, the stabilized
+// recommendation before those limits, and which limit (if any) applied.
+func (h *history) normalize(current, proposal, minReplicas, maxReplicas int32, b autoscalingv2.HorizontalPodAutoscalerBehavior, now time.Time) (desired, stabilized int32, reason string) {
+	desired = h.stabilize(current, proposal, b, now)
+	stabilized = desired
+	reason = withinRange
 	switch {
 	case desired > current:
 		if up := h.scaleUpLimit(current, b.ScaleUp, now); desired > up {
@@ -210,7 +218,7 @@ func (h *history) normalize(current, proposal, minReplicas, maxReplicas int32, b
 	if desired < minReplicas {
 		desired, reason = minReplicas, limitTooFew
 	}
-	return desired, reason
+	return desired, stabilized, reason
 }
 
 // record notes a scale from current to desired.

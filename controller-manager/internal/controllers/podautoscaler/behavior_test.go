@@ -50,7 +50,7 @@ func TestNormalize(t *testing.T) {
 			now := t0
 			for i, s := range tt.steps {
 				now = now.Add(s.after)
-				got, reason := h.normalize(s.current, s.proposal, tt.min, tt.max, tt.behavior, now)
+				got, _, reason := h.normalize(s.current, s.proposal, tt.min, tt.max, tt.behavior, now)
 				if got != s.want || reason != s.wantReason {
 					t.Errorf("step %d: normalize(%d→%d) = %d %s, want %d %s", i, s.current, s.proposal, got, reason, s.want, s.wantReason)
 				}

@@ -151,7 +151,7 @@ func (c *Controller) reconcile(ctx context.Context, key string, hpa *autoscaling
 	}
 	setCondition(status, autoscalingv2.AbleToScale, corev1.ConditionTrue, "SucceededGetScale", "the HPA controller was able to get the target's current scale", now)
 	current := sc.Spec.Replicas
-	status.CurrentReplicas = sc.Status.Replicas
+	status.CurrentReplicas = current
 	minReplicas := ptr.Deref(hpa.Spec.MinReplicas, 1)
 	maxReplicas := hpa.Spec.MaxReplicas
 
@@ -183,9 +183,18 @@ func (c *Controller) reconcile(ctx context.Context, key string, hpa *autoscaling
 			return c.writeStatus(ctx, hpa, status)
 		}
 		c.mu.Lock()
+		var stabilized int32
 		var limit string
-		desired, limit = h.normalize(current, proposal, minReplicas, maxReplicas, behavior, now)
+		desired, stabilized, limit = h.normalize(current, proposal, minReplicas, maxReplicas, behavior, now)
 		c.mu.Unlock()
+		switch {
+		case stabilized > proposal:
+			setCondition(status, autoscalingv2.AbleToScale, corev1.ConditionTrue, "ScaleDownStabilized", "recent recommendations were higher than current one, applying the highest recent recommendation", now)
+		case stabilized < proposal:
+			setCondition(status, autoscalingv2.AbleToScale, corev1.ConditionTrue, "ScaleUpStabilized", "recent recommendations were lower than current one, applying the lowest recent recommendation", now)
+		default:
+			setCondition(status, autoscalingv2.AbleToScale, corev1.ConditionTrue, "ReadyForNewScale", "recommended size matches current size", now)
+		}
 		setCondition(status, autoscalingv2.ScalingLimited, limitStatus(limit), limit, limitMessages[limit], now)
 		switch {
 		case desired > current:

@@ -82,6 +82,8 @@ func TestReconcile(t *testing.T) {
 	}{
 		{"scales up on high cpu", autoscaler(1, cpu50), &fakeScaler{replicas: 2, selector: "app=web"}, fakeMetrics{usage: usage(100, 100)}, []int32{4},
 			map[autoscalingv2.HorizontalPodAutoscalerConditionType]string{autoscalingv2.AbleToScale: "SucceededRescale", autoscalingv2.ScalingActive: "ValidMetricFound", autoscalingv2.ScalingLimited: withinRange}, 1},
+		{"scale down waits for the stabilization window", autoscaler(1, cpu50), &fakeScaler{replicas: 4, selector: "app=web"}, fakeMetrics{usage: usage(10, 10)}, nil,
+			map[autoscalingv2.HorizontalPodAutoscalerConditionType]string{autoscalingv2.AbleToScale: "ScaleDownStabilized", autoscalingv2.ScalingActive: "ValidMetricFound"}, 0},
 		{"raises to minReplicas", autoscaler(3, cpu50), &fakeScaler{replicas: 1, selector: "app=web"}, fakeMetrics{}, []int32{3},
 			map[autoscalingv2.HorizontalPodAutoscalerConditionType]string{autoscalingv2.ScalingLimited: limitTooFew}, 1},
 		{"no metrics API", autoscaler(1, cpu50), &fakeScaler{replicas: 2, selector: "app=web"}, fakeMetrics{err: errors.New("the server could not find the requested resource")}, nil,
