@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	certinformers "k8s.io/client-go/informers/certificates/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -61,7 +62,32 @@ func New(client kubernetes.Interface, csrs certinformers.CertificateSigningReque
 	}); err != nil {
 		return nil, fmt.Errorf("watch certificatesigningrequests: %w", err)
 	}
+	// A serving CSR sent before its Node listed the addresses it names is
+	// looked at again once the Node changes.
+	if _, err := nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.nodeChanged,
+		UpdateFunc: func(_, obj any) { c.nodeChanged(obj) },
+	}); err != nil {
+		return nil, fmt.Errorf("watch nodes: %w", err)
+	}
 	return c, nil
+}
+
+func (c *Controller) nodeChanged(obj any) {
+	node, ok := worker.ObjectAs[*corev1.Node](obj)
+	if !ok {
+		return
+	}
+	csrs, err := c.csrs.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, csr := range csrs {
+		if csr.Spec.SignerName == certificatesv1.KubeletServingSignerName && csr.Spec.Username == certificates.NodeUserPrefix+node.Name &&
+			!certificates.Approved(csr) && !certificates.Denied(csr) {
+			c.loop.Add(csr.Name)
+		}
+	}
 }
 
 // Run approves with workers goroutines until ctx ends.

@@ -4,12 +4,14 @@ import (
 	"context"
 	"net"
 	"testing"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -120,4 +122,25 @@ func start(t *testing.T, ctx context.Context, allowed []string, objs ...runtime.
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
 	return c, client
+}
+
+func TestServingApprovedOnceNodeHasTheAddress(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+	csr := testcsr.Make(testcsr.Spec{Name: "serving", Signer: certificatesv1.KubeletServingSignerName, Subject: testcsr.NodeSubject("n1"),
+		Username: "system:node:n1", Groups: []string{"system:nodes"}, DNS: []string{"n1"}, Usages: testcsr.ServingUsages})
+	c, client := start(t, ctx, nil, csr, node)
+	go c.Run(ctx, 1)
+	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "n1"}}
+	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, err := client.CertificatesV1().CertificateSigningRequests().Get(ctx, "serving", metav1.GetOptions{})
+		return err == nil && certificates.Approved(got), nil
+	})
+	if err != nil {
+		t.Fatalf("serving CSR not approved after its node got the address: %v", err)
+	}
 }
