@@ -69,4 +69,41 @@ func testHorizontalPodAutoscaler(t *testing.T, cs kubernetes.Interface) {
 		return conditionIs(h, autoscalingv2.AbleToScale, corev1.ConditionTrue, "SucceededGetScale") &&
 			conditionIs(h, autoscalingv2.ScalingActive, corev1.ConditionFalse, "FailedGetResourceMetric"), nil
 	})
+
+	// A target that does not exist: a Warning Event and a condition, and
+	// the first autoscaler keeps working.
+	broken := hpa.DeepCopy()
+	broken.Name = "broken"
+	broken.Spec.ScaleTargetRef.Name = "nowhere"
+	if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, broken, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, nodesTestTimeout, "Warning FailedGetScale event for the broken autoscaler", func(ctx context.Context) (bool, error) {
+		events, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=broken"})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if e.Type == corev1.EventTypeWarning && e.Reason == "FailedGetScale" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	poll(t, nodesTestTimeout, "broken autoscaler reports FailedGetScale", func(ctx context.Context) (bool, error) {
+		h, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "broken", metav1.GetOptions{})
+		return err == nil && conditionIs(h, autoscalingv2.AbleToScale, corev1.ConditionFalse, "FailedGetScale"), err
+	})
+	d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Spec.Replicas = ptr.To[int32](1)
+	if _, err := cs.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, nodesTestTimeout, "deployment scaled back to minReplicas 3", func(ctx context.Context) (bool, error) {
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && ptr.Deref(d.Spec.Replicas, 0) == 3, err
+	})
 }
