@@ -84,6 +84,9 @@ type Controller struct {
 	mu     sync.Mutex
 	health map[string]*nodeHealth
 	zones  *zones
+	// retryNotReady holds nodes whose pods could not all be marked not
+	// ready; the next pass tries again.
+	retryNotReady map[string]bool
 }
 
 // New returns the controller.
@@ -97,7 +100,9 @@ func New(o Options) (*Controller, error) {
 		pods:     o.Pods.Informer().GetIndexer(),
 		now:      o.Now,
 		health:   map[string]*nodeHealth{},
-		synced:   []cache.InformerSynced{o.Nodes.Informer().HasSynced, o.Pods.Informer().HasSynced, o.Leases.Informer().HasSynced},
+
+		retryNotReady: map[string]bool{},
+		synced:        []cache.InformerSynced{o.Nodes.Informer().HasSynced, o.Pods.Informer().HasSynced, o.Leases.Informer().HasSynced},
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -168,6 +173,7 @@ func (c *Controller) nodeDeleted(obj any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.health, node.Name)
+	delete(c.retryNotReady, node.Name)
 	c.zones.forget(node.Name)
 }
 
@@ -198,10 +204,20 @@ func (c *Controller) monitor(ctx context.Context) error {
 		if err := c.processNoExecute(ctx, node, zone, current); err != nil {
 			log.Error(err, "Updating NoExecute taints failed", "node", node.Name)
 		}
-		if current.Status != corev1.ConditionTrue && (observed == nil || observed.Status == corev1.ConditionTrue) {
+		c.mu.Lock()
+		retry := c.retryNotReady[node.Name]
+		delete(c.retryNotReady, node.Name)
+		c.mu.Unlock()
+		becameNotReady := current.Status != corev1.ConditionTrue && (observed == nil || observed.Status == corev1.ConditionTrue)
+		if becameNotReady {
 			c.recorder.Eventf(node, corev1.EventTypeNormal, "NodeNotReady", "Node %s status is now: NodeNotReady", node.Name)
+		}
+		if becameNotReady || (retry && current.Status != corev1.ConditionTrue) {
 			if err := c.markPodsNotReady(ctx, node.Name); err != nil {
-				log.Error(err, "Marking pods not ready failed", "node", node.Name)
+				log.Error(err, "Marking pods not ready failed; will retry", "node", node.Name)
+				c.mu.Lock()
+				c.retryNotReady[node.Name] = true
+				c.mu.Unlock()
 			}
 		}
 	}
