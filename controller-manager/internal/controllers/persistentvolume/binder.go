@@ -23,6 +23,7 @@ const (
 	reasonClaimMisbound        = "ClaimMisbound"
 	reasonVolumeFailedDelete   = "VolumeFailedDelete"
 	reasonVolumeFailedRecycle  = "VolumeFailedRecycle"
+	reasonVolumeMismatch       = "VolumeMismatch"
 )
 
 // syncClaim binds an unbound claim or checks a bound one.
@@ -86,7 +87,31 @@ func (c *Controller) bindUnbound(ctx context.Context, claim *corev1.PersistentVo
 	if pv == nil {
 		return c.noVolume(ctx, claim, class, delay && node == nil)
 	}
+	if err := satisfies(pv, claim); err != nil {
+		// Only a volume pre-bound to the claim can get here unsuited.
+		c.recorder.Eventf(claim, corev1.EventTypeWarning, reasonVolumeMismatch, "Cannot bind to requested volume %q: %v", pv.Name, err)
+		return c.setClaimPhase(ctx, claim, corev1.ClaimPending, nil)
+	}
 	return c.bind(ctx, pv, claim)
+}
+
+// satisfies checks what FindMatchingVolume does not for a pre-bound pair:
+// class, size, access modes and volume mode.
+func satisfies(pv *corev1.PersistentVolume, claim *corev1.PersistentVolumeClaim) error {
+	if pc, cc := volumehelpers.GetPersistentVolumeClass(pv), volumehelpers.GetPersistentVolumeClaimClass(claim); pc != cc {
+		return fmt.Errorf("storageClassName does not match")
+	}
+	want := claim.Spec.Resources.Requests[corev1.ResourceStorage]
+	if have := pv.Spec.Capacity[corev1.ResourceStorage]; have.Cmp(want) < 0 {
+		return fmt.Errorf("requested PV is too small")
+	}
+	if !volumehelpers.CheckAccessModes(claim, pv) {
+		return fmt.Errorf("incompatible accessMode")
+	}
+	if volumehelpers.CheckVolumeModeMismatches(&claim.Spec, &pv.Spec) {
+		return fmt.Errorf("incompatible volumeMode")
+	}
+	return nil
 }
 
 // noVolume records why the claim stays Pending and, under a class with a
@@ -175,9 +200,15 @@ func (c *Controller) checkBound(ctx context.Context, claim *corev1.PersistentVol
 		return fmt.Errorf("get volume %s: %w", claim.Spec.VolumeName, err)
 	}
 	switch {
-	case pv.Spec.ClaimRef == nil || volumehelpers.IsVolumeBoundToClaim(pv, claim):
-		// A claim pre-bound to this volume by its user, or a binding
-		// interrupted half way: finish it.
+	case volumehelpers.IsVolumeBoundToClaim(pv, claim):
+		// A binding interrupted half way: finish it.
+		return c.bind(ctx, pv, claim)
+	case pv.Spec.ClaimRef == nil:
+		// A claim its user pre-bound to this free volume.
+		if err := satisfies(pv, claim); err != nil {
+			c.recorder.Eventf(claim, corev1.EventTypeWarning, reasonVolumeMismatch, "Cannot bind to requested volume %q: %v", pv.Name, err)
+			return c.setClaimPhase(ctx, claim, corev1.ClaimPending, nil)
+		}
 		return c.bind(ctx, pv, claim)
 	default:
 		if claim.Status.Phase != corev1.ClaimLost {

@@ -107,6 +107,13 @@ func TestBindClaim(t *testing.T) {
 			v.Status.Phase = corev1.VolumeBound
 		}), pvc("claim", "c", "2Gi")}, "", corev1.ClaimPending},
 		{"released volume is not taken", []runtime.Object{pv("released", "c", "5Gi", func(v *corev1.PersistentVolume) { v.Status.Phase = corev1.VolumeReleased }), pvc("claim", "c", "2Gi")}, "", corev1.ClaimPending},
+		{"pre-bound volume of another class is refused", []runtime.Object{pv("reserved", "d", "50Gi", func(v *corev1.PersistentVolume) {
+			v.Spec.ClaimRef = &corev1.ObjectReference{Namespace: "ns", Name: "claim"}
+		}), pvc("claim", "c", "2Gi")}, "", corev1.ClaimPending},
+		{"claim pre-bound to a free volume binds", []runtime.Object{pv("chosen", "c", "5Gi"), pv("other", "c", "3Gi"),
+			pvc("claim", "c", "2Gi", func(c *corev1.PersistentVolumeClaim) { c.Spec.VolumeName = "chosen" })}, "chosen", corev1.ClaimBound},
+		{"claim pre-bound to a too small volume waits", []runtime.Object{pv("tiny", "c", "1Gi"),
+			pvc("claim", "c", "2Gi", func(c *corev1.PersistentVolumeClaim) { c.Spec.VolumeName = "tiny" })}, "tiny", corev1.ClaimPending},
 		{"WaitForFirstConsumer waits", []runtime.Object{&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &wffc},
 			pv("a", "local", "5Gi", onNode("n1")), pvc("claim", "local", "1Gi")}, "", corev1.ClaimPending},
 		{"WaitForFirstConsumer binds on the selected node", []runtime.Object{&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &wffc},
@@ -125,7 +132,7 @@ func TestBindClaim(t *testing.T) {
 			if claim.Spec.VolumeName != tt.wantVolume || claim.Status.Phase != tt.wantPhase {
 				t.Errorf("claim volume %q phase %q, want %q %q", claim.Spec.VolumeName, claim.Status.Phase, tt.wantVolume, tt.wantPhase)
 			}
-			if tt.wantVolume == "" {
+			if tt.wantVolume == "" || tt.wantPhase != corev1.ClaimBound {
 				return
 			}
 			vol, _ := client.CoreV1().PersistentVolumes().Get(ctx, tt.wantVolume, metav1.GetOptions{})
