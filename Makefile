@@ -17,7 +17,7 @@ GO_LDFLAGS    := -s -w \
 	-X k8s.io/component-base/version.gitCommit=$(GIT_COMMIT) \
 	-X k8s.io/component-base/version.gitTreeState=clean
 # Unit and integration tests of every module; the e2e module has its own target.
-TEST_PKGS     := ./api/... ./apiserver/... ./controller-manager/... ./images/...
+TEST_PKGS     := ./api/... ./apiserver/... ./controller-manager/... ./images/... ./adm/... ./kubelet/...
 GO_TEST_FLAGS ?=
 
 .PHONY: all build test e2e bench generate verify fix images check clean run
@@ -25,13 +25,20 @@ GO_TEST_FLAGS ?=
 all: build
 
 ## build: every binary into _output/bin (static, version stamped)
-build: $(BIN)/trireme-apiserver $(BIN)/trireme-controller-manager
+build: $(BIN)/trireme-apiserver $(BIN)/trireme-controller-manager $(BIN)/trireme-kubelet $(BIN)/triremeadm $(BIN)/etcd
 
 $(BIN)/trireme-apiserver: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./apiserver/cmd/trireme-apiserver
 
 $(BIN)/trireme-controller-manager: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./controller-manager/cmd/trireme-controller-manager
+
+# triremeadm's default version is the build's, so it installs the images built with it.
+$(BIN)/triremeadm: FORCE
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS) -X trireme.dev/adm/internal/version.Version=$(VERSION)' -o $@ ./adm/cmd/triremeadm
+
+$(BIN)/trireme-kubelet: FORCE
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./kubelet/cmd/trireme-kubelet
 
 ## test: unit and integration tests of every module
 test:
@@ -45,6 +52,7 @@ e2e: build
 bench: build
 	go test -run '^$$' -bench . -benchmem ./api/... ./apiserver/...
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) ./e2e/bench/run-apiload.sh
+	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench PodStartup -benchtime=1x ./e2e/kubelet/
 
 ## generate: regenerate generated code
 generate:

@@ -17,9 +17,9 @@ BUSYBOX           ?= /bin/busybox
 IMAGE_BUILD       := _output/bin/image-build
 IMAGES_DIR        := _output/images
 
-.PHONY: images _output/bin/image-build _output/bin/pause
+.PHONY: images _output/bin/image-build _output/bin/pause _output/bin/etcd
 
-images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar
+images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar $(IMAGES_DIR)/etcd.tar
 
 # go decides what is stale, so the binaries are always "rebuilt" (cheaply, from cache).
 _output/bin/image-build:
@@ -27,6 +27,11 @@ _output/bin/image-build:
 
 _output/bin/pause:
 	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $@ ./images/cmd/pause
+
+# etcd's own main (go.etcd.io/etcd/server/v3/etcdmain at the version the apiserver
+# embeds), for triremeadm's etcd static pod.
+_output/bin/etcd:
+	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $@ ./images/cmd/etcd
 
 # The apiserver runs as root, as upstream's image does: it reads root-only certificates
 # under /etc/kubernetes/pki; a pod's securityContext may still lower it.
@@ -57,3 +62,10 @@ $(IMAGES_DIR)/busybox.tar: $(IMAGE_BUILD)
 		--file images/rootfs/busybox/etc/group=/etc/group:0644 \
 		--dir /tmp:1777 --dir /root:0700 --dir /home --dir /var \
 		--cmd sh
+
+# Root, as upstream's etcd image runs: it owns /var/lib/trireme/etcd and reads the
+# root-only etcd certificates.
+$(IMAGES_DIR)/etcd.tar: _output/bin/etcd $(IMAGE_BUILD)
+	$(IMAGE_BUILD) --name trireme.dev/etcd:$(IMAGE_VERSION) --out $@ \
+		--file _output/bin/etcd=/usr/local/bin/etcd:0755 \
+		--entrypoint /usr/local/bin/etcd

@@ -106,6 +106,9 @@ var kinds = index([]kindFields{
 	cluster(func(csr *certificatesv1.CertificateSigningRequest) fields.Set {
 		return fields.Set{"spec.signerName": csr.Spec.SignerName}
 	}),
+	cluster(func(ctb *certificatesv1.ClusterTrustBundle) fields.Set {
+		return fields.Set{"spec.signerName": ctb.Spec.SignerName}
+	}),
 })
 
 // labels holds the field-label conversions of kinds with their own fields,
@@ -162,6 +165,10 @@ var labels = map[schema.GroupKind]labelSpec{
 		unsupported: notSupportedFor,
 	},
 	{Group: certificatesv1.GroupName, Kind: "CertificateSigningRequest"}: {
+		accepted:    same("metadata.name", "spec.signerName"),
+		unsupported: notSupported,
+	},
+	{Group: certificatesv1.GroupName, Kind: "ClusterTrustBundle"}: {
 		accepted:    same("metadata.name", "spec.signerName"),
 		unsupported: notSupported,
 	},

@@ -108,6 +108,16 @@ func certificateSigningRequestCells(csr *certificatesv1.CertificateSigningReques
 	return []any{csr.Name, age(csr, now), orNone(csr.Spec.SignerName), csr.Spec.Username, requested, csrCondition(&csr.Status)}
 }
 
+// clusterTrustBundleColumns are upstream's: the bundle's signer, no age.
+var clusterTrustBundleColumns = columns(
+	nameCol(),
+	col("SignerName", typeString, certificatesv1.ClusterTrustBundleSpec{}.SwaggerDoc()["signerName"]),
+)
+
+func clusterTrustBundleCells(ctb *certificatesv1.ClusterTrustBundle, _ time.Time) []any {
+	return []any{ctb.Name, orNone(ctb.Spec.SignerName)}
+}
+
 // csrCondition summarises a CSR's state as kubectl shows it: the true
 // Approved/Denied/Failed conditions, sorted, with ",Issued" once a
 // certificate is present; "Pending" otherwise.

@@ -67,6 +67,7 @@ var printers = []printer{
 	kind(policyBindingColumns, mutatingAdmissionPolicyBindingCells),
 	// certificates
 	kind(certificateSigningRequestColumns, certificateSigningRequestCells),
+	kind(clusterTrustBundleColumns, clusterTrustBundleCells),
 	// resource
 	kind(deviceClassColumns, deviceClassCells),
 	kind(resourceClaimColumns, resourceClaimCells),

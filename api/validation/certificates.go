@@ -194,6 +194,14 @@ func csrStatus(st, old *certificatesv1.CertificateSigningRequestStatus) field.Er
 // certificateBlocks checks that data is one or more PEM CERTIFICATE blocks
 // holding parseable certificates, and nothing else.
 func certificateBlocks(data []byte) error {
+	return eachCertificate(data, nil)
+}
+
+// eachCertificate parses data as one or more PEM CERTIFICATE blocks with no
+// headers and nothing between them but space, calling visit (when not nil)
+// with each certificate's index and parsed form; it stops at the first
+// error, its own or visit's.
+func eachCertificate(data []byte, visit func(i int, cert *x509.Certificate) error) error {
 	rest := bytes.TrimSpace(data)
 	n := 0
 	for len(rest) > 0 {
@@ -208,8 +216,14 @@ func certificateBlocks(data []byte) error {
 		if len(block.Headers) > 0 {
 			return errors.New("no PEM block headers are permitted")
 		}
-		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
 			return fmt.Errorf("failed to parse certificate %d: %w", n, err)
+		}
+		if visit != nil {
+			if err := visit(n, cert); err != nil {
+				return err
+			}
 		}
 		n++
 		rest = bytes.TrimSpace(rest)

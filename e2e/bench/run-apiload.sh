@@ -5,8 +5,14 @@
 # watch fan-out, prints the figures, then stops the server by PID and
 # removes the directory. Called by `make bench`; asserts nothing about time.
 #
+# Then, unless APILOAD_RBAC_OBJECTS=0, it measures the cost of authorization:
+# creates as admin with that many Roles and RoleBindings loaded and the full
+# admission chain on, once with --authorization-mode=Node,RBAC and once with
+# AlwaysAllow, each on a fresh server, and prints both rates.
+#
 # Knobs (environment): APILOAD_IDENTITY (admin), APILOAD_CLIENTS (100), APILOAD_DURATION per verb (20s),
-# APILOAD_LIST_SIZE (10000), APILOAD_WATCHERS (1000), APILOAD_IDLE (20s).
+# APILOAD_LIST_SIZE (10000), APILOAD_WATCHERS (1000), APILOAD_IDLE (20s),
+# APILOAD_RBAC_OBJECTS (1000), APILOAD_RBAC_DURATION (20s).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -67,25 +73,32 @@ free_port() {
 echo "run-apiload: building the driver"
 (cd "$repo/e2e" && go build -o "$work/apiload" ./bench/apiload)
 
-port=$(free_port)
-"$server" --data-dir "$work/data" --secure-port "$port" --bind-address 127.0.0.1 \
-	>"$work/apiserver.log" 2>&1 &
-pid=$!
-echo "run-apiload: started $server (pid $pid) on 127.0.0.1:$port"
+# start_server runs a fresh server in $work/data with the given extra flags
+# and waits for the identity's kubeconfig; sets pid and kubeconfig.
+start_server() {
+	rm -rf "$work/data"
+	local port
+	port=$(free_port)
+	"$server" --data-dir "$work/data" --secure-port "$port" --bind-address 127.0.0.1 "$@" \
+		>"$work/apiserver.log" 2>&1 &
+	pid=$!
+	echo "run-apiload: started $server $* (pid $pid) on 127.0.0.1:$port"
+	# APILOAD_IDENTITY=super-admin measures as system:masters (exempt from API
+	# priority and fairness and from RBAC evaluation), as a comparison run may.
+	kubeconfig=$work/data/${APILOAD_IDENTITY:-admin}.kubeconfig
+	for _ in $(seq 600); do
+		[[ -s $kubeconfig ]] && return 0
+		if ! kill -0 "$pid" 2>/dev/null; then
+			echo "run-apiload: server exited before writing $kubeconfig" >&2
+			exit 1
+		fi
+		sleep 0.2
+	done
+	echo "run-apiload: no $kubeconfig after 120s" >&2
+	exit 1
+}
 
-# APILOAD_IDENTITY=super-admin measures as system:masters (exempt from API
-# priority and fairness and from RBAC evaluation), as a comparison run may.
-kubeconfig=$work/data/${APILOAD_IDENTITY:-admin}.kubeconfig
-for _ in $(seq 600); do
-	[[ -s $kubeconfig ]] && break
-	if ! kill -0 "$pid" 2>/dev/null; then
-		echo "run-apiload: server exited before writing $kubeconfig" >&2
-		exit 1
-	fi
-	sleep 0.2
-done
-[[ -s $kubeconfig ]] || { echo "run-apiload: no $kubeconfig after 120s" >&2; exit 1; }
-
+start_server
 "$work/apiload" \
 	--kubeconfig "$kubeconfig" \
 	--server-pid "$pid" \
@@ -97,3 +110,23 @@ done
 	--verbs create,get,list,update,patch,watch \
 	--list-size "${APILOAD_LIST_SIZE:-10000}" \
 	--watchers "${APILOAD_WATCHERS:-1000}"
+
+stop_server
+
+rbac_objects=${APILOAD_RBAC_OBJECTS:-1000}
+if [[ $rbac_objects -gt 0 ]]; then
+	for mode in Node,RBAC AlwaysAllow; do
+		echo
+		echo "run-apiload: authorization $mode, $rbac_objects Roles and RoleBindings, default admission chain"
+		start_server --authorization-mode "$mode"
+		"$work/apiload" \
+			--kubeconfig "$kubeconfig" \
+			--wait-ready 120s \
+			--clients "${APILOAD_CLIENTS:-100}" \
+			--duration "${APILOAD_RBAC_DURATION:-20s}" \
+			--kinds configmaps \
+			--verbs create \
+			--rbac-objects "$rbac_objects"
+		stop_server
+	done
+fi

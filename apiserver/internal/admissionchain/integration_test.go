@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -23,11 +24,14 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"trireme.dev/apiserver/internal/server"
@@ -50,8 +54,8 @@ plugins:
 `
 
 // startServer runs trireme-apiserver in-process on a free port with
-// embedded etcd and returns an admin client.
-func startServer(t *testing.T) kubernetes.Interface {
+// embedded etcd and returns an admin client and its configuration.
+func startServer(t *testing.T) (kubernetes.Interface, *rest.Config) {
 	t.Helper()
 	dir := t.TempDir()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -85,7 +89,10 @@ func startServer(t *testing.T) kubernetes.Interface {
 	})
 
 	kubeconfig := filepath.Join(dir, "admin.kubeconfig")
-	var client kubernetes.Interface
+	var (
+		client kubernetes.Interface
+		config *rest.Config
+	)
 	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-done:
@@ -104,13 +111,13 @@ func startServer(t *testing.T) kubernetes.Interface {
 		if err != nil || string(body) != "ok" {
 			return false, nil
 		}
-		client = c
+		client, config = c, cfg
 		return true, nil
 	})
 	if err != nil {
 		t.Fatalf("apiserver not ready: %v", err)
 	}
-	return client
+	return client, config
 }
 
 // namespace creates a namespace with its default ServiceAccount, which the
@@ -148,7 +155,7 @@ func eventually(t *testing.T, what string, fn func() error) {
 }
 
 func TestAdmissionChain(t *testing.T) {
-	c := startServer(t)
+	c, adminConfig := startServer(t)
 	ctx := context.Background()
 
 	t.Run("pod without service account is refused", func(t *testing.T) {
@@ -381,6 +388,126 @@ func TestAdmissionChain(t *testing.T) {
 			t.Fatalf("approve: %v %+v", err, approved)
 		}
 	})
+
+	t.Run("ClusterTrustBundle for a signer needs attest", func(t *testing.T) {
+		// carol is an ordinary user: admin impersonates her.
+		carolConfig := rest.CopyConfig(adminConfig)
+		carolConfig.Impersonate = rest.ImpersonationConfig{UserName: "carol", Groups: []string{"system:authenticated"}}
+		carol := kubernetes.NewForConfigOrDie(carolConfig)
+		for _, obj := range []runtime.Object{
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "bundle-writer"}, Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"clustertrustbundles"}, Verbs: []string{"create", "get", "update"}},
+			}},
+			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "bundle-writer"},
+				RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "bundle-writer"},
+				Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: "carol"}}},
+		} {
+			if err := createRBAC(ctx, c, obj); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bundle := &certificatesv1.ClusterTrustBundle{
+			ObjectMeta: metav1.ObjectMeta{Name: "example.com:issuer:roots"},
+			Spec:       certificatesv1.ClusterTrustBundleSpec{SignerName: "example.com/issuer", TrustBundle: caPEM(t)},
+		}
+		want := `user not permitted to attest for signerName "example.com/issuer"`
+		eventually(t, "attest refusal", func() error {
+			_, err := carol.CertificatesV1().ClusterTrustBundles().Create(ctx, bundle, metav1.CreateOptions{})
+			if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+				return fmt.Errorf("create without attest: got %v, want 403 containing %q", err, want)
+			}
+			return nil
+		})
+		attest := []runtime.Object{
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "issuer-attester"}, Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"signers"}, ResourceNames: []string{"example.com/issuer"}, Verbs: []string{"attest"}},
+			}},
+			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "issuer-attester"},
+				RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "issuer-attester"},
+				Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: "carol"}}},
+		}
+		for _, obj := range attest {
+			if err := createRBAC(ctx, c, obj); err != nil {
+				t.Fatal(err)
+			}
+		}
+		eventually(t, "attested create", func() error {
+			_, err := carol.CertificatesV1().ClusterTrustBundles().Create(ctx, bundle, metav1.CreateOptions{})
+			return err
+		})
+		// A bundle for another signer is still refused.
+		other := bundle.DeepCopy()
+		other.Name, other.Spec.SignerName = "example.com:other:roots", "example.com/other"
+		if _, err := carol.CertificatesV1().ClusterTrustBundles().Create(ctx, other, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+			t.Fatalf("bundle for another signer: got %v, want 403", err)
+		}
+	})
+
+	t.Run("resize beyond the node's allocatable is refused", func(t *testing.T) {
+		namespace(t, c, "resize", nil)
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "small-node"}}
+		created, err := c.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		created.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi"), corev1.ResourcePods: resource.MustParse("110")}
+		created.Status.Allocatable = created.Status.Capacity
+		if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		p := pod("resizable")
+		p.Spec.NodeName = "small-node"
+		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
+		p, err = c.CoreV1().Pods("resize").Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "oversized resize refusal", func() error {
+			big := p.DeepCopy()
+			big.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("3")
+			_, err := c.CoreV1().Pods("resize").UpdateResize(ctx, p.Name, big, metav1.UpdateOptions{})
+			want := "Node didn't have enough capacity: cpu, requested: 3000, capacity: 2000"
+			if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+				return fmt.Errorf("resize to 3 cpu: got %v, want 403 containing %q", err, want)
+			}
+			return nil
+		})
+		fitting := p.DeepCopy()
+		fitting.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("1")
+		if _, err := c.CoreV1().Pods("resize").UpdateResize(ctx, p.Name, fitting, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("resize to 1 cpu: %v", err)
+		}
+	})
+}
+
+// createRBAC creates a ClusterRole or ClusterRoleBinding as admin.
+func createRBAC(ctx context.Context, c kubernetes.Interface, obj runtime.Object) error {
+	var err error
+	switch o := obj.(type) {
+	case *rbacv1.ClusterRole:
+		_, err = c.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
+	case *rbacv1.ClusterRoleBinding:
+		_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+	default:
+		err = fmt.Errorf("unexpected %T", obj)
+	}
+	return err
+}
+
+// caPEM returns a fresh self-signed CA certificate in PEM.
+func caPEM(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test-root"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), BasicConstraintsValid: true, IsCA: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
 
 // csrPEM returns a PEM certificate request for CN=cn, O=org.

@@ -10,6 +10,7 @@ import (
 	"trireme.dev/apiserver/internal/admissionchain/plugins/certapproval"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/certsigning"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/certsubjectrestriction"
+	"trireme.dev/apiserver/internal/admissionchain/plugins/ctbattest"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/defaultingressclass"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/defaultstorageclass"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/defaulttolerationseconds"
@@ -19,10 +20,12 @@ import (
 	"trireme.dev/apiserver/internal/admissionchain/plugins/limitranger"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/namespaceautoprovision"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/namespaceexists"
+	"trireme.dev/apiserver/internal/admissionchain/plugins/nodedeclaredfeatures"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/noderestriction"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/nodetaint"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/ownerreferences"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/podnodeselector"
+	"trireme.dev/apiserver/internal/admissionchain/plugins/podresizevalidator"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/podsecurity"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/podtolerationrestriction"
 	"trireme.dev/apiserver/internal/admissionchain/plugins/podtopologylabels"
@@ -63,10 +66,13 @@ var registrations = []func(*admission.Plugins){
 	runtimeclass.Register,
 	certapproval.Register,
 	certsigning.Register,
+	ctbattest.Register,
 	certsubjectrestriction.Register,
 	defaultingressclass.Register,
 	denyserviceexternalips.Register,
 	podtopologylabels.Register,
+	nodedeclaredfeatures.Register,
+	podresizevalidator.Register,
 	resourcequota.Register,
 	alwaysdeny.Register,
 }

@@ -9,7 +9,8 @@ import (
 	"trireme.dev/apiserver/internal/registry/proxy"
 )
 
-// addProxySubresources adds pods/proxy, services/proxy and nodes/proxy; it
+// addProxySubresources adds pods/proxy, services/proxy and nodes/proxy, and
+// the kubelet streams pods/log, pods/exec, pods/attach and pods/portforward; it
 // fails when the kubelet client certificates cannot be loaded.
 func addProxySubresources(byGV map[schema.GroupVersion]map[string]rest.Storage, stores Stores, kubelet proxy.KubeletConfig) error {
 	kubeletTransport, err := kubelet.Transport()
@@ -26,5 +27,10 @@ func addProxySubresources(byGV map[schema.GroupVersion]map[string]rest.Storage, 
 		KubeletTransport: kubeletTransport,
 		OtherTransport:   backends,
 	})
+	nodes := stores[corev1.Resource("nodes")]
+	core["pods/log"] = proxy.NewLogStore(pods, nodes, kubelet, kubeletTransport)
+	core["pods/exec"] = proxy.NewExecStore(pods, nodes, kubelet, kubeletTransport)
+	core["pods/attach"] = proxy.NewAttachStore(pods, nodes, kubelet, kubeletTransport)
+	core["pods/portforward"] = proxy.NewPortForwardStore(pods, nodes, kubelet, kubeletTransport)
 	return nil
 }

@@ -132,6 +132,7 @@ func resources() []*registry.Resource {
 		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "mutatingadmissionpolicybindings", Kind: "MutatingAdmissionPolicyBinding", New: newFn[admissionregistrationv1.MutatingAdmissionPolicyBinding](), NewList: newFn[admissionregistrationv1.MutatingAdmissionPolicyBindingList](), Generation: true, Categories: apiExtensions},
 
 		{GroupVersion: certificatesv1.SchemeGroupVersion, Name: "certificatesigningrequests", Kind: "CertificateSigningRequest", New: newFn[certificatesv1.CertificateSigningRequest](), NewList: newFn[certificatesv1.CertificateSigningRequestList](), Status: true, ShortNames: []string{"csr"}, Hooks: certificates.Hooks},
+		{GroupVersion: certificatesv1.SchemeGroupVersion, Name: "clustertrustbundles", Kind: "ClusterTrustBundle", New: newFn[certificatesv1.ClusterTrustBundle](), NewList: newFn[certificatesv1.ClusterTrustBundleList]()},
 	}
 }
 

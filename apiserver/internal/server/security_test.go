@@ -34,6 +34,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	encryptionconfigcontroller "k8s.io/apiserver/pkg/server/options/encryptionconfig/controller"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/keyutil"
@@ -46,11 +47,16 @@ type testServer struct {
 	dir, url, kubeconfig, auditLog string
 	etcdURL                        string
 	client                         *kubernetes.Clientset
+	// key1 is the base64 AES key the encryption config starts with.
+	key1 string
 }
 
 var shared *testServer
 
 func TestMain(m *testing.M) {
+	// The reload controller polls the encryption config once a minute; the
+	// rotation test should not take minutes.
+	encryptionconfigcontroller.EncryptionConfigFileChangePollDuration = time.Second
 	ctx, cancel := context.WithCancel(context.Background())
 	s, stop, err := startServer(ctx)
 	if err != nil {
@@ -85,9 +91,7 @@ resources:
   providers:
   - aescbc:
       keys:
-      - name: key1
-        secret: %s
-  - identity: {}
+%s  - identity: {}
 - resources: [configmaps]
   providers:
   - kms:
@@ -97,6 +101,19 @@ resources:
       timeout: 5s
   - identity: {}
 `
+
+// aescbcKey is one key of the aescbc provider: a name and a base64 secret.
+type aescbcKey struct{ name, secret string }
+
+// encryptionConfigFor renders encryptionConfig for the server in dir with
+// the aescbc keys in order: the first encrypts, all decrypt.
+func encryptionConfigFor(dir string, keys ...aescbcKey) string {
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "      - name: %s\n        secret: %s\n", k.name, k.secret)
+	}
+	return fmt.Sprintf(encryptionConfig, b.String(), filepath.Join(dir, "kms.sock"))
+}
 
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -118,7 +135,7 @@ func startServer(ctx context.Context) (*testServer, func(), error) {
 		return nil, nil, err
 	}
 	files := map[string]string{
-		"encryption.yaml": fmt.Sprintf(encryptionConfig, base64.StdEncoding.EncodeToString(key), filepath.Join(dir, "kms.sock")),
+		"encryption.yaml": encryptionConfigFor(dir, aescbcKey{"key1", base64.StdEncoding.EncodeToString(key)}),
 		"audit.yaml":      auditPolicy,
 		"tokens.csv":      "static-token-1234,static-user,static-uid,\"group-a,group-b\"\n",
 	}
@@ -131,7 +148,7 @@ func startServer(ctx context.Context) (*testServer, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &testServer{dir: dir, auditLog: filepath.Join(dir, "audit.log")}
+	s := &testServer{dir: dir, auditLog: filepath.Join(dir, "audit.log"), key1: base64.StdEncoding.EncodeToString(key)}
 	o := NewOptions()
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	o.AddFlags(fs)
@@ -140,6 +157,7 @@ func startServer(ctx context.Context) (*testServer, func(), error) {
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(port),
 		"--encryption-provider-config=" + filepath.Join(dir, "encryption.yaml"),
+		"--encryption-provider-config-automatic-reload",
 		"--audit-policy-file=" + filepath.Join(dir, "audit.yaml"),
 		"--audit-log-path=" + s.auditLog,
 		"--token-auth-file=" + filepath.Join(dir, "tokens.csv"),
@@ -424,11 +442,7 @@ func TestSecretsAreEncryptedAtRest(t *testing.T) {
 	if err != nil || string(got.Data["password"]) != "hunter2-plaintext" {
 		t.Fatalf("read through the API: %v %q", err, got.Data["password"])
 	}
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{s.etcdURL}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = etcd.Close() }()
+	etcd := s.etcd(t)
 	resp, err := etcd.Get(ctx, "/registry/secrets/demo/at-rest")
 	if err != nil || len(resp.Kvs) != 1 {
 		t.Fatalf("raw etcd read: %v (%d keys)", err, len(resp.Kvs))
@@ -453,6 +467,94 @@ func TestSecretsAreEncryptedAtRest(t *testing.T) {
 	if err != nil || len(sa.Kvs) != 1 || strings.HasPrefix(string(sa.Kvs[0].Value), "k8s:enc:") {
 		t.Errorf("service account should be stored unencrypted: %v", err)
 	}
+}
+
+// etcd returns a client of the server's etcd, closed when t ends.
+func (s *testServer) etcd(t *testing.T) *clientv3.Client {
+	t.Helper()
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{s.etcdURL}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = etcd.Close() })
+	return etcd
+}
+
+// storedSecretPrefix returns the first bytes of a secret as etcd holds it.
+func storedSecretPrefix(t *testing.T, etcd *clientv3.Client, ns, name string) string {
+	t.Helper()
+	resp, err := etcd.Get(context.Background(), "/registry/secrets/"+ns+"/"+name)
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("raw etcd read of secret %s/%s: %v", ns, name, err)
+	}
+	return string(resp.Kvs[0].Value[:min(len(resp.Kvs[0].Value), 40)])
+}
+
+// waitForWriteKey writes the encryption config of keys and waits until the
+// server, reloading it, encrypts new secrets with the first key.
+func (s *testServer) waitForWriteKey(t *testing.T, etcd *clientv3.Client, ns string, keys ...aescbcKey) {
+	t.Helper()
+	path := filepath.Join(s.dir, "encryption.yaml")
+	if err := os.WriteFile(path, []byte(encryptionConfigFor(s.dir, keys...)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := "k8s:enc:aescbc:v1:" + keys[0].name + ":"
+	ctx := context.Background()
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		probe, err := s.client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-"}}, metav1.CreateOptions{})
+		if err != nil {
+			return false, err
+		}
+		defer func() { _ = s.client.CoreV1().Secrets(ns).Delete(ctx, probe.Name, metav1.DeleteOptions{}) }()
+		last = storedSecretPrefix(t, etcd, ns, probe.Name)
+		return strings.HasPrefix(last, want), nil
+	})
+	if err != nil {
+		t.Fatalf("new secrets still stored as %q, want prefix %q after reloading the config: %v", last, want, err)
+	}
+}
+
+func TestEncryptionKeyRotationByReload(t *testing.T) {
+	s := shared
+	s.ensureNamespaceWithSA(t, "rotate")
+	ctx := context.Background()
+	etcd := s.etcd(t)
+	secrets := s.client.CoreV1().Secrets("rotate")
+	if _, err := secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "before"}, StringData: map[string]string{"k": "v1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := storedSecretPrefix(t, etcd, "rotate", "before"); !strings.HasPrefix(got, "k8s:enc:aescbc:v1:key1:") {
+		t.Fatalf("secret before rotation stored as %q", got)
+	}
+	newKey := make([]byte, 32)
+	if _, err := rand.Read(newKey); err != nil {
+		t.Fatal(err)
+	}
+	key1, key2 := aescbcKey{"key1", s.key1}, aescbcKey{"key2", base64.StdEncoding.EncodeToString(newKey)}
+	// Step 1 of a rotation: the new key first, the old one still decrypts.
+	s.waitForWriteKey(t, etcd, "rotate", key2, key1)
+
+	got, err := secrets.Get(ctx, "before", metav1.GetOptions{})
+	if err != nil || string(got.Data["k"]) != "v1" {
+		t.Fatalf("secret written under key1 unreadable after reload: %v %q", err, got.Data["k"])
+	}
+	// Step 2: rewriting a secret re-encrypts it with the new key.
+	got.Labels = map[string]string{"rotated": "true"}
+	if _, err := secrets.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if p := storedSecretPrefix(t, etcd, "rotate", "before"); !strings.HasPrefix(p, "k8s:enc:aescbc:v1:key2:") {
+		t.Fatalf("rewritten secret stored as %q, want key2 ciphertext", p)
+	}
+	// Once every secret is rewritten, key1 can go: what key2 wrote stays readable.
+	s.waitForWriteKey(t, etcd, "rotate", key2)
+	if got, err := secrets.Get(ctx, "before", metav1.GetOptions{}); err != nil || string(got.Data["k"]) != "v1" {
+		t.Fatalf("rotated secret unreadable with key2 alone: %v", err)
+	}
+	// Restoring key1 first, key2 after lets the rest of the suite and the
+	// rotated secret both keep working.
+	s.waitForWriteKey(t, etcd, "rotate", key1, key2)
 }
 
 func TestAuditLogHasJSONLines(t *testing.T) {

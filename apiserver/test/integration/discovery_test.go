@@ -52,6 +52,7 @@ var upstreamDiscovery = map[string]struct {
 	"mutatingadmissionpolicies.admissionregistration.k8s.io":         {categories: []string{"api-extensions"}},
 	"mutatingadmissionpolicybindings.admissionregistration.k8s.io":   {categories: []string{"api-extensions"}},
 	"certificatesigningrequests.certificates.k8s.io":                 {shortNames: []string{"csr"}, subresources: []string{"approval", "status"}},
+	"clustertrustbundles.certificates.k8s.io":                        {},
 	"rolebindings.rbac.authorization.k8s.io":                         {},
 	"clusterroles.rbac.authorization.k8s.io":                         {},
 	"clusterrolebindings.rbac.authorization.k8s.io":                  {},

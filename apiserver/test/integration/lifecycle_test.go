@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	clientscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -69,6 +70,9 @@ func (r *resourceRun) testLifecycle(t *testing.T) {
 		}
 		if r.served.namespaced && created.GetNamespace() != r.ns {
 			t.Errorf("namespace = %q, want %q", created.GetNamespace(), r.ns)
+		}
+		if r.rc.serverStatus {
+			created = r.waitForServerStatus(t, ctx, name)
 		}
 	}) {
 		return
@@ -610,4 +614,23 @@ func eventTypes(evs []watch.Event) []watch.EventType {
 		out[i] = ev.Type
 	}
 	return out
+}
+
+// waitForServerStatus waits until a server controller has written the
+// object's status conditions and returns the object as it then is.
+func (r *resourceRun) waitForServerStatus(t *testing.T, ctx context.Context, name string) *unstructured.Unstructured {
+	t.Helper()
+	var got *unstructured.Unstructured
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		if got, err = r.api.Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return false, err
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		return len(conds) > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("status conditions of %s never written: %v", name, err)
+	}
+	return got
 }

@@ -28,6 +28,10 @@ type resourceCase struct {
 	// terminates marks kinds whose delete first makes the object
 	// Terminating; it goes once finalized (namespaces).
 	terminates bool
+	// serverStatus marks kinds whose status a server controller writes
+	// soon after create (API priority and fairness sets a FlowSchema's Dangling
+	// condition); the test waits for it so later resourceVersions hold still.
+	serverStatus bool
 }
 
 func core(resource string) schema.GroupVersionResource {
@@ -82,6 +86,7 @@ var resourceCases = []resourceCase{
 	{gvr: gvr("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicies"), sample: sampleMutatingAdmissionPolicy},
 	{gvr: gvr("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings"), sample: sampleMutatingAdmissionPolicyBinding},
 	{gvr: gvr("certificates.k8s.io", "v1", "certificatesigningrequests"), sample: sampleCSR},
+	{gvr: gvr("certificates.k8s.io", "v1", "clustertrustbundles"), sample: sampleClusterTrustBundle},
 	{gvr: gvr("rbac.authorization.k8s.io", "v1", "rolebindings"), sample: sampleRoleBinding},
 	{gvr: gvr("rbac.authorization.k8s.io", "v1", "clusterroles"), sample: sampleClusterRole},
 	{gvr: gvr("rbac.authorization.k8s.io", "v1", "clusterrolebindings"), sample: sampleClusterRoleBinding},
@@ -90,7 +95,7 @@ var resourceCases = []resourceCase{
 	{gvr: gvr("storage.k8s.io", "v1", "csinodes"), sample: sampleCSINode},
 	{gvr: gvr("storage.k8s.io", "v1", "volumeattachments"), sample: sampleVolumeAttachment},
 	{gvr: gvr("node.k8s.io", "v1", "runtimeclasses"), sample: sampleRuntimeClass},
-	{gvr: gvr("flowcontrol.apiserver.k8s.io", "v1", "flowschemas"), sample: sampleFlowSchema},
+	{gvr: gvr("flowcontrol.apiserver.k8s.io", "v1", "flowschemas"), sample: sampleFlowSchema, serverStatus: true},
 	{gvr: gvr("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations"), sample: samplePriorityLevelConfiguration},
 	{gvr: gvr("resource.k8s.io", "v1", "deviceclasses"), sample: sampleDeviceClass},
 	{gvr: gvr("resource.k8s.io", "v1", "resourceclaims"), sample: sampleResourceClaim},

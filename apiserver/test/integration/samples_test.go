@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"math/big"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -399,5 +400,26 @@ func sampleCSR(string) runtime.Object {
 		Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
 		SignerName: certificatesv1.KubeAPIServerClientSignerName,
 		Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth},
+	}}
+}
+
+// sampleClusterTrustBundle publishes a fresh self-signed CA with no signer,
+// which needs no attest permission.
+func sampleClusterTrustBundle(string) runtime.Object {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sample-root"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour),
+		BasicConstraintsValid: true, IsCA: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		panic(err)
+	}
+	return &certificatesv1.ClusterTrustBundle{Spec: certificatesv1.ClusterTrustBundleSpec{
+		TrustBundle: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
 	}}
 }

@@ -33,6 +33,8 @@ type Config struct {
 	ListSize int // pods to pre-create for the full-list measurement; 0 skips it
 	ListRuns int // timed full lists per mode
 
+	RBACObjects int // Roles and as many RoleBindings to load into the run's namespace first
+
 	Watchers     int           // concurrent watchers for the fan-out check; 0 skips it
 	WatchEvents  int           // events every watcher must see
 	WatchTimeout time.Duration // how long watchers may take to see them all
@@ -70,6 +72,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.ListLimit, "list-limit", c.ListLimit, "page size of the list verb")
 	fs.IntVar(&c.ListSize, "list-size", c.ListSize, "pods to pre-create before timing full lists of them (0: skip)")
 	fs.IntVar(&c.ListRuns, "list-runs", c.ListRuns, "timed full lists per mode")
+	fs.IntVar(&c.RBACObjects, "rbac-objects", c.RBACObjects, "Roles and RoleBindings to create in the run's namespace before measuring, so every request's authorization sees them (0: none)")
 	fs.IntVar(&c.Watchers, "watchers", c.Watchers, "concurrent watchers that must each see every event (0: skip)")
 	fs.IntVar(&c.WatchEvents, "watch-events", c.WatchEvents, "events each watcher must see")
 	fs.DurationVar(&c.WatchTimeout, "watch-timeout", c.WatchTimeout, "how long watchers may take to see every event")
@@ -97,8 +100,8 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("unknown kind %q (known: %s)", k, strings.Join(Kinds, ",")))
 		}
 	}
-	if c.ListLimit < 0 || c.ListSize < 0 || c.Watchers < 0 {
-		errs = append(errs, errors.New("--list-limit, --list-size and --watchers must not be negative"))
+	if c.ListLimit < 0 || c.ListSize < 0 || c.Watchers < 0 || c.RBACObjects < 0 {
+		errs = append(errs, errors.New("--list-limit, --list-size, --watchers and --rbac-objects must not be negative"))
 	}
 	if c.ListSize > 0 && c.ListRuns < 1 {
 		errs = append(errs, errors.New("--list-runs must be at least 1"))

@@ -82,6 +82,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (err error) {
 		defer cancel()
 		err = errors.Join(err, r.cleanup(cctx, kinds))
 	}()
+	if cfg.RBACObjects > 0 {
+		if err := r.seedRBAC(ctx, cfg.RBACObjects); err != nil {
+			return err
+		}
+	}
 	return r.measure(ctx)
 }
 

@@ -55,6 +55,8 @@ func NodeRules() []rbacv1.PolicyRule {
 		allow("create").in(core).on("serviceaccounts/token"),
 		// TLS bootstrap and certificate rotation.
 		allow("create", "get", "list", "watch").in(certificates).on("certificatesigningrequests"),
+		// clusterTrustBundle projected volumes.
+		allow(read...).in(certificates).on("clustertrustbundles"),
 		// Node heartbeats.
 		allow("get", "create", "update", "patch", "delete").in(coordination).on("leases"),
 		allow("get").in(storage).on("volumeattachments"),

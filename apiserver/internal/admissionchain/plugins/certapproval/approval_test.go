@@ -9,29 +9,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
-
-type grants map[string]bool
-
-func (g grants) Authorize(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
-	if a.GetResource() == "signers" && a.GetAPIGroup() == certificatesv1.GroupName && g[a.GetVerb()+" "+a.GetName()] {
-		return authorizer.DecisionAllow, "", nil
-	}
-	return authorizer.DecisionNoOpinion, "", nil
-}
 
 func TestCertificateApproval(t *testing.T) {
 	tests := []struct {
 		name        string
-		grants      grants
+		grants      admissiontest.Grants
 		subresource string
 		wantErr     string
 	}{
-		{"approver allowed", grants{"approve kubernetes.io/kube-apiserver-client": true}, "approval", ""},
-		{"domain wildcard allowed", grants{"approve kubernetes.io/*": true}, "approval", ""},
-		{"no grant refused", grants{"sign kubernetes.io/kube-apiserver-client": true}, "approval", `user not permitted to approve requests with signerName "kubernetes.io/kube-apiserver-client"`},
-		{"other subresources ignored", grants{}, "status", ""},
+		{"approver allowed", admissiontest.Grants{"approve signers kubernetes.io/kube-apiserver-client": true}, "approval", ""},
+		{"domain wildcard allowed", admissiontest.Grants{"approve signers kubernetes.io/*": true}, "approval", ""},
+		{"no grant refused", admissiontest.Grants{"sign signers kubernetes.io/kube-apiserver-client": true}, "approval", `user not permitted to approve requests with signerName "kubernetes.io/kube-apiserver-client"`},
+		{"other subresources ignored", admissiontest.Grants{}, "status", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -39,7 +31,7 @@ func TestCertificateApproval(t *testing.T) {
 			a := admission.NewAttributesRecord(csr, csr, certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest"), "", "c",
 				certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"), tt.subresource, admission.Update, &metav1.UpdateOptions{}, false, &user.DefaultInfo{Name: "approver"})
 			p := New()
-			p.SetAuthorizer(authorizer.AuthorizerFunc(tt.grants.Authorize))
+			p.SetAuthorizer(tt.grants.Authorizer())
 			err := p.Validate(context.Background(), a, nil)
 			if (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Fatalf("got %v, want %q", err, tt.wantErr)

@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
+
+	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
 
 func TestDefaultIngressClass(t *testing.T) {
@@ -26,12 +26,8 @@ func TestDefaultIngressClass(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			client := fake.NewClientset(tt.classes...)
-			factory := informers.NewSharedInformerFactory(client, 0)
 			p := &Plugin{Handler: admission.NewHandler(admission.Create)}
-			p.SetExternalKubeInformerFactory(factory)
-			factory.Start(t.Context().Done())
-			factory.WaitForCacheSync(t.Context().Done())
+			admissiontest.Init(t, p, tt.classes...)
 			ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Annotations: tt.annotations}}
 			a := admission.NewAttributesRecord(ing, nil, networkingv1.SchemeGroupVersion.WithKind("Ingress"), "ns", "i",
 				networkingv1.SchemeGroupVersion.WithResource("ingresses"), "", admission.Create, &metav1.CreateOptions{}, false, nil)

@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
+
+	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
 
 func sc(name string, def bool, age time.Duration) *storagev1.StorageClass {
@@ -37,12 +37,8 @@ func TestDefaultStorageClass(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			client := fake.NewClientset(tt.classes...)
-			factory := informers.NewSharedInformerFactory(client, 0)
 			p := &Plugin{Handler: admission.NewHandler(admission.Create)}
-			p.SetExternalKubeInformerFactory(factory)
-			factory.Start(t.Context().Done())
-			factory.WaitForCacheSync(t.Context().Done())
+			admissiontest.Init(t, p, tt.classes...)
 			pvc := &corev1.PersistentVolumeClaim{Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: tt.claim}}
 			a := admission.NewAttributesRecord(pvc, nil, corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"), "ns", "c",
 				corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), "", admission.Create, &metav1.CreateOptions{}, false, nil)

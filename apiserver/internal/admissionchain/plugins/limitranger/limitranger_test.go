@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
+
+	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
 
 func rl(kv ...string) corev1.ResourceList {
@@ -24,16 +24,8 @@ func rl(kv ...string) corev1.ResourceList {
 
 func plugin(t *testing.T, ranges ...runtime.Object) *Plugin {
 	t.Helper()
-	client := fake.NewClientset(ranges...)
-	factory := informers.NewSharedInformerFactory(client, 0)
 	p := newPlugin()
-	p.SetExternalKubeClientSet(client)
-	p.SetExternalKubeInformerFactory(factory)
-	if err := p.ValidateInitialization(); err != nil {
-		t.Fatal(err)
-	}
-	factory.Start(t.Context().Done())
-	factory.WaitForCacheSync(t.Context().Done())
+	admissiontest.Init(t, p, ranges...)
 	return p
 }
 

@@ -7,8 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
+
+	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
 
 func TestNamespaceAutoProvision(t *testing.T) {
@@ -22,13 +22,8 @@ func TestNamespaceAutoProvision(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			client := fake.NewClientset()
-			factory := informers.NewSharedInformerFactory(client, 0)
 			p := &Plugin{Handler: admission.NewHandler(admission.Create)}
-			p.SetExternalKubeClientSet(client)
-			p.SetExternalKubeInformerFactory(factory)
-			factory.Start(t.Context().Done())
-			factory.WaitForCacheSync(t.Context().Done())
+			client := admissiontest.Init(t, p)
 			a := admission.NewAttributesRecord(&corev1.ConfigMap{}, nil, corev1.SchemeGroupVersion.WithKind("ConfigMap"), "fresh", "c",
 				corev1.SchemeGroupVersion.WithResource("configmaps"), "", admission.Create, &metav1.CreateOptions{}, tt.dryRun, nil)
 			if err := p.Admit(context.Background(), a, nil); err != nil {

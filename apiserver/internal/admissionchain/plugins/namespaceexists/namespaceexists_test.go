@@ -8,18 +8,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
+
+	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
 
 func TestNamespaceExists(t *testing.T) {
-	client := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "here"}})
-	factory := informers.NewSharedInformerFactory(client, 0)
 	p := &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update, admission.Delete)}
-	p.SetExternalKubeClientSet(client)
-	p.SetExternalKubeInformerFactory(factory)
-	factory.Start(t.Context().Done())
-	factory.WaitForCacheSync(t.Context().Done())
+	admissiontest.Init(t, p, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "here"}})
 	tests := []struct {
 		name, ns     string
 		wantNotFound bool

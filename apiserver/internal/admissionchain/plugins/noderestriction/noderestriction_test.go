@@ -12,21 +12,16 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
+
+	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
 
 func TestNodeRestriction(t *testing.T) {
 	n1 := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-1"}}
 	elsewhere := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "ns"}, Spec: corev1.PodSpec{NodeName: "n2"}}
 	here := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: "ns"}, Spec: corev1.PodSpec{NodeName: "n1"}}
-	client := fake.NewClientset(n1, elsewhere, here)
-	factory := informers.NewSharedInformerFactory(client, 0)
 	p := &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update, admission.Delete)}
-	p.SetExternalKubeClientSet(client)
-	p.SetExternalKubeInformerFactory(factory)
-	factory.Start(t.Context().Done())
-	factory.WaitForCacheSync(t.Context().Done())
+	admissiontest.Init(t, p, n1, elsewhere, here)
 
 	kubelet := &user.DefaultInfo{Name: "system:node:n1", Groups: []string{"system:nodes", "system:authenticated"}}
 	mirror := func(owner string, uid string) *corev1.Pod {

@@ -11,21 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
-
-type grants map[string]bool
-
-func (g grants) Authorize(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
-	key := a.GetVerb() + " " + a.GetResource()
-	if a.GetSubresource() != "" {
-		key += "/" + a.GetSubresource()
-	}
-	if g[key] {
-		return authorizer.DecisionAllow, "", nil
-	}
-	return authorizer.DecisionNoOpinion, "", nil
-}
 
 func TestOwnerReferencesPermissionEnforcement(t *testing.T) {
 	mapper := meta.NewDefaultRESTMapper(nil)
@@ -35,20 +23,20 @@ func TestOwnerReferencesPermissionEnforcement(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		grants  grants
+		grants  admissiontest.Grants
 		refs    []metav1.OwnerReference
 		wantErr string
 	}{
-		{"no references need nothing", grants{}, nil, ""},
-		{"reference needs delete", grants{}, ref(false), "cannot set an ownerRef on a resource you can't delete"},
-		{"reference with delete allowed", grants{"delete pods": true}, ref(false), ""},
-		{"blocking needs owner finalizers", grants{"delete pods": true}, ref(true), "cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on"},
-		{"blocking with finalizers allowed", grants{"delete pods": true, "update replicasets/finalizers": true}, ref(true), ""},
+		{"no references need nothing", admissiontest.Grants{}, nil, ""},
+		{"reference needs delete", admissiontest.Grants{}, ref(false), "cannot set an ownerRef on a resource you can't delete"},
+		{"reference with delete allowed", admissiontest.Grants{"delete pods": true}, ref(false), ""},
+		{"blocking needs owner finalizers", admissiontest.Grants{"delete pods": true}, ref(true), "cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on"},
+		{"blocking with finalizers allowed", admissiontest.Grants{"delete pods": true, "update replicasets/finalizers": true}, ref(true), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update)}
-			p.SetAuthorizer(authorizer.AuthorizerFunc(tt.grants.Authorize))
+			p.SetAuthorizer(tt.grants.Authorizer())
 			p.SetRESTMapper(mapper)
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", OwnerReferences: tt.refs}}
 			a := admission.NewAttributesRecord(pod, nil, corev1.SchemeGroupVersion.WithKind("Pod"), "ns", "p",

@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
+
+	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
 
 const config = `
@@ -37,16 +37,8 @@ func TestPodNodeSelector(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			client := fake.NewClientset(tt.ns)
-			factory := informers.NewSharedInformerFactory(client, 0)
 			p := newPlugin(wl)
-			p.SetExternalKubeClientSet(client)
-			p.SetExternalKubeInformerFactory(factory)
-			if err := p.ValidateInitialization(); err != nil {
-				t.Fatal(err)
-			}
-			factory.Start(t.Context().Done())
-			factory.WaitForCacheSync(t.Context().Done())
+			admissiontest.Init(t, p, tt.ns)
 			pod := &corev1.Pod{Spec: corev1.PodSpec{NodeSelector: tt.podSelector}}
 			a := admission.NewAttributesRecord(pod, nil, corev1.SchemeGroupVersion.WithKind("Pod"), tt.ns.Name, "p",
 				corev1.SchemeGroupVersion.WithResource("pods"), "", admission.Create, &metav1.CreateOptions{}, false, nil)

@@ -9,9 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/pod-security-admission/admission/api/load"
+
+	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
 
 // exemptConfig is a PodSecurity admission configuration as it appears in
@@ -57,15 +57,7 @@ func TestPodSecurity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			client := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Labels: tt.nsLabels}})
-			factory := informers.NewSharedInformerFactory(client, 0)
-			p.SetExternalKubeClientSet(client)
-			p.SetExternalKubeInformerFactory(factory)
-			if err := p.ValidateInitialization(); err != nil {
-				t.Fatal(err)
-			}
-			factory.Start(t.Context().Done())
-			factory.WaitForCacheSync(t.Context().Done())
+			admissiontest.Init(t, p, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Labels: tt.nsLabels}})
 			a := admission.NewAttributesRecord(tt.pod.DeepCopy(), nil, corev1.SchemeGroupVersion.WithKind("Pod"), "ns", "p",
 				corev1.SchemeGroupVersion.WithResource("pods"), "", admission.Create, &metav1.CreateOptions{}, false, &user.DefaultInfo{Name: tt.user})
 			err = p.Validate(context.Background(), a, nil)

@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
+
+	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
 
 func TestPodTolerationRestriction(t *testing.T) {
@@ -34,13 +34,8 @@ func TestPodTolerationRestriction(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			client := fake.NewClientset(tt.ns)
-			factory := informers.NewSharedInformerFactory(client, 0)
 			p := newPlugin(&config{})
-			p.SetExternalKubeClientSet(client)
-			p.SetExternalKubeInformerFactory(factory)
-			factory.Start(t.Context().Done())
-			factory.WaitForCacheSync(t.Context().Done())
+			admissiontest.Init(t, p, tt.ns)
 			pod := &corev1.Pod{Spec: corev1.PodSpec{Tolerations: tt.pod, Containers: []corev1.Container{{Name: "c", Resources: tt.resources}}}}
 			a := admission.NewAttributesRecord(pod, nil, corev1.SchemeGroupVersion.WithKind("Pod"), "ns", "p",
 				corev1.SchemeGroupVersion.WithResource("pods"), "", admission.Create, &metav1.CreateOptions{}, false, nil)

@@ -7,21 +7,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
+
+	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
 
 func TestPodTopologyLabels(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{
 		corev1.LabelTopologyZone: "z1", corev1.LabelTopologyRegion: "r1", "other": "x",
 	}}}
-	client := fake.NewClientset(node)
-	factory := informers.NewSharedInformerFactory(client, 0)
 	p := &Plugin{Handler: admission.NewHandler(admission.Create)}
-	p.SetExternalKubeClientSet(client)
-	p.SetExternalKubeInformerFactory(factory)
-	factory.Start(t.Context().Done())
-	factory.WaitForCacheSync(t.Context().Done())
+	admissiontest.Init(t, p, node)
 	tests := []struct {
 		name   string
 		target string

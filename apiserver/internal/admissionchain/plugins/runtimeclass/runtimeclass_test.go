@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
+
+	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
 
 func TestRuntimeClass(t *testing.T) {
@@ -21,13 +21,8 @@ func TestRuntimeClass(t *testing.T) {
 		Overhead:   &nodev1.Overhead{PodFixed: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}},
 		Scheduling: &nodev1.Scheduling{NodeSelector: map[string]string{"sandbox": "gvisor"}, Tolerations: []corev1.Toleration{{Key: "sandbox", Operator: corev1.TolerationOpExists}}},
 	}
-	client := fake.NewClientset(gvisor)
-	factory := informers.NewSharedInformerFactory(client, 0)
 	p := &Plugin{Handler: admission.NewHandler(admission.Create)}
-	p.SetExternalKubeClientSet(client)
-	p.SetExternalKubeInformerFactory(factory)
-	factory.Start(t.Context().Done())
-	factory.WaitForCacheSync(t.Context().Done())
+	admissiontest.Init(t, p, gvisor)
 	tests := []struct {
 		name    string
 		spec    corev1.PodSpec

@@ -9,23 +9,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
+
+	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
 
 func plugin(t *testing.T, objs ...runtime.Object) *Plugin {
 	t.Helper()
-	client := fake.NewClientset(objs...)
-	factory := informers.NewSharedInformerFactory(client, 0)
 	p := newPlugin()
 	p.generateName = func(prefix string) string { return prefix + "abcde" }
-	p.SetExternalKubeClientSet(client)
-	p.SetExternalKubeInformerFactory(factory)
-	if err := p.ValidateInitialization(); err != nil {
-		t.Fatal(err)
-	}
-	factory.Start(t.Context().Done())
-	factory.WaitForCacheSync(t.Context().Done())
+	admissiontest.Init(t, p, objs...)
 	return p
 }
 

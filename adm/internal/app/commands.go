@@ -1,0 +1,248 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"trireme.dev/api/config/v1alpha1"
+
+	"trireme.dev/adm/internal/expiration"
+	"trireme.dev/adm/internal/images"
+	"trireme.dev/adm/internal/paths"
+	"trireme.dev/adm/internal/pki"
+	"trireme.dev/adm/internal/reset"
+	"trireme.dev/adm/internal/supervisor"
+	"trireme.dev/adm/internal/token"
+	"trireme.dev/adm/internal/version"
+	"trireme.dev/adm/internal/workflow"
+)
+
+func newJoinCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "join <host:port>",
+		Short: "Join this machine to a cluster as a worker node (not available yet)",
+		RunE: func(*cobra.Command, []string) error {
+			return fmt.Errorf("join: %w: it needs the Trireme kubelet, which is not part of the repository yet", workflow.ErrNotAvailable)
+		},
+	}
+}
+
+func newResetCommand(g *global, out io.Writer) *cobra.Command {
+	var (
+		certDir     string
+		etcdDataDir string
+		force       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "reset",
+		Short: "Undo what init made on this machine: stop its processes and remove its files",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p := paths.Paths{Root: g.root}
+			in := reset.Inputs{Paths: p, PKIDir: p.In(certDir), EtcdDataDir: p.In(etcdDataDir)}
+			if !force {
+				fmt.Fprintf(out, "reset stops the processes triremeadm started and removes:\n  %s\nProceed? [y/N] ", strings.Join(reset.Targets(in), "\n  "))
+				line, _ := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+				if !strings.EqualFold(strings.TrimSpace(line), "y") {
+					return errors.New("aborted (use --force to skip the question)")
+				}
+			}
+			r := workflow.NewRunner(out)
+			err := r.RunOne(cmd.Context(), workflow.Phase{Name: "cleanup", Short: "Stop supervised processes and remove files",
+				Run: func(_ context.Context, s *workflow.Status) error { return reset.Run(in, s.Printf) }})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(out, "\nThis machine is reset. Images in containerd and logs in", p.LogDir(), "were kept.")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&certDir, "cert-dir", v1alpha1.DefaultCertificatesDir, "The certificates directory to remove.")
+	cmd.Flags().StringVar(&etcdDataDir, "etcd-data-dir", v1alpha1.DefaultEtcdDataDir, "The local etcd member's data directory to remove.")
+	cmd.Flags().BoolVarP(&force, "force", "f", false, "Do not ask for confirmation.")
+	return cmd
+}
+
+func newTokenCommand(g *global, out io.Writer) *cobra.Command {
+	var kubeconfigPath string
+	cmd := &cobra.Command{Use: "token", Short: "Manage bootstrap tokens"}
+	cmd.PersistentFlags().StringVar(&kubeconfigPath, "kubeconfig", "/etc/trireme/admin.conf", "The kubeconfig to talk to the cluster with.")
+	kc := func() string { return paths.Paths{Root: g.root}.In(kubeconfigPath) }
+	var (
+		ttl         time.Duration
+		description string
+		groups      []string
+		usages      []string
+	)
+	create := &cobra.Command{
+		Use:   "create [token]",
+		Short: "Create a bootstrap token (random unless given) and print it",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := clientFor(kc())
+			if err != nil {
+				return err
+			}
+			t := &v1alpha1.BootstrapToken{TTL: &metav1.Duration{Duration: ttl}, Description: description, Groups: groups, Usages: usages}
+			if len(args) == 1 {
+				t.Token = args[0]
+			}
+			v1alpha1.SetDefaultsBootstrapToken(t)
+			if errs := v1alpha1.ValidateBootstrapToken(t, nil); len(errs) > 0 {
+				return errs.ToAggregate()
+			}
+			if err := token.Create(cmd.Context(), c, t, time.Now()); err != nil {
+				return err
+			}
+			fmt.Fprintln(out, t.Token)
+			return nil
+		},
+	}
+	create.Flags().DurationVar(&ttl, "ttl", v1alpha1.DefaultTokenTTL, "How long the token lives; 0 means forever.")
+	create.Flags().StringVar(&description, "description", "", "What the token is for.")
+	create.Flags().StringSliceVar(&groups, "groups", []string{v1alpha1.DefaultNodeBootstrapGroup}, "Extra groups the token authenticates as.")
+	create.Flags().StringSliceVar(&usages, "usages", v1alpha1.DefaultTokenUsages, "How the token may be used: signing, authentication.")
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List bootstrap tokens",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := clientFor(kc())
+			if err != nil {
+				return err
+			}
+			infos, err := token.List(cmd.Context(), c)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
+			fmt.Fprintln(tw, "TOKEN\tTTL\tEXPIRES\tUSAGES\tDESCRIPTION\tEXTRA GROUPS")
+			for _, i := range infos {
+				ttl, exp := "<forever>", "<never>"
+				if i.Expires != nil {
+					ttl, exp = expiration.Residual(*i.Expires, time.Now()), i.Expires.UTC().Format(time.RFC3339)
+				}
+				desc := i.Description
+				if desc == "" {
+					desc = "<none>"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", i.Token, ttl, exp, strings.Join(i.Usages, ","), desc, strings.Join(i.Groups, ","))
+			}
+			return tw.Flush()
+		},
+	}
+	del := &cobra.Command{
+		Use:   "delete <token or id>...",
+		Short: "Delete bootstrap tokens",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := clientFor(kc())
+			if err != nil {
+				return err
+			}
+			for _, a := range args {
+				if err := token.Delete(cmd.Context(), c, a); err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "bootstrap token %q deleted\n", strings.SplitN(a, ".", 2)[0])
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, del)
+	return cmd
+}
+
+func newCertsCommand(g *global, out io.Writer) *cobra.Command {
+	var certDir string
+	cmd := &cobra.Command{Use: "certs", Short: "Inspect the cluster's certificates"}
+	check := &cobra.Command{
+		Use:   "check-expiration",
+		Short: "Print when each certificate and kubeconfig client certificate expires",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			p := paths.Paths{Root: g.root}
+			// The names do not depend on the node; any inputs list them all.
+			specs, err := pki.Specs(pki.Inputs{ServiceSubnet: v1alpha1.DefaultServiceSubnet})
+			if err != nil {
+				return err
+			}
+			leaves, cas, err := expiration.Collect(p.In(certDir), specs, p.ConfigDir(), reset.Kubeconfigs)
+			if err != nil {
+				return err
+			}
+			if len(leaves)+len(cas) == 0 {
+				return fmt.Errorf("no certificates in %s", p.In(certDir))
+			}
+			expiration.Print(out, leaves, cas, time.Now())
+			return nil
+		},
+	}
+	check.Flags().StringVar(&certDir, "cert-dir", v1alpha1.DefaultCertificatesDir, "The certificates directory.")
+	cmd.AddCommand(check)
+	return cmd
+}
+
+func newImagesCommand(g *global, out io.Writer) *cobra.Command {
+	var repo, ver, dir, socket string
+	cmd := &cobra.Command{Use: "images", Short: "List and import the images a version needs"}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "Print the images a version needs",
+		Args:  cobra.NoArgs,
+		Run: func(*cobra.Command, []string) {
+			for _, r := range images.List(repo, ver) {
+				fmt.Fprintln(out, r)
+			}
+		},
+	}
+	list.Flags().StringVar(&repo, "image-repository", v1alpha1.DefaultImageRepository, "The repository prefix.")
+	list.Flags().StringVar(&ver, "kubernetes-version", version.Version, "The version.")
+	imp := &cobra.Command{
+		Use:   "import",
+		Short: "Load image archives into containerd's k8s.io namespace",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			archives, err := images.Archives(dir)
+			if err != nil {
+				return err
+			}
+			if socket == "" {
+				socket = paths.Paths{Root: g.root}.ContainerdSocket()
+			}
+			refs, err := images.Import(cmd.Context(), socket, archives)
+			for _, r := range refs {
+				fmt.Fprintf(out, "imported %s\n", r)
+			}
+			return err
+		},
+	}
+	imp.Flags().StringVar(&dir, "dir", "_output/images", "The directory of image archives (*.tar).")
+	imp.Flags().StringVar(&socket, "containerd-socket", "", "containerd's socket; default /run/containerd/containerd.sock.")
+	cmd.AddCommand(list, imp)
+	return cmd
+}
+
+func newSuperviseCommand() *cobra.Command {
+	var name, pidFile string
+	cmd := &cobra.Command{
+		Use:    supervisor.Marker + " --name NAME --pid-file FILE -- COMMAND...",
+		Short:  "Run and restart a command, recording this process's PID (started by init)",
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return supervisor.Run(name, pidFile, args, os.Stdout, 20*time.Second)
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "The supervised program's name.")
+	cmd.Flags().StringVar(&pidFile, "pid-file", "", "Where to record this process's PID.")
+	return cmd
+}

@@ -1,0 +1,495 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"trireme.dev/adm/internal/clusterphases"
+	"trireme.dev/adm/internal/containerd"
+	"trireme.dev/adm/internal/kubeconfig"
+	"trireme.dev/adm/internal/kubelet"
+	"trireme.dev/adm/internal/options"
+	"trireme.dev/adm/internal/paths"
+	"trireme.dev/adm/internal/pki"
+	"trireme.dev/adm/internal/preflight"
+	"trireme.dev/adm/internal/staticpod"
+	"trireme.dev/adm/internal/supervisor"
+	"trireme.dev/adm/internal/token"
+	"trireme.dev/adm/internal/workflow"
+)
+
+// initData is the state init's phases share: the flags, and the configuration
+// resolved from them on first use.
+type initData struct {
+	g     *global
+	opts  *options.Init
+	flags *pflag.FlagSet
+	cfg   *options.Config
+	env   options.Environment
+	// tokens are the bootstrap tokens created, for the final message.
+	tokens []string
+}
+
+func (d *initData) config() (*options.Config, error) {
+	if d.cfg == nil {
+		cfg, err := d.opts.Resolve(d.flags, d.g.root, d.env)
+		if err != nil {
+			return nil, err
+		}
+		d.cfg = cfg
+	}
+	return d.cfg, nil
+}
+
+// timeouts of the phases that wait.
+const (
+	controlPlaneTimeout = 4 * time.Minute
+	nodeTimeout         = 2 * time.Minute
+	containerdTimeout   = 30 * time.Second
+)
+
+func newInitCommand(g *global, out io.Writer) *cobra.Command {
+	d := &initData{g: g, opts: &options.Init{}, env: options.HostEnvironment()}
+	phases := initPhases(d)
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Set up this machine as a Trireme control-plane node",
+		Long: "Set up this machine as a Trireme control-plane node, running these phases in order:\n  " +
+			strings.Join(describe(phases), "\n  "),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d.flags = cmd.Flags()
+			cfg, err := d.config()
+			if err != nil {
+				return err
+			}
+			if err := workflow.NewRunner(out).Run(cmd.Context(), phases, cfg.Init.SkipPhases); err != nil {
+				var pe *workflow.PhaseError
+				if errors.As(err, &pe) {
+					return fmt.Errorf("%w\n\nFix the cause, then run `triremeadm init` again (finished phases reuse what they wrote)"+
+						" or only this phase with `triremeadm init phase %s`; `triremeadm reset` undoes what init did", err, pe.Phase)
+				}
+				return err
+			}
+			return printSuccess(out, cfg, d.tokens)
+		},
+	}
+	d.opts.AddFlags(cmd.Flags())
+	phaseCmd := &cobra.Command{Use: "phase", Short: "Run one phase of init alone"}
+	for _, p := range phases {
+		pc := &cobra.Command{
+			Use:   p.Name,
+			Short: p.Short,
+			Args:  cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				d.flags = cmd.Flags()
+				return workflow.NewRunner(out).RunOne(cmd.Context(), p)
+			},
+		}
+		pc.Flags().AddFlagSet(cmd.Flags())
+		phaseCmd.AddCommand(pc)
+	}
+	cmd.AddCommand(phaseCmd)
+	return cmd
+}
+
+func describe(phases []workflow.Phase) []string {
+	out := make([]string, len(phases))
+	for i, p := range phases {
+		out[i] = fmt.Sprintf("%-20s %s", p.Name, p.Short)
+	}
+	return out
+}
+
+func initPhases(d *initData) []workflow.Phase {
+	return []workflow.Phase{
+		{Name: "preflight", Short: "Check that this machine can run a Trireme node", Run: d.preflight},
+		{Name: "certs", Short: "Write the cluster's certificates and keys", Run: d.certs},
+		{Name: "kubeconfig", Short: "Write the kubeconfig files", Run: d.kubeconfigs},
+		{Name: "container-runtime", Short: "Configure and start containerd", Run: d.containerRuntime},
+		{Name: "etcd", Short: "Write the etcd static pod manifest", Run: d.etcd},
+		{Name: "control-plane", Short: "Write the control plane's static pod manifests", Run: d.controlPlane},
+		{Name: "kubelet-start", Short: "Write the kubelet's configuration and start it", Run: d.kubeletStart},
+		{Name: "wait-control-plane", Short: "Wait for the control plane to become healthy", Run: d.waitControlPlane},
+		{Name: "upload-config", Short: "Store the ClusterConfiguration in kube-system/" + clusterphases.ConfigMapName, Run: d.uploadConfig},
+		{Name: "mark-control-plane", Short: "Label (and taint) this node as a control-plane node", Run: d.markControlPlane},
+		{Name: "bootstrap-token", Short: "Create bootstrap tokens and the RBAC and cluster-info nodes join with", Run: d.bootstrapToken},
+		{Name: "addon", Short: "Install the proxy and cluster DNS", Run: notAvailable("the Trireme proxy and cluster DNS images are not part of the repository yet")},
+	}
+}
+
+func notAvailable(why string) func(context.Context, *workflow.Status) error {
+	return func(context.Context, *workflow.Status) error {
+		return fmt.Errorf("%w: %s", workflow.ErrNotAvailable, why)
+	}
+}
+
+func (d *initData) preflight(_ context.Context, s *workflow.Status) error {
+	cfg, err := d.config()
+	if err != nil {
+		return err
+	}
+	ports := []int{int(cfg.Init.LocalAPIEndpoint.BindPort), 10250, staticpod.ControllerManagerPort, staticpod.SchedulerPort}
+	empty := []string{cfg.Paths.ManifestsDir()}
+	if cfg.Cluster.Etcd.Local != nil {
+		ports = append(ports, staticpod.EtcdClientPort, staticpod.EtcdPeerPort)
+		empty = append(empty, cfg.EtcdDataDir())
+	}
+	r := preflight.Run(preflight.Checks(preflight.RealHost(), preflight.Inputs{Ports: ports, EmptyDirs: empty, CNIBinDir: paths.CNIBinDir, Root: cfg.Paths.Root}),
+		cfg.Init.NodeRegistration.IgnorePreflightErrors)
+	for _, w := range r.Warnings {
+		s.Printf("%s", w)
+	}
+	return r.Err()
+}
+
+func (d *initData) certs(_ context.Context, s *workflow.Status) error {
+	cfg, err := d.config()
+	if err != nil {
+		return err
+	}
+	specs, err := pki.Specs(cfg.CertInputs())
+	if err != nil {
+		return err
+	}
+	dir := cfg.PKIDir()
+	now := time.Now()
+	for _, spec := range specs {
+		action, err := pki.Ensure(dir, spec, now)
+		if err != nil {
+			return err
+		}
+		s.Printf("%s %s", action, spec.Name)
+	}
+	action, err := pki.EnsureServiceAccountKey(dir)
+	if err != nil {
+		return fmt.Errorf("service account key: %w", err)
+	}
+	s.Printf("%s sa.key, sa.pub", action)
+	s.Printf("in %s", dir)
+	return nil
+}
+
+func (d *initData) kubeconfigs(_ context.Context, s *workflow.Status) error {
+	cfg, err := d.config()
+	if err != nil {
+		return err
+	}
+	ca, err := pki.Load(cfg.PKIDir(), pki.CA)
+	if err != nil {
+		return fmt.Errorf("cluster CA (run the certs phase first): %w", err)
+	}
+	now := time.Now()
+	for _, spec := range kubeconfig.Specs(cfg.KubeconfigInputs()) {
+		path := cfg.Paths.Kubeconfig(spec.File)
+		action, err := kubeconfig.Ensure(path, cfg.Cluster.ClusterName, spec, ca, now)
+		if err != nil {
+			return err
+		}
+		s.Printf("%s %s", action, path)
+	}
+	return nil
+}
+
+func (d *initData) containerRuntime(ctx context.Context, s *workflow.Status) error {
+	cfg, err := d.config()
+	if err != nil {
+		return err
+	}
+	return startContainerd(ctx, cfg, s)
+}
+
+func startContainerd(ctx context.Context, cfg *options.Config, s *workflow.Status) error {
+	p := cfg.Paths
+	restrict, err := containerd.HostDeniesLoweringOOMScore(ctx)
+	if err != nil {
+		return err
+	}
+	if restrict {
+		s.Printf("this host refuses to lower OOM scores: restrict_oom_score_adj = true")
+	}
+	conf, err := containerd.Render(containerd.Config{
+		Root: p.ContainerdRoot(), State: p.ContainerdState(), Socket: p.ContainerdSocket(), OptDir: p.In("/opt/containerd"),
+		SandboxImage: cfg.Image("pause"), RestrictOOMScoreAdj: restrict,
+		CNIBinDir: paths.CNIBinDir, CNIConfDir: p.CNIConfDir(), CNITemplate: p.CNITemplate(),
+	})
+	if err != nil {
+		return err
+	}
+	if err := pki.WriteFile(p.ContainerdConfig(), conf, 0o644); err != nil {
+		return err
+	}
+	if err := pki.WriteFile(p.CNITemplate(), containerd.CNITemplate(filepath.Join(p.CNIDataDir(), "trireme")), 0o644); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(p.CNIConfDir(), 0o755); err != nil {
+		return err
+	}
+	s.Printf("wrote %s and %s", p.ContainerdConfig(), p.CNITemplate())
+	pidFile := p.PIDFile("containerd")
+	if pid, ok := supervisor.Running(pidFile); ok {
+		s.Printf("containerd already supervised by PID %d; restart it to apply a changed config (triremeadm reset)", pid)
+		return containerd.WaitReady(ctx, p.ContainerdSocket(), containerdTimeout)
+	}
+	if c, err := net.Dial("unix", p.ContainerdSocket()); err == nil {
+		c.Close()
+		return fmt.Errorf("a containerd that triremeadm did not start already serves %s; stop it, or restart it with --config %s and skip this phase",
+			p.ContainerdSocket(), p.ContainerdConfig())
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	pid, err := supervisor.Start(self, supervisor.Spec{
+		Name: "containerd", PIDFile: pidFile, LogFile: p.LogFile("containerd"),
+		Command: []string{"containerd", "--config", p.ContainerdConfig()},
+	}, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	s.Printf("started containerd under supervisor PID %d (%s), logs in %s", pid, pidFile, p.LogFile("containerd"))
+	return containerd.WaitReady(ctx, p.ContainerdSocket(), containerdTimeout)
+}
+
+func (d *initData) etcd(_ context.Context, s *workflow.Status) error {
+	cfg, err := d.config()
+	if err != nil {
+		return err
+	}
+	if cfg.Cluster.Etcd.External != nil {
+		s.Printf("etcd is external (%s): nothing to run", strings.Join(cfg.Cluster.Etcd.External.Endpoints, ","))
+		return nil
+	}
+	path, err := staticpod.Write(cfg, staticpod.Etcd)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.EtcdDataDir(), 0o700); err != nil {
+		return err
+	}
+	s.Printf("wrote %s", path)
+	return nil
+}
+
+func (d *initData) controlPlane(_ context.Context, s *workflow.Status) error {
+	cfg, err := d.config()
+	if err != nil {
+		return err
+	}
+	for _, c := range staticpod.ControlPlane {
+		path, err := staticpod.Write(cfg, c)
+		if err != nil {
+			return err
+		}
+		s.Printf("wrote %s", path)
+	}
+	return nil
+}
+
+func (d *initData) kubeletStart(_ context.Context, s *workflow.Status) error {
+	cfg, err := d.config()
+	if err != nil {
+		return err
+	}
+	_, statErr := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+	kc, err := kubelet.Configuration(cfg, statErr != nil)
+	if err != nil {
+		return err
+	}
+	path, err := kubelet.Write(cfg, kc)
+	if err != nil {
+		return err
+	}
+	s.Printf("wrote %s", path)
+	binary, err := exec.LookPath(kubelet.Binary)
+	if err != nil {
+		return fmt.Errorf("%w: %s not found in PATH (the Trireme kubelet is not part of the repository yet)", workflow.ErrNotAvailable, kubelet.Binary)
+	}
+	pidFile := cfg.Paths.PIDFile("kubelet")
+	if pid, ok := supervisor.Running(pidFile); ok {
+		s.Printf("kubelet already supervised by PID %d", pid)
+		return nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	pid, err := supervisor.Start(self, supervisor.Spec{Name: "kubelet", PIDFile: pidFile, LogFile: cfg.Paths.LogFile("kubelet"),
+		Command: kubelet.Command(binary, cfg)}, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	s.Printf("started the kubelet under supervisor PID %d, logs in %s", pid, cfg.Paths.LogFile("kubelet"))
+	return nil
+}
+
+func (d *initData) waitControlPlane(ctx context.Context, s *workflow.Status) error {
+	cfg, err := d.config()
+	if err != nil {
+		return err
+	}
+	ca, err := pki.Load(cfg.PKIDir(), pki.CA)
+	if err != nil {
+		return err
+	}
+	endpoints := []clusterphases.Endpoint{
+		{Name: "kube-apiserver", URL: cfg.LocalURL() + "/livez", CA: ca.Cert},
+		{Name: "kube-controller-manager", URL: "https://127.0.0.1:" + strconv.Itoa(staticpod.ControllerManagerPort) + "/healthz"},
+		{Name: "kube-scheduler", URL: "https://127.0.0.1:" + strconv.Itoa(staticpod.SchedulerPort) + "/livez"},
+	}
+	start := time.Now()
+	err = clusterphases.WaitHealthy(ctx, endpoints, controlPlaneTimeout, func(waiting []string) {
+		s.Progress("waiting for %s (%s)", strings.Join(waiting, ", "), time.Since(start).Round(time.Second))
+	})
+	if err == nil {
+		s.Printf("control plane healthy after %s", time.Since(start).Round(100*time.Millisecond))
+	}
+	return err
+}
+
+// clients returns a clientset for admin.conf, first binding admin.conf's group to
+// cluster-admin with super-admin.conf (kubeadm's order).
+func (d *initData) client(ctx context.Context) (kubernetes.Interface, error) {
+	cfg, err := d.config()
+	if err != nil {
+		return nil, err
+	}
+	super, err := clientFor(cfg.Paths.Kubeconfig("super-admin.conf"))
+	if err != nil {
+		return nil, err
+	}
+	if err := clusterphases.EnsureAdminBinding(ctx, super); err != nil {
+		return nil, err
+	}
+	return clientFor(cfg.Paths.Kubeconfig("admin.conf"))
+}
+
+func clientFor(path string) (kubernetes.Interface, error) {
+	rc, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	return kubernetes.NewForConfig(rc)
+}
+
+func (d *initData) uploadConfig(ctx context.Context, s *workflow.Status) error {
+	cfg, err := d.config()
+	if err != nil {
+		return err
+	}
+	c, err := d.client(ctx)
+	if err != nil {
+		return err
+	}
+	if err := clusterphases.UploadConfig(ctx, c, cfg.Cluster); err != nil {
+		return err
+	}
+	s.Printf("stored kube-system/%s", clusterphases.ConfigMapName)
+	return nil
+}
+
+func (d *initData) markControlPlane(ctx context.Context, s *workflow.Status) error {
+	cfg, err := d.config()
+	if err != nil {
+		return err
+	}
+	c, err := d.client(ctx)
+	if err != nil {
+		return err
+	}
+	var taints []corev1.Taint
+	switch {
+	case cfg.Init.NodeRegistration.Taints != nil:
+		for _, t := range cfg.Init.NodeRegistration.Taints {
+			taints = append(taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
+		}
+	case !cfg.SingleNode:
+		taints = []corev1.Taint{{Key: clusterphases.ControlPlaneLabel, Effect: corev1.TaintEffectNoSchedule}}
+	}
+	if err := clusterphases.MarkControlPlane(ctx, c, cfg.NodeName(), taints, nodeTimeout); err != nil {
+		return err
+	}
+	s.Printf("labelled node %s %s, %d taint(s)", cfg.NodeName(), clusterphases.ControlPlaneLabel, len(taints))
+	return nil
+}
+
+func (d *initData) bootstrapToken(ctx context.Context, s *workflow.Status) error {
+	cfg, err := d.config()
+	if err != nil {
+		return err
+	}
+	c, err := d.client(ctx)
+	if err != nil {
+		return err
+	}
+	groups := map[string]bool{}
+	var groupList []string
+	for i := range cfg.Init.BootstrapTokens {
+		t := &cfg.Init.BootstrapTokens[i]
+		if err := token.Create(ctx, c, t, time.Now()); err != nil {
+			return err
+		}
+		d.tokens = append(d.tokens, t.Token)
+		s.Printf("created bootstrap token %s", t.Token)
+		for _, g := range t.Groups {
+			if !groups[g] {
+				groups[g] = true
+				groupList = append(groupList, g)
+			}
+		}
+	}
+	if len(groupList) == 0 {
+		groupList = []string{"system:bootstrappers:kubeadm:default-node-token"}
+	}
+	if err := clusterphases.BootstrapRBAC(ctx, c, groupList); err != nil {
+		return err
+	}
+	ca, err := pki.Load(cfg.PKIDir(), pki.CA)
+	if err != nil {
+		return err
+	}
+	if err := clusterphases.ClusterInfo(ctx, c, cfg.Cluster.ClusterName, cfg.ControlPlaneURL(), pki.EncodeCert(ca.Cert)); err != nil {
+		return err
+	}
+	s.Printf("published kube-public/cluster-info and the RBAC for joining nodes")
+	return nil
+}
+
+// CAHash is the --discovery-token-ca-cert-hash of a CA certificate.
+func CAHash(ca *x509.Certificate) string {
+	sum := sha256.Sum256(ca.RawSubjectPublicKeyInfo)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func printSuccess(out io.Writer, cfg *options.Config, tokens []string) error {
+	ca, err := pki.Load(cfg.PKIDir(), pki.CA)
+	if err != nil {
+		return err
+	}
+	admin := cfg.Paths.Kubeconfig("admin.conf")
+	fmt.Fprintf(out, "\nYour Trireme control plane has initialized successfully!\n\nTo use it:\n\n  export KUBECONFIG=%s\n  kubectl get nodes\n\n", admin)
+	if len(tokens) == 0 {
+		return errors.New("no bootstrap token was created, so there is no join command to print")
+	}
+	endpoint := strings.TrimPrefix(cfg.ControlPlaneURL(), "https://")
+	fmt.Fprintf(out, "Join worker nodes by running, as root on each:\n\n  triremeadm join %s --token %s \\\n    --discovery-token-ca-cert-hash %s\n", endpoint, tokens[0], CAHash(ca.Cert))
+	return nil
+}

@@ -1,0 +1,59 @@
+package kubelet
+
+import (
+	"net"
+	"os"
+	"strings"
+	"testing"
+
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"sigs.k8s.io/yaml"
+
+	"trireme.dev/adm/internal/options"
+)
+
+func TestDNSIP(t *testing.T) {
+	for subnet, want := range map[string]string{"10.96.0.0/12": "10.96.0.10", "10.200.0.0/16": "10.200.0.10", "fd00::/108": "fd00::a"} {
+		if got, err := DNSIP(subnet); err != nil || got != want {
+			t.Errorf("DNSIP(%s) = %s, %v; want %s", subnet, got, err, want)
+		}
+	}
+}
+
+func TestConfiguration(t *testing.T) {
+	root := t.TempDir()
+	cfg, err := (&options.Init{}).Resolve(nil, root, options.Environment{
+		Hostname:          func() (string, error) { return "n1", nil },
+		DefaultAddress:    func() (net.IP, error) { return net.ParseIP("10.0.0.2"), nil },
+		DefaultK8sVersion: "v1.37.0",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v1 := range []bool{true, false} {
+		kc, err := Configuration(cfg, v1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path, err := Write(cfg, kc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(path)
+		var back kubeletv1beta1.KubeletConfiguration
+		if err := yaml.UnmarshalStrict(data, &back); err != nil {
+			t.Fatal(err)
+		}
+		if back.Kind != "KubeletConfiguration" || back.ClusterDNS[0] != "10.96.0.10" || back.StaticPodPath != root+"/etc/trireme/manifests" ||
+			back.ContainerRuntimeEndpoint != "unix://"+root+"/run/containerd/containerd.sock" || *back.FailSwapOn {
+			t.Errorf("config:\n%s", data)
+		}
+		if (back.FailCgroupV1 != nil && !*back.FailCgroupV1) != v1 {
+			t.Errorf("cgroup v1 %v: failCgroupV1 = %v", v1, back.FailCgroupV1)
+		}
+	}
+	cmd := strings.Join(Command("/bin/trireme-kubelet", cfg), " ")
+	if !strings.Contains(cmd, "--kubeconfig="+root+"/etc/trireme/kubelet.conf") || !strings.Contains(cmd, "--hostname-override=n1") {
+		t.Errorf("command %s", cmd)
+	}
+}

@@ -1,0 +1,299 @@
+// Package options turns triremeadm's flags and --config file into one defaulted,
+// validated configuration. As in kubeadm, a flag the user set overrides the file's
+// field; fields neither sets get the API's static defaults, then the machine's
+// (host name, the default route's address, triremeadm's version).
+package options
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"trireme.dev/api/config/v1alpha1"
+
+	"trireme.dev/adm/internal/kubeconfig"
+	"trireme.dev/adm/internal/paths"
+	"trireme.dev/adm/internal/pki"
+	"trireme.dev/adm/internal/version"
+)
+
+// Init holds `triremeadm init`'s flags.
+type Init struct {
+	ConfigFile            string
+	AdvertiseAddress      string
+	BindPort              int32
+	CertSANs              []string
+	CertDir               string
+	ControlPlaneEndpoint  string
+	KubernetesVersion     string
+	NodeName              string
+	PodCIDR               string
+	ServiceCIDR           string
+	DNSDomain             string
+	ImageRepository       string
+	CRISocket             string
+	IgnorePreflightErrors []string
+	SkipPhases            []string
+	Token                 string
+	TokenTTL              time.Duration
+	SingleNode            bool
+}
+
+// AddFlags registers kubeadm's init flags on fs.
+func (o *Init) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.ConfigFile, "config", "", "Path to a triremeadm configuration file (InitConfiguration and ClusterConfiguration of "+v1alpha1.APIVersion+"); flags override it.")
+	fs.StringVar(&o.AdvertiseAddress, "apiserver-advertise-address", "", "The IP address the apiserver advertises; default the address of the default route's interface.")
+	fs.Int32Var(&o.BindPort, "apiserver-bind-port", v1alpha1.DefaultAPIBindPort, "The port the apiserver listens on.")
+	fs.StringSliceVar(&o.CertSANs, "apiserver-cert-extra-sans", nil, "Extra Subject Alternative Names (IPs or DNS names) for the apiserver serving certificate.")
+	fs.StringVar(&o.CertDir, "cert-dir", v1alpha1.DefaultCertificatesDir, "Where certificates are stored.")
+	fs.StringVar(&o.ControlPlaneEndpoint, "control-plane-endpoint", "", "A stable IP or DNS name, with an optional port, for the control plane.")
+	fs.StringVar(&o.KubernetesVersion, "kubernetes-version", version.Version, "The version whose images are used.")
+	fs.StringVar(&o.NodeName, "node-name", "", "The node's name; default the host name.")
+	fs.StringVar(&o.PodCIDR, "pod-network-cidr", v1alpha1.DefaultPodSubnet, "The range node pod CIDRs are allocated from.")
+	fs.StringVar(&o.ServiceCIDR, "service-cidr", v1alpha1.DefaultServiceSubnet, "The range of Service ClusterIPs.")
+	fs.StringVar(&o.DNSDomain, "service-dns-domain", v1alpha1.DefaultDNSDomain, "The cluster's DNS domain.")
+	fs.StringVar(&o.ImageRepository, "image-repository", v1alpha1.DefaultImageRepository, "The repository prefix of the images.")
+	fs.StringVar(&o.CRISocket, "cri-socket", v1alpha1.DefaultCRISocket, "The container runtime's socket.")
+	fs.StringSliceVar(&o.IgnorePreflightErrors, "ignore-preflight-errors", nil, "Preflight checks whose errors become warnings, e.g. Swap,Port-6443; 'all' ignores every one.")
+	fs.StringSliceVar(&o.SkipPhases, "skip-phases", nil, "Phases to leave out.")
+	fs.StringVar(&o.Token, "token", "", "The bootstrap token to create (\"[a-z0-9]{6}.[a-z0-9]{16}\"); default a random one.")
+	fs.DurationVar(&o.TokenTTL, "token-ttl", v1alpha1.DefaultTokenTTL, "How long the bootstrap token lives; 0 means forever.")
+	fs.BoolVar(&o.SingleNode, "single-node", false, "Leave the control-plane node schedulable (no NoSchedule taint).")
+}
+
+// Config is the resolved configuration of a control-plane node.
+type Config struct {
+	Init    *v1alpha1.InitConfiguration
+	Cluster *v1alpha1.ClusterConfiguration
+	// Paths places every file, below --root-dir in tests.
+	Paths paths.Paths
+	// SingleNode leaves the node schedulable.
+	SingleNode bool
+}
+
+// Environment is what dynamic defaults are read from; tests replace it.
+type Environment struct {
+	Hostname          func() (string, error)
+	DefaultAddress    func() (net.IP, error)
+	DefaultK8sVersion string
+}
+
+// HostEnvironment reads the real machine.
+func HostEnvironment() Environment {
+	return Environment{Hostname: os.Hostname, DefaultAddress: DefaultRouteAddress, DefaultK8sVersion: version.Version}
+}
+
+// Resolve builds the configuration from the file (if any), the flags the user set
+// in fs, static and dynamic defaults, then validates it.
+func (o *Init) Resolve(fs *pflag.FlagSet, root string, env Environment) (*Config, error) {
+	init, cluster := &v1alpha1.InitConfiguration{}, &v1alpha1.ClusterConfiguration{}
+	if o.ConfigFile != "" {
+		data, err := os.ReadFile(o.ConfigFile)
+		if err != nil {
+			return nil, fmt.Errorf("read --config: %w", err)
+		}
+		docs, err := v1alpha1.Decode(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", o.ConfigFile, err)
+		}
+		if docs.Join != nil {
+			return nil, fmt.Errorf("%s: a JoinConfiguration is for `triremeadm join`, not init", o.ConfigFile)
+		}
+		if docs.Init != nil {
+			init = docs.Init
+		}
+		if docs.Cluster != nil {
+			cluster = docs.Cluster
+		}
+	}
+	set := func(name string) bool { return fs != nil && fs.Changed(name) }
+	if set("apiserver-advertise-address") {
+		init.LocalAPIEndpoint.AdvertiseAddress = o.AdvertiseAddress
+	}
+	if set("apiserver-bind-port") {
+		init.LocalAPIEndpoint.BindPort = o.BindPort
+	}
+	if set("apiserver-cert-extra-sans") {
+		cluster.APIServer.CertSANs = o.CertSANs
+	}
+	if set("cert-dir") {
+		cluster.CertificatesDir = o.CertDir
+	}
+	if set("control-plane-endpoint") {
+		cluster.ControlPlaneEndpoint = o.ControlPlaneEndpoint
+	}
+	if set("kubernetes-version") {
+		cluster.KubernetesVersion = o.KubernetesVersion
+	}
+	if set("node-name") {
+		init.NodeRegistration.Name = o.NodeName
+	}
+	if set("pod-network-cidr") {
+		cluster.Networking.PodSubnet = o.PodCIDR
+	}
+	if set("service-cidr") {
+		cluster.Networking.ServiceSubnet = o.ServiceCIDR
+	}
+	if set("service-dns-domain") {
+		cluster.Networking.DNSDomain = o.DNSDomain
+	}
+	if set("image-repository") {
+		cluster.ImageRepository = o.ImageRepository
+	}
+	if set("cri-socket") {
+		init.NodeRegistration.CRISocket = o.CRISocket
+	}
+	if set("ignore-preflight-errors") {
+		init.NodeRegistration.IgnorePreflightErrors = o.IgnorePreflightErrors
+	}
+	if set("skip-phases") {
+		init.SkipPhases = o.SkipPhases
+	}
+	if set("token") || set("token-ttl") {
+		if len(init.BootstrapTokens) == 0 {
+			init.BootstrapTokens = []v1alpha1.BootstrapToken{{}}
+		}
+		if set("token") {
+			init.BootstrapTokens[0].Token = o.Token
+		}
+		if set("token-ttl") {
+			init.BootstrapTokens[0].TTL = &metav1.Duration{Duration: o.TokenTTL}
+		}
+	}
+	v1alpha1.SetDefaultsInitConfiguration(init)
+	v1alpha1.SetDefaultsClusterConfiguration(cluster)
+	if init.NodeRegistration.Name == "" {
+		h, err := env.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("node name: %w", err)
+		}
+		init.NodeRegistration.Name = strings.ToLower(h)
+	}
+	if init.LocalAPIEndpoint.AdvertiseAddress == "" {
+		ip, err := env.DefaultAddress()
+		if err != nil {
+			return nil, fmt.Errorf("advertise address (set --apiserver-advertise-address): %w", err)
+		}
+		init.LocalAPIEndpoint.AdvertiseAddress = ip.String()
+	}
+	if cluster.KubernetesVersion == "" {
+		cluster.KubernetesVersion = env.DefaultK8sVersion
+	}
+	errs := v1alpha1.ValidateInitConfiguration(init)
+	errs = append(errs, v1alpha1.ValidateClusterConfiguration(cluster)...)
+	if err := errs.ToAggregate(); err != nil {
+		return nil, fmt.Errorf("invalid configuration: %w", err)
+	}
+	return &Config{Init: init, Cluster: cluster, Paths: paths.Paths{Root: root}, SingleNode: o.SingleNode}, nil
+}
+
+// PKIDir is the certificates directory, below the root.
+func (c *Config) PKIDir() string { return c.Paths.In(c.Cluster.CertificatesDir) }
+
+// EtcdDataDir is the local etcd member's data directory, below the root.
+func (c *Config) EtcdDataDir() string { return c.Paths.In(c.Cluster.Etcd.Local.DataDir) }
+
+// NodeName is this node's name.
+func (c *Config) NodeName() string { return c.Init.NodeRegistration.Name }
+
+// AdvertiseAddress is this node's apiserver address.
+func (c *Config) AdvertiseAddress() net.IP {
+	return net.ParseIP(c.Init.LocalAPIEndpoint.AdvertiseAddress)
+}
+
+// LocalURL is this node's apiserver URL.
+func (c *Config) LocalURL() string {
+	return "https://" + net.JoinHostPort(c.Init.LocalAPIEndpoint.AdvertiseAddress, strconv.Itoa(int(c.Init.LocalAPIEndpoint.BindPort)))
+}
+
+// ControlPlaneURL is the control plane's URL: --control-plane-endpoint (its port
+// defaulting to the bind port) or this node's apiserver.
+func (c *Config) ControlPlaneURL() string {
+	e := c.Cluster.ControlPlaneEndpoint
+	if e == "" {
+		return c.LocalURL()
+	}
+	if _, _, err := net.SplitHostPort(e); err != nil {
+		e = net.JoinHostPort(e, strconv.Itoa(int(c.Init.LocalAPIEndpoint.BindPort)))
+	}
+	return "https://" + e
+}
+
+// controlPlaneHost is the host part of --control-plane-endpoint.
+func (c *Config) controlPlaneHost() string {
+	e := c.Cluster.ControlPlaneEndpoint
+	if h, _, err := net.SplitHostPort(e); err == nil {
+		return h
+	}
+	return e
+}
+
+// CertInputs is what the certificates depend on.
+func (c *Config) CertInputs() pki.Inputs {
+	in := pki.Inputs{
+		NodeName:                 c.NodeName(),
+		AdvertiseAddress:         c.AdvertiseAddress(),
+		ServiceSubnet:            c.Cluster.Networking.ServiceSubnet,
+		DNSDomain:                c.Cluster.Networking.DNSDomain,
+		ControlPlaneEndpointHost: c.controlPlaneHost(),
+		APIServerSANs:            c.Cluster.APIServer.CertSANs,
+		ExternalEtcd:             c.Cluster.Etcd.External != nil,
+	}
+	if l := c.Cluster.Etcd.Local; l != nil {
+		in.EtcdServerSANs, in.EtcdPeerSANs = l.ServerCertSANs, l.PeerCertSANs
+	}
+	return in
+}
+
+// KubeconfigInputs is what the kubeconfig files depend on.
+func (c *Config) KubeconfigInputs() kubeconfig.Inputs {
+	return kubeconfig.Inputs{ClusterName: c.Cluster.ClusterName, NodeName: c.NodeName(),
+		ControlPlaneURL: c.ControlPlaneURL(), LocalURL: c.LocalURL()}
+}
+
+// Image returns the reference of the Trireme image name at the cluster's version.
+func (c *Config) Image(name string) string {
+	return c.Cluster.ImageRepository + "/" + name + ":" + c.Cluster.KubernetesVersion
+}
+
+// DefaultRouteAddress returns the first global IPv4 address of the interface that
+// holds the IPv4 default route (kubeadm's default advertise address).
+func DefaultRouteAddress() (net.IP, error) {
+	f, err := os.Open("/proc/net/route")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	var iface string
+	for s.Scan() {
+		fields := strings.Fields(s.Text())
+		if len(fields) > 2 && fields[1] == "00000000" && fields[0] != "Iface" {
+			iface = fields[0]
+			break
+		}
+	}
+	if iface == "" {
+		return nil, fmt.Errorf("no IPv4 default route")
+	}
+	i, err := net.InterfaceByName(iface)
+	if err != nil {
+		return nil, err
+	}
+	addrs, err := i.Addrs()
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && n.IP.IsGlobalUnicast() {
+			return n.IP.To4(), nil
+		}
+	}
+	return nil, fmt.Errorf("interface %s of the default route has no IPv4 address", iface)
+}

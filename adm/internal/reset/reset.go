@@ -1,0 +1,71 @@
+// Package reset undoes what triremeadm init made on this machine: it stops the
+// processes triremeadm supervises, by the PIDs it recorded, and removes the files and
+// directories it wrote. Images imported into containerd and the logs under
+// /var/log/trireme are kept, as kubeadm keeps them.
+package reset
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"trireme.dev/adm/internal/containerd"
+	"trireme.dev/adm/internal/paths"
+	"trireme.dev/adm/internal/supervisor"
+)
+
+// Supervised are the processes triremeadm starts, stopped in this order.
+var Supervised = []string{"kubelet", "containerd"}
+
+// Kubeconfigs are the kubeconfig files init writes.
+var Kubeconfigs = []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf", "kubelet.conf"}
+
+// Inputs names what to remove.
+type Inputs struct {
+	Paths paths.Paths
+	// PKIDir and EtcdDataDir are below the root already.
+	PKIDir, EtcdDataDir string
+}
+
+// Targets lists every file and directory reset removes.
+func Targets(in Inputs) []string {
+	p := in.Paths
+	out := []string{p.ManifestsDir(), in.PKIDir, in.EtcdDataDir, p.KubeletDir(), p.ContainerdDir(),
+		filepath.Dir(p.CNITemplate()), filepath.Join(p.CNIConfDir(), containerd.GeneratedCNIConfig),
+		filepath.Join(p.CNIDataDir(), "trireme")}
+	for _, k := range Kubeconfigs {
+		out = append(out, p.Kubeconfig(k))
+	}
+	return out
+}
+
+// Run stops the supervised processes and removes the targets, reporting each action
+// through report. It carries on past failures and returns them all.
+func Run(in Inputs, report func(format string, args ...any)) error {
+	var errs []error
+	for _, name := range Supervised {
+		pidFile := in.Paths.PIDFile(name)
+		pid, _ := supervisor.ReadPID(pidFile)
+		stopped, err := supervisor.Stop(pidFile, 20*time.Second)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("stop %s: %w", name, err))
+			continue
+		}
+		if stopped {
+			report("stopped %s (PID %d)", name, pid)
+		}
+	}
+	for _, t := range Targets(in) {
+		if _, err := os.Lstat(t); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err := os.RemoveAll(t); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		report("removed %s", t)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,233 @@
+package v1alpha1
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+func TestDefaults(t *testing.T) {
+	c := &ClusterConfiguration{}
+	SetDefaultsClusterConfiguration(c)
+	if c.APIVersion != APIVersion || c.Kind != KindClusterConfiguration {
+		t.Errorf("type meta = %v", c.TypeMeta)
+	}
+	if c.CertificatesDir != "/etc/trireme/pki" || c.Networking.ServiceSubnet != "10.96.0.0/12" ||
+		c.Networking.PodSubnet != "10.244.0.0/16" || c.Networking.DNSDomain != "cluster.local" ||
+		c.Etcd.Local == nil || c.Etcd.Local.DataDir != "/var/lib/trireme/etcd" || c.ImageRepository != "trireme.dev" {
+		t.Errorf("defaults = %+v", c)
+	}
+	if errs := ValidateClusterConfiguration(c); len(errs) != 0 {
+		t.Errorf("defaulted ClusterConfiguration invalid: %v", errs)
+	}
+	ext := &ClusterConfiguration{Etcd: Etcd{External: &ExternalEtcd{Endpoints: []string{"https://10.0.0.1:2379"}}}}
+	SetDefaultsClusterConfiguration(ext)
+	if ext.Etcd.Local != nil {
+		t.Errorf("external etcd got a local member too")
+	}
+
+	i := &InitConfiguration{}
+	SetDefaultsInitConfiguration(i)
+	if len(i.BootstrapTokens) != 1 || i.BootstrapTokens[0].TTL.Duration != 24*time.Hour ||
+		len(i.BootstrapTokens[0].Usages) != 2 || i.LocalAPIEndpoint.BindPort != 6443 ||
+		i.NodeRegistration.CRISocket != DefaultCRISocket {
+		t.Errorf("init defaults = %+v", i)
+	}
+	if errs := ValidateInitConfiguration(i); len(errs) != 0 {
+		t.Errorf("defaulted InitConfiguration invalid: %v", errs)
+	}
+	// An explicit empty token list stays empty.
+	none := &InitConfiguration{BootstrapTokens: []BootstrapToken{}}
+	SetDefaultsInitConfiguration(none)
+	if len(none.BootstrapTokens) != 0 {
+		t.Errorf("explicit empty token list was filled")
+	}
+
+	j := &JoinConfiguration{Discovery: Discovery{BootstrapToken: &BootstrapTokenDiscovery{Token: "abcdef.0123456789abcdef"}}}
+	SetDefaultsJoinConfiguration(j)
+	if j.Discovery.TLSBootstrapToken != "abcdef.0123456789abcdef" || j.Discovery.Timeout.Duration != 5*time.Minute || j.CACertPath != DefaultCACertPath {
+		t.Errorf("join defaults = %+v", j)
+	}
+}
+
+func TestValidateClusterConfiguration(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*ClusterConfiguration)
+		want   []string // field paths with errors
+	}{
+		{"defaults", func(*ClusterConfiguration) {}, nil},
+		{"endpoint with port", func(c *ClusterConfiguration) { c.ControlPlaneEndpoint = "cp.example.com:6443" }, nil},
+		{"endpoint without port", func(c *ClusterConfiguration) { c.ControlPlaneEndpoint = "10.0.0.5" }, nil},
+		{"bad endpoint", func(c *ClusterConfiguration) { c.ControlPlaneEndpoint = "bad_host:99999" }, []string{"controlPlaneEndpoint"}},
+		{"relative pki", func(c *ClusterConfiguration) { c.CertificatesDir = "pki" }, []string{"certificatesDir"}},
+		{"bad version", func(c *ClusterConfiguration) { c.KubernetesVersion = "1.37" }, []string{"kubernetesVersion"}},
+		{"bad service subnet", func(c *ClusterConfiguration) { c.Networking.ServiceSubnet = "10.96.0.0" }, []string{"networking.serviceSubnet"}},
+		{"huge service subnet", func(c *ClusterConfiguration) { c.Networking.ServiceSubnet = "10.0.0.0/8" }, []string{"networking.serviceSubnet"}},
+		{"bad pod subnet", func(c *ClusterConfiguration) { c.Networking.PodSubnet = "x" }, []string{"networking.podSubnet"}},
+		{"bad domain", func(c *ClusterConfiguration) { c.Networking.DNSDomain = "Cluster_Local" }, []string{"networking.dnsDomain"}},
+		{"both etcds", func(c *ClusterConfiguration) {
+			c.Etcd.External = &ExternalEtcd{Endpoints: []string{"https://a:2379"}}
+		}, []string{"etcd"}},
+		{"external without endpoints", func(c *ClusterConfiguration) {
+			c.Etcd = Etcd{External: &ExternalEtcd{CertFile: "/c"}}
+		}, []string{"etcd.external.endpoints", "etcd.external"}},
+		{"external bad url", func(c *ClusterConfiguration) {
+			c.Etcd = Etcd{External: &ExternalEtcd{Endpoints: []string{"10.0.0.1:2379"}}}
+		}, []string{"etcd.external.endpoints[0]"}},
+		{"bad extra arg", func(c *ClusterConfiguration) {
+			c.APIServer.ExtraArgs = []Arg{{Name: "--v", Value: "2"}}
+		}, []string{"apiServer.extraArgs[0].name"}},
+		{"bad SAN", func(c *ClusterConfiguration) { c.APIServer.CertSANs = []string{"ok.example", "not ok"} }, []string{"apiServer.certSANs[1]"}},
+		{"wildcard SAN", func(c *ClusterConfiguration) { c.APIServer.CertSANs = []string{"*.example.com", "::1"} }, nil},
+		{"bad kind", func(c *ClusterConfiguration) { c.Kind = "InitConfiguration" }, []string{"kind"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &ClusterConfiguration{}
+			SetDefaultsClusterConfiguration(c)
+			tt.mutate(c)
+			checkPaths(t, pathsOf(ValidateClusterConfiguration(c)), tt.want)
+		})
+	}
+}
+
+func TestValidateInitAndJoin(t *testing.T) {
+	hash := "sha256:" + strings.Repeat("ab", 32)
+	tests := []struct {
+		name string
+		init *InitConfiguration
+		join *JoinConfiguration
+		want []string
+	}{
+		{name: "init ok", init: &InitConfiguration{BootstrapTokens: []BootstrapToken{{Token: "abcdef.0123456789abcdef"}}, LocalAPIEndpoint: APIEndpoint{AdvertiseAddress: "10.0.0.2"}}},
+		{name: "init bad token", init: &InitConfiguration{BootstrapTokens: []BootstrapToken{{Token: "ABCDEF.0123456789abcdef"}}}, want: []string{"bootstrapTokens[0].token"}},
+		{name: "init bad usage and group", init: &InitConfiguration{BootstrapTokens: []BootstrapToken{{Usages: []string{"x"}, Groups: []string{"system:masters"}}}},
+			want: []string{"bootstrapTokens[0].usages[0]", "bootstrapTokens[0].groups[0]"}},
+		{name: "init negative ttl", init: &InitConfiguration{BootstrapTokens: []BootstrapToken{{TTL: &metav1.Duration{Duration: -time.Second}}}}, want: []string{"bootstrapTokens[0].ttl"}},
+		{name: "init bad address and port", init: &InitConfiguration{LocalAPIEndpoint: APIEndpoint{AdvertiseAddress: "host", BindPort: 70000}},
+			want: []string{"localAPIEndpoint.advertiseAddress", "localAPIEndpoint.bindPort"}},
+		{name: "init bad node", init: &InitConfiguration{NodeRegistration: NodeRegistrationOptions{Name: "Node_1", CRISocket: "/run/c.sock",
+			Taints: []Taint{{Key: "a", Effect: "Sometimes"}}}},
+			want: []string{"nodeRegistration.name", "nodeRegistration.criSocket", "nodeRegistration.taints[0].effect"}},
+		{name: "join ok", join: &JoinConfiguration{Discovery: Discovery{BootstrapToken: &BootstrapTokenDiscovery{
+			Token: "abcdef.0123456789abcdef", APIServerEndpoint: "10.0.0.2:6443", CACertHashes: []string{hash}}}}},
+		{name: "join no discovery", join: &JoinConfiguration{}, want: []string{"discovery.bootstrapToken"}},
+		{name: "join unpinned", join: &JoinConfiguration{Discovery: Discovery{BootstrapToken: &BootstrapTokenDiscovery{
+			Token: "abcdef.0123456789abcdef", APIServerEndpoint: "10.0.0.2"}}},
+			want: []string{"discovery.bootstrapToken.apiServerEndpoint", "discovery.bootstrapToken.caCertHashes"}},
+		{name: "join bad hash", join: &JoinConfiguration{Discovery: Discovery{BootstrapToken: &BootstrapTokenDiscovery{
+			Token: "abcdef.0123456789abcdef", APIServerEndpoint: "h:1", CACertHashes: []string{"md5:00"}}}},
+			want: []string{"discovery.bootstrapToken.caCertHashes[0]"}},
+		{name: "join unsafe", join: &JoinConfiguration{Discovery: Discovery{BootstrapToken: &BootstrapTokenDiscovery{
+			Token: "abcdef.0123456789abcdef", APIServerEndpoint: "h:1", UnsafeSkipCAVerification: true}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			if tt.init != nil {
+				SetDefaultsInitConfiguration(tt.init)
+				got = pathsOf(ValidateInitConfiguration(tt.init))
+			} else {
+				SetDefaultsJoinConfiguration(tt.join)
+				got = pathsOf(ValidateJoinConfiguration(tt.join))
+			}
+			checkPaths(t, got, tt.want)
+		})
+	}
+}
+
+func TestDecode(t *testing.T) {
+	good := `
+apiVersion: triremeadm.config.trireme.dev/v1alpha1
+kind: InitConfiguration
+localAPIEndpoint:
+  advertiseAddress: 10.0.0.2
+nodeRegistration:
+  name: cp-1
+---
+apiVersion: triremeadm.config.trireme.dev/v1alpha1
+kind: ClusterConfiguration
+controlPlaneEndpoint: cp.example.com:6443
+networking:
+  podSubnet: 10.50.0.0/16
+apiServer:
+  extraArgs:
+  - name: v
+    value: "2"
+  certSANs: [extra.example.com]
+`
+	docs, err := Decode([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if docs.Init == nil || docs.Init.NodeRegistration.Name != "cp-1" || docs.Cluster == nil ||
+		docs.Cluster.Networking.PodSubnet != "10.50.0.0/16" || docs.Cluster.APIServer.ExtraArgs[0].Value != "2" ||
+		docs.Cluster.APIServer.CertSANs[0] != "extra.example.com" || docs.Join != nil {
+		t.Errorf("decoded %+v %+v", docs.Init, docs.Cluster)
+	}
+	bad := []struct{ name, doc, want string }{
+		{"unknown field", "apiVersion: " + APIVersion + "\nkind: ClusterConfiguration\nnetworkin: {}\n", "unknown field"},
+		{"unknown kind", "apiVersion: " + APIVersion + "\nkind: Thing\n", "unknown kind"},
+		{"wrong group", "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n", "apiVersion"},
+		{"twice", "apiVersion: " + APIVersion + "\nkind: JoinConfiguration\n---\napiVersion: " + APIVersion + "\nkind: JoinConfiguration\n", "second"},
+		{"wrong type", "apiVersion: " + APIVersion + "\nkind: InitConfiguration\nlocalAPIEndpoint:\n  bindPort: abc\n", "bindPort"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Decode([]byte(tt.doc))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Decode err = %v, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzDecode checks that no input makes decoding, defaulting or validation panic.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte("apiVersion: " + APIVersion + "\nkind: InitConfiguration\nbootstrapTokens:\n- token: abcdef.0123456789abcdef\n"))
+	f.Add([]byte("apiVersion: " + APIVersion + "\nkind: ClusterConfiguration\netcd:\n  external:\n    endpoints: [x]\n"))
+	f.Add([]byte("apiVersion: " + APIVersion + "\nkind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n    token: a\n"))
+	f.Add([]byte("---\n---\n{}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		docs, err := Decode(data)
+		if err != nil {
+			return
+		}
+		if docs.Init != nil {
+			SetDefaultsInitConfiguration(docs.Init)
+			_ = ValidateInitConfiguration(docs.Init)
+		}
+		if docs.Cluster != nil {
+			SetDefaultsClusterConfiguration(docs.Cluster)
+			_ = ValidateClusterConfiguration(docs.Cluster)
+		}
+		if docs.Join != nil {
+			SetDefaultsJoinConfiguration(docs.Join)
+			_ = ValidateJoinConfiguration(docs.Join)
+		}
+	})
+}
+
+func pathsOf(errs field.ErrorList) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Field)
+	}
+	return out
+}
+
+func checkPaths(t *testing.T, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("error fields = %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("error fields = %q, want %q", got, want)
+		}
+	}
+}

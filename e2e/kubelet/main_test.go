@@ -1,0 +1,263 @@
+package kubelet_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"trireme.dev/e2e/framework"
+)
+
+// suite is what every test shares: starting containerd, the apiserver
+// and a kubelet per test would make the suite several times slower.
+var suite struct {
+	srv        *framework.APIServer
+	containerd *framework.Containerd
+	kubelet    *framework.Process
+	kubeletLog *logBuffer
+	client     kubernetes.Interface
+	nodeName   string
+	podCIDR    string
+	busybox    string
+	dir        string
+	args       []string
+	// port is the kubelet's node server port; apiClient and userClient
+	// are the certificate and key files of the apiserver's kubelet client
+	// and of a user with no rights, both trusted by the kubelet.
+	port                  int
+	apiClient, userClient [2]string
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) (code int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cleanup, err := setUp(ctx)
+	defer func() {
+		if cerr := cleanup(); cerr != nil {
+			fmt.Fprintf(os.Stderr, "e2e/kubelet: clean up: %v\n", cerr)
+			code = max(code, 1)
+		}
+	}()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e/kubelet: %v\n", err)
+		return 1
+	}
+	code = m.Run()
+	if path := os.Getenv("KUBELET_E2E_LOG"); path != "" {
+		_ = os.WriteFile(path, []byte(suite.kubeletLog.String()), 0o644)
+	}
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "trireme-kubelet log (last lines):\n%s\n", suite.kubeletLog.tail(150))
+		fmt.Fprintf(os.Stderr, "containerd log (last lines):\n%s\n", suite.containerd.LogTail(40))
+		fmt.Fprintf(os.Stderr, "trireme-apiserver log (last lines):\n%s\n", suite.srv.LogTail(60))
+	}
+	return code
+}
+
+// setUp starts everything; the returned cleanup stops what was started,
+// by PID, whether or not setUp succeeded.
+func setUp(ctx context.Context) (func() error, error) {
+	var closers []func() error
+	cleanup := func() error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			errs = append(errs, closers[i]())
+		}
+		return errors.Join(errs...)
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "trireme-e2e-kubelet-")
+	if err != nil {
+		return cleanup, err
+	}
+	suite.dir = dir
+	closers = append(closers, func() error { return os.RemoveAll(dir) })
+
+	// The apiserver reaches kubelets with a client certificate the
+	// kubelet trusts through --client-ca-file.
+	kubeletClientCA, err := newCA("kubelet-client-ca")
+	if err != nil {
+		return cleanup, err
+	}
+	clientCAFile := filepath.Join(dir, "kubelet-client-ca.crt")
+	if err := kubeletClientCA.writeCert(clientCAFile); err != nil {
+		return cleanup, err
+	}
+	apiCert, apiKey, err := kubeletClientCA.clientCert(dir, "apiserver-kubelet-client", "kube-apiserver-kubelet-client", "system:masters")
+	if err != nil {
+		return cleanup, err
+	}
+	srv, err := framework.LaunchAPIServer(ctx, framework.APIServerOptions{
+		ControllerManager: true,
+		ExtraArgs:         []string{"--kubelet-client-certificate", apiCert, "--kubelet-client-key", apiKey},
+	})
+	if err != nil {
+		return cleanup, err
+	}
+	suite.srv = srv
+	closers = append(closers, srv.Close)
+	restConfig, err := srv.RESTConfig()
+	if err != nil {
+		return cleanup, err
+	}
+	suite.client, err = kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return cleanup, err
+	}
+
+	cd, err := framework.StartContainerd(ctx, framework.ContainerdOptions{})
+	if err != nil {
+		return cleanup, err
+	}
+	suite.containerd = cd
+	closers = append(closers, cd.Close)
+	suite.busybox = cd.Images["busybox.tar"]
+
+	// The kubelet is a node: system:node:<name> in system:nodes, signed by
+	// the cluster CA, so the Node authorizer and NodeRestriction apply.
+	suite.nodeName = "trireme-e2e-kubelet-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 36)
+	clusterCA, err := loadCA(filepath.Join(srv.DataDir(), "pki", "ca.crt"), filepath.Join(srv.DataDir(), "pki", "ca.key"))
+	if err != nil {
+		return cleanup, err
+	}
+	nodeCert, nodeKey, err := clusterCA.clientCert(dir, "kubelet", "system:node:"+suite.nodeName, "system:nodes")
+	if err != nil {
+		return cleanup, err
+	}
+	kubeconfig := filepath.Join(dir, "kubelet.kubeconfig")
+	if err := writeKubeconfig(kubeconfig, restConfig.Host, filepath.Join(srv.DataDir(), "pki", "ca.crt"), nodeCert, nodeKey); err != nil {
+		return cleanup, err
+	}
+	port, err := framework.FreePort()
+	if err != nil {
+		return cleanup, err
+	}
+	suite.port = port
+	suite.apiClient = [2]string{apiCert, apiKey}
+	userCert, userKey, err := kubeletClientCA.clientCert(dir, "nobody", "e2e-nobody")
+	if err != nil {
+		return cleanup, err
+	}
+	suite.userClient = [2]string{userCert, userKey}
+	suite.args = []string{
+		"--kubeconfig", kubeconfig,
+		"--container-runtime-endpoint", cd.Endpoint(),
+		"--hostname-override", suite.nodeName,
+		"--node-ip", "127.0.0.1",
+		"--root-dir", filepath.Join(dir, "root"),
+		"--pod-logs-dir", filepath.Join(dir, "pods-logs"),
+		"--port", strconv.Itoa(port),
+		"--healthz-port", "0",
+		"--fail-cgroupv1=false",
+		"--client-ca-file", clientCAFile,
+		"--pod-manifest-path", filepath.Join(dir, "manifests"),
+		"--file-check-frequency", "1s",
+		"--node-labels", "e2e.trireme.dev/suite=kubelet",
+		"-v", "2",
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "manifests"), 0o755); err != nil {
+		return cleanup, err
+	}
+	suite.kubeletLog = &logBuffer{}
+	if err := startKubelet(); err != nil {
+		return cleanup, err
+	}
+	closers = append(closers, func() error { return stopKubelet() })
+
+	// No node IPAM controller runs: the suite gives the node its pod CIDR,
+	// which the kubelet hands to containerd.
+	suite.podCIDR = fmt.Sprintf("10.244.%d.0/24", 100+rand.IntN(150))
+	if err := waitFor(ctx, 60*time.Second, func() (bool, error) {
+		if err := suite.kubelet.ExitError(); err != nil {
+			return false, fmt.Errorf("kubelet exited: %w", err)
+		}
+		patch := fmt.Sprintf(`{"spec":{"podCIDR":%q,"podCIDRs":[%q]}}`, suite.podCIDR, suite.podCIDR)
+		_, err := suite.client.CoreV1().Nodes().Patch(ctx, suite.nodeName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		return err == nil, nil
+	}); err != nil {
+		return cleanup, fmt.Errorf("node never registered: %w\n%s", err, suite.kubeletLog.tail(60))
+	}
+	if err := waitFor(ctx, 60*time.Second, func() (bool, error) {
+		node, err := suite.client.CoreV1().Nodes().Get(ctx, suite.nodeName, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		return cleanup, fmt.Errorf("node never became Ready: %w\n%s", err, suite.kubeletLog.tail(60))
+	}
+	// ServiceAccount admission needs the default ServiceAccount.
+	if err := waitFor(ctx, 60*time.Second, func() (bool, error) {
+		_, err := suite.client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		return cleanup, fmt.Errorf("default ServiceAccount never appeared: %w", err)
+	}
+	return cleanup, nil
+}
+
+func startKubelet() error {
+	bin, err := framework.Binary("trireme-kubelet")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(suite.kubeletLog, "=== start %s %s\n", bin, strings.Join(suite.args, " "))
+	suite.kubelet, err = framework.StartProcess(bin, suite.args, suite.kubeletLog)
+	return err
+}
+
+func stopKubelet() error {
+	if suite.kubelet == nil {
+		return nil
+	}
+	err := suite.kubelet.Stop(20 * time.Second)
+	suite.kubelet = nil
+	return err
+}
+
+func waitFor(ctx context.Context, timeout time.Duration, cond func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := cond()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func dump(v any) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}

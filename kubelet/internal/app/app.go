@@ -1,0 +1,311 @@
+// Package app is trireme-kubelet's command line: flags and the --config
+// KubeletConfiguration into options, then the kubelet's parts wired
+// together and run until a signal.
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace/noop"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/component-base/version"
+	cri "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	remote "k8s.io/cri-client/pkg"
+
+	"trireme.dev/kubelet/internal/kubelet"
+	"trireme.dev/kubelet/internal/logging"
+	"trireme.dev/kubelet/internal/nodestatus"
+	"trireme.dev/kubelet/internal/options"
+	"trireme.dev/kubelet/internal/prober"
+	"trireme.dev/kubelet/internal/staticpod"
+	"trireme.dev/kubelet/internal/system"
+	"trireme.dev/kubelet/internal/volume"
+)
+
+// Main runs the command with args and returns the exit code.
+func Main(args []string) int {
+	if err := Run(genericapiserver.SetupSignalContext(), args, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		return 1
+	}
+	return 0
+}
+
+// Run parses args and runs the kubelet until ctx ends.
+func Run(ctx context.Context, args []string, stdout io.Writer) error {
+	o := options.New()
+	var showVersion bool
+	cmd := &cobra.Command{
+		Use:           "trireme-kubelet",
+		Short:         "Register the node and run the pods bound to it through the CRI",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if showVersion {
+				fmt.Fprintln(cmd.OutOrStdout(), version.Get().GitVersion)
+				return nil
+			}
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			return run(ctx, o)
+		},
+	}
+	cmd.SetArgs(args)
+	cmd.SetOut(stdout)
+	o.AddFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&showVersion, "version", false, "Print the version and exit.")
+	return cmd.Execute()
+}
+
+func run(ctx context.Context, o *options.Options) error {
+	log, flush, err := logging.New(o.LogFormat, o.Verbosity)
+	if err != nil {
+		return err
+	}
+	defer flush()
+	cfg := o.Config
+	log.Info("Starting trireme-kubelet", "version", version.Get().GitVersion, "node", o.HostnameOverride)
+
+	cgroups := system.DetectCgroupVersion()
+	if cgroups == 1 && *cfg.FailCgroupV1 {
+		return fmt.Errorf("this host uses cgroup v1 and failCgroupV1 is true: set failCgroupV1: false (or --fail-cgroupv1=false) to run on it")
+	}
+	log.Info("Detected cgroups", "version", int(cgroups), "driver", cfg.CgroupDriver)
+	if err := system.SetOOMScoreAdj(int(*cfg.OOMScoreAdj)); err != nil {
+		log.Info("Could not lower the kubelet's OOM score; continuing", "oomScoreAdj", *cfg.OOMScoreAdj, "err", err.Error())
+	}
+	if err := system.RaiseOpenFilesLimit(uint64(cfg.MaxOpenFiles)); err != nil {
+		log.Info("Could not raise the open files limit; continuing", "maxOpenFiles", cfg.MaxOpenFiles, "err", err.Error())
+	}
+	machine, err := system.ReadMachineInfo()
+	if err != nil {
+		return err
+	}
+
+	rs, err := remote.NewRemoteRuntimeService(ctx, cfg.ContainerRuntimeEndpoint, cfg.RuntimeRequestTimeout.Duration, noop.NewTracerProvider(), false)
+	if err != nil {
+		return fmt.Errorf("connect to the container runtime: %w", err)
+	}
+	imageEndpoint := cfg.ImageServiceEndpoint
+	if imageEndpoint == "" {
+		imageEndpoint = cfg.ContainerRuntimeEndpoint
+	}
+	is, err := remote.NewRemoteImageService(ctx, imageEndpoint, cfg.RuntimeRequestTimeout.Duration, noop.NewTracerProvider(), false)
+	if err != nil {
+		return fmt.Errorf("connect to the image service: %w", err)
+	}
+	v, err := rs.Version(ctx, "v1")
+	if err != nil {
+		return fmt.Errorf("container runtime version: %w", err)
+	}
+	log.Info("Connected to the container runtime", "runtime", v.RuntimeName, "version", v.RuntimeVersion, "criVersion", v.RuntimeApiVersion)
+	cgroupDriver := runtimeCgroupDriver(ctx, rs, cfg.CgroupDriver, log)
+
+	restConfig, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("load kubeconfig: %w", err)
+	}
+	restConfig.QPS = float32(*cfg.KubeAPIQPS)
+	restConfig.Burst = int(cfg.KubeAPIBurst)
+	restConfig.ContentType = cfg.ContentType
+	restConfig.UserAgent = "trireme-kubelet/" + version.Get().GitVersion
+	client, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+
+	nodeIPs, err := nodeIPs(o.NodeIP)
+	if err != nil {
+		return err
+	}
+	nodeName := o.HostnameOverride
+
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: nodeName})
+
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0)
+	podFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+		lo.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", nodeName).String()
+	}))
+	services := factory.Core().V1().Services()
+
+	var k *kubelet.Kubelet
+	probes := prober.New(rs, log.WithName("prober"), nil)
+	vols := volume.New(o.RootDir, client, nil)
+	k = kubelet.New(kubelet.Config{
+		NodeName:      nodeName,
+		NodeIPs:       nodeIPs,
+		Client:        client,
+		Runtime:       rs,
+		Images:        is,
+		RuntimeName:   v.RuntimeName,
+		PodLogsDir:    cfg.PodLogsDir,
+		ClusterDNS:    cfg.ClusterDNS,
+		ClusterDomain: cfg.ClusterDomain,
+		ResolvConf:    *cfg.ResolverConfig,
+		Services:      services.Lister(),
+		Volumes:       vols,
+		Prober:        probes,
+		Recorder:      recorder,
+		ResyncPeriod:  cfg.SyncFrequency.Duration,
+		CgroupDriver:  cgroupDriver,
+	}, log.WithName("pods"))
+	probes.SetOnChange(k.Wake)
+	vols.SetFields(k)
+
+	podInformer := podFactory.Core().V1().Pods().Informer()
+	_, err = podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if pod, ok := obj.(*corev1.Pod); ok && !staticpod.IsMirror(pod) {
+				k.UpsertPod(ctx, pod)
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if pod, ok := obj.(*corev1.Pod); ok && !staticpod.IsMirror(pod) {
+				k.UpsertPod(ctx, pod)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if pod, ok := obj.(*corev1.Pod); ok && !staticpod.IsMirror(pod) {
+				k.RemovePod(pod.UID)
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("pod informer: %w", err)
+	}
+
+	nodes := nodestatus.New(nodestatus.Config{
+		NodeName:        nodeName,
+		NodeIPs:         nodeIPs,
+		Labels:          o.NodeLabels,
+		Taints:          cfg.RegisterWithTaints,
+		MaxPods:         cfg.MaxPods,
+		KubeReserved:    cfg.KubeReserved,
+		SystemReserved:  cfg.SystemReserved,
+		EvictionHard:    cfg.EvictionHard,
+		Port:            cfg.Port,
+		RootDir:         o.RootDir,
+		UpdateFrequency: cfg.NodeStatusUpdateFrequency.Duration,
+		ReportFrequency: cfg.NodeStatusReportFrequency.Duration,
+		LeaseDuration:   time.Duration(cfg.NodeLeaseDurationSeconds) * time.Second,
+		MaxImages:       int(*cfg.NodeStatusMaxImages),
+		ProviderID:      cfg.ProviderID,
+	}, client, rs, is, machine, log.WithName("node"))
+
+	var static *staticpod.Source
+	if cfg.StaticPodPath != "" {
+		static = staticpod.New(cfg.StaticPodPath, nodeName, client, k, cfg.FileCheckFrequency.Duration, log.WithName("static"))
+		go static.Run(ctx)
+	}
+
+	if *cfg.EnableServer {
+		if err := startServer(ctx, o, client, k, rs, nodeIPs, log.WithName("server")); err != nil {
+			return err
+		}
+	}
+	if port := *cfg.HealthzPort; port > 0 {
+		startHealthz(ctx, net.JoinHostPort(cfg.HealthzBindAddress, strconv.Itoa(int(port))), log)
+	}
+
+	go func() {
+		if err := nodes.Run(ctx); err != nil && ctx.Err() == nil {
+			log.Error(err, "Node status manager stopped")
+		}
+	}()
+	factory.Start(ctx.Done())
+	podFactory.Start(ctx.Done())
+	go func() {
+		if !cache.WaitForCacheSync(ctx.Done(), podInformer.HasSynced, services.Informer().HasSynced) {
+			return
+		}
+		if static != nil && !static.WaitSynced(ctx) {
+			return
+		}
+		k.SetSourcesReady()
+		log.Info("Pod sources synced")
+	}()
+	k.Run(logr.NewContext(ctx, log))
+	log.Info("Stopping trireme-kubelet")
+	factory.Shutdown()
+	podFactory.Shutdown()
+	return nil
+}
+
+func nodeIPs(flag string) ([]net.IP, error) {
+	if flag != "" {
+		ip := net.ParseIP(flag)
+		if ip == nil {
+			return nil, fmt.Errorf("--node-ip %q is not an IP address", flag)
+		}
+		return []net.IP{ip}, nil
+	}
+	ip, err := system.DefaultNodeIP()
+	if err != nil {
+		return nil, err
+	}
+	return []net.IP{ip}, nil
+}
+
+func startHealthz(ctx context.Context, addr string, log logr.Logger) {
+	srv := &http.Server{Addr: addr, ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok"))
+	})}
+	go func() {
+		if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
+			log.Error(err, "Healthz server stopped", "address", addr)
+		}
+	}()
+	go func() { <-ctx.Done(); _ = srv.Close() }()
+}
+
+// runtimeCgroupDriver asks the runtime which cgroup driver it uses (CRI
+// RuntimeConfig), as upstream's kubelet does; runtimes older than that
+// RPC (containerd 1.6) answer Unimplemented and the configured driver
+// stands.
+func runtimeCgroupDriver(ctx context.Context, rs cri.RuntimeService, configured string, log logr.Logger) string {
+	rc, err := rs.RuntimeConfig(ctx)
+	if err != nil {
+		if status.Code(err) == codes.Unimplemented {
+			log.Info("The runtime does not report its cgroup driver; using the configured one", "cgroupDriver", configured)
+		} else {
+			log.Error(err, "Ask the runtime for its cgroup driver failed; using the configured one", "cgroupDriver", configured)
+		}
+		return configured
+	}
+	switch rc.GetLinux().GetCgroupDriver() {
+	case runtimeapi.CgroupDriver_SYSTEMD:
+		return "systemd"
+	case runtimeapi.CgroupDriver_CGROUPFS:
+		return "cgroupfs"
+	}
+	return configured
+}

@@ -1,0 +1,104 @@
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apiserver/pkg/apis/apiserver"
+	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	apiserveroptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/client-go/kubernetes"
+	certutil "k8s.io/client-go/util/cert"
+	cri "k8s.io/cri-api/pkg/apis"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+
+	"trireme.dev/kubelet/internal/kubelet"
+	"trireme.dev/kubelet/internal/metrics"
+	"trireme.dev/kubelet/internal/options"
+	"trireme.dev/kubelet/internal/server"
+)
+
+// startServer serves the node server with the configured certificate (or
+// a self-signed one kept under the root directory, as upstream makes) and
+// delegated authentication and authorization.
+func startServer(ctx context.Context, o *options.Options, client kubernetes.Interface, k *kubelet.Kubelet, rs cri.RuntimeService, ips []net.IP, log logr.Logger) error {
+	cfg := o.Config
+	certFile, keyFile := cfg.TLSCertFile, cfg.TLSPrivateKeyFile
+	if certFile == "" {
+		dir := filepath.Join(o.RootDir, "pki")
+		certFile, keyFile = filepath.Join(dir, "kubelet.crt"), filepath.Join(dir, "kubelet.key")
+		if _, err := os.Stat(certFile); err != nil {
+			cert, key, err := certutil.GenerateSelfSignedCertKey(o.HostnameOverride, ips, nil)
+			if err != nil {
+				return fmt.Errorf("self-signed serving certificate: %w", err)
+			}
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return err
+			}
+			if err := os.WriteFile(certFile, cert, 0o644); err != nil {
+				return err
+			}
+			if err := os.WriteFile(keyFile, key, 0o600); err != nil {
+				return err
+			}
+		}
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return fmt.Errorf("load serving certificate: %w", err)
+	}
+	authnCfg := authenticatorfactory.DelegatingAuthenticatorConfig{
+		Anonymous: &apiserver.AnonymousAuthConfig{Enabled: *cfg.Authentication.Anonymous.Enabled},
+		CacheTTL:  cfg.Authentication.Webhook.CacheTTL.Duration,
+		// Upstream's kubelet retries TokenReviews with the apiserver's
+		// default webhook back-off.
+		WebhookRetryBackoff:      apiserveroptions.DefaultAuthWebhookRetryBackoff(),
+		TokenAccessReviewTimeout: 10 * time.Second,
+	}
+	if *cfg.Authentication.Webhook.Enabled {
+		authnCfg.TokenAccessReviewClient = client.AuthenticationV1()
+	}
+	if ca := cfg.Authentication.X509.ClientCAFile; ca != "" {
+		p, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca-bundle", ca)
+		if err != nil {
+			return fmt.Errorf("client CA: %w", err)
+		}
+		authnCfg.ClientCertificateCAContentProvider = p
+	}
+	authn, _, err := authnCfg.New()
+	if err != nil {
+		return fmt.Errorf("node server authentication: %w", err)
+	}
+	var authz authorizer.Authorizer
+	if cfg.Authorization.Mode == kubeletv1beta1.KubeletAuthorizationModeWebhook {
+		authz, err = authorizerfactory.DelegatingAuthorizerConfig{
+			SubjectAccessReviewClient: client.AuthorizationV1(),
+			AllowCacheTTL:             cfg.Authorization.Webhook.CacheAuthorizedTTL.Duration,
+			DenyCacheTTL:              cfg.Authorization.Webhook.CacheUnauthorizedTTL.Duration,
+			WebhookRetryBackoff:       apiserveroptions.DefaultAuthWebhookRetryBackoff(),
+		}.New()
+		if err != nil {
+			return fmt.Errorf("node server authorization: %w", err)
+		}
+	}
+	h := server.Handler(server.Config{
+		NodeName: o.HostnameOverride, Pods: k, Runtime: rs,
+		Authenticator: authn, Authorizer: authz, Registry: metrics.Registry, Log: log, RootDir: o.RootDir,
+	})
+	addr, err := server.Serve(ctx, net.JoinHostPort(cfg.Address, strconv.Itoa(int(cfg.Port))), cert, h, log)
+	if err != nil {
+		return err
+	}
+	log.Info("Serving the node server", "address", addr.String())
+	return nil
+}

@@ -1,0 +1,316 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/ptr"
+)
+
+// containerEnv resolves the container's environment: Service variables,
+// then envFrom, then env (later entries win; $(VAR) refers to earlier
+// ones), as upstream orders them.
+func (k *Kubelet) containerEnv(ctx context.Context, pod *corev1.Pod, c *corev1.Container, podIPs []string) ([]*runtimeapi.KeyValue, error) {
+	vars := map[string]string{}
+	var order []string
+	set := func(key, value string) {
+		if _, ok := vars[key]; !ok {
+			order = append(order, key)
+		}
+		vars[key] = value
+	}
+	for _, kv := range k.serviceEnv(pod) {
+		set(kv.Key, string(kv.Value))
+	}
+	for _, from := range c.EnvFrom {
+		var data map[string]string
+		switch {
+		case from.ConfigMapRef != nil:
+			cm, err := k.configMap(ctx, pod.Namespace, from.ConfigMapRef.Name)
+			if err != nil {
+				if apierrors.IsNotFound(err) && ptr.Deref(from.ConfigMapRef.Optional, false) {
+					continue
+				}
+				return nil, fmt.Errorf("configmap %q: %w", from.ConfigMapRef.Name, err)
+			}
+			data = cm.Data
+		case from.SecretRef != nil:
+			s, err := k.secret(ctx, pod.Namespace, from.SecretRef.Name)
+			if err != nil {
+				if apierrors.IsNotFound(err) && ptr.Deref(from.SecretRef.Optional, false) {
+					continue
+				}
+				return nil, fmt.Errorf("secret %q: %w", from.SecretRef.Name, err)
+			}
+			data = map[string]string{}
+			for k, v := range s.Data {
+				data[k] = string(v)
+			}
+		}
+		keys := make([]string, 0, len(data))
+		for k := range data {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, key := range keys {
+			set(from.Prefix+key, data[key])
+		}
+	}
+	lookup := func(name string) (string, bool) { v, ok := vars[name]; return v, ok }
+	for _, e := range c.Env {
+		if e.ValueFrom == nil {
+			set(e.Name, Expand(e.Value, lookup))
+			continue
+		}
+		v, skip, err := k.envValueFrom(ctx, pod, c, e.ValueFrom, podIPs)
+		if err != nil {
+			return nil, fmt.Errorf("env %s: %w", e.Name, err)
+		}
+		if !skip {
+			set(e.Name, v)
+		}
+	}
+	out := make([]*runtimeapi.KeyValue, 0, len(order))
+	for _, key := range order {
+		out = append(out, &runtimeapi.KeyValue{Key: key, Value: []byte(vars[key])})
+	}
+	return out, nil
+}
+
+func (k *Kubelet) envValueFrom(ctx context.Context, pod *corev1.Pod, c *corev1.Container, from *corev1.EnvVarSource, podIPs []string) (string, bool, error) {
+	switch {
+	case from.FieldRef != nil:
+		v, err := PodField(pod, from.FieldRef.FieldPath, podIPs, k.hostIPs())
+		return v, false, err
+	case from.ResourceFieldRef != nil:
+		v, err := ContainerResource(pod, c, from.ResourceFieldRef)
+		return v, false, err
+	case from.ConfigMapKeyRef != nil:
+		ref := from.ConfigMapKeyRef
+		cm, err := k.configMap(ctx, pod.Namespace, ref.Name)
+		if err != nil {
+			if apierrors.IsNotFound(err) && ptr.Deref(ref.Optional, false) {
+				return "", true, nil
+			}
+			return "", false, fmt.Errorf("configmap %q: %w", ref.Name, err)
+		}
+		v, ok := cm.Data[ref.Key]
+		if !ok {
+			if ptr.Deref(ref.Optional, false) {
+				return "", true, nil
+			}
+			return "", false, fmt.Errorf("couldn't find key %s in ConfigMap %s/%s", ref.Key, pod.Namespace, ref.Name)
+		}
+		return v, false, nil
+	case from.SecretKeyRef != nil:
+		ref := from.SecretKeyRef
+		s, err := k.secret(ctx, pod.Namespace, ref.Name)
+		if err != nil {
+			if apierrors.IsNotFound(err) && ptr.Deref(ref.Optional, false) {
+				return "", true, nil
+			}
+			return "", false, fmt.Errorf("secret %q: %w", ref.Name, err)
+		}
+		v, ok := s.Data[ref.Key]
+		if !ok {
+			if ptr.Deref(ref.Optional, false) {
+				return "", true, nil
+			}
+			return "", false, fmt.Errorf("couldn't find key %s in Secret %s/%s", ref.Key, pod.Namespace, ref.Name)
+		}
+		return string(v), false, nil
+	}
+	return "", true, nil
+}
+
+func (k *Kubelet) hostIPs() []string {
+	out := make([]string, 0, len(k.cfg.NodeIPs))
+	for _, ip := range k.cfg.NodeIPs {
+		out = append(out, ip.String())
+	}
+	return out
+}
+
+func (k *Kubelet) configMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
+	if k.cfg.Client == nil {
+		return nil, fmt.Errorf("no apiserver connection")
+	}
+	return k.cfg.Client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (k *Kubelet) secret(ctx context.Context, ns, name string) (*corev1.Secret, error) {
+	if k.cfg.Client == nil {
+		return nil, fmt.Errorf("no apiserver connection")
+	}
+	return k.cfg.Client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+// PodField returns the downward API value of a pod field path.
+func PodField(pod *corev1.Pod, path string, podIPs, hostIPs []string) (string, error) {
+	if inner, ok := strings.CutPrefix(path, "metadata.labels['"); ok {
+		return pod.Labels[strings.TrimSuffix(inner, "']")], nil
+	}
+	if inner, ok := strings.CutPrefix(path, "metadata.annotations['"); ok {
+		return pod.Annotations[strings.TrimSuffix(inner, "']")], nil
+	}
+	first := func(s []string) string {
+		if len(s) == 0 {
+			return ""
+		}
+		return s[0]
+	}
+	switch path {
+	case "metadata.name":
+		return pod.Name, nil
+	case "metadata.namespace":
+		return pod.Namespace, nil
+	case "metadata.uid":
+		return string(pod.UID), nil
+	case "metadata.labels":
+		return formatMap(pod.Labels), nil
+	case "metadata.annotations":
+		return formatMap(pod.Annotations), nil
+	case "spec.nodeName":
+		return pod.Spec.NodeName, nil
+	case "spec.serviceAccountName":
+		return pod.Spec.ServiceAccountName, nil
+	case "status.hostIP":
+		return first(hostIPs), nil
+	case "status.hostIPs":
+		return strings.Join(hostIPs, ","), nil
+	case "status.podIP":
+		return first(podIPs), nil
+	case "status.podIPs":
+		return strings.Join(podIPs, ","), nil
+	}
+	return "", fmt.Errorf("unsupported field path %q", path)
+}
+
+func formatMap(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%s=%q", k, m[k])
+	}
+	return b.String()
+}
+
+// ContainerResource returns the downward API value of a resource field,
+// rounded up to the divisor as upstream does; an unset limit is reported
+// as the node's allocatable in upstream, here as 0 meaning unlimited.
+func ContainerResource(pod *corev1.Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector) (string, error) {
+	target := c
+	if ref.ContainerName != "" {
+		target = findContainer(pod, ref.ContainerName)
+		if target == nil {
+			return "", fmt.Errorf("container %q not found", ref.ContainerName)
+		}
+	}
+	kind, name, ok := strings.Cut(ref.Resource, ".")
+	if !ok {
+		return "", fmt.Errorf("unsupported resource %q", ref.Resource)
+	}
+	var list corev1.ResourceList
+	switch kind {
+	case "limits":
+		list = target.Resources.Limits
+	case "requests":
+		list = target.Resources.Requests
+	default:
+		return "", fmt.Errorf("unsupported resource %q", ref.Resource)
+	}
+	q := list[corev1.ResourceName(name)]
+	divisor := ref.Divisor
+	if divisor.IsZero() {
+		divisor = resource.MustParse("1")
+	}
+	if name == "cpu" {
+		v := int64(math.Ceil(float64(q.MilliValue()) / float64(divisor.MilliValue())))
+		if v == 0 && kind == "requests" {
+			v = 0
+		}
+		return fmt.Sprint(v), nil
+	}
+	return fmt.Sprint(int64(math.Ceil(float64(q.Value()) / float64(divisor.Value())))), nil
+}
+
+// Expand replaces $(VAR) references with their values; $$ escapes a $,
+// and references to unknown names stay as they are, as upstream expands.
+func Expand(s string, lookup func(string) (string, bool)) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i++
+			continue
+		case '(':
+			end := strings.IndexByte(s[i+2:], ')')
+			if end < 0 {
+				b.WriteByte(s[i])
+				continue
+			}
+			name := s[i+2 : i+2+end]
+			if v, ok := lookup(name); ok {
+				b.WriteString(v)
+			} else {
+				b.WriteString(s[i : i+3+end])
+			}
+			i += 2 + end
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// QOSClass is the pod's quality of service class: Guaranteed when every
+// container has equal cpu and memory requests and limits, BestEffort when
+// none has any, Burstable otherwise.
+func QOSClass(pod *corev1.Pod) corev1.PodQOSClass {
+	if pod.Status.QOSClass != "" {
+		return pod.Status.QOSClass
+	}
+	any, guaranteed := false, true
+	all := append(append([]corev1.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...)
+	for _, c := range all {
+		for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			req, hasReq := c.Resources.Requests[r]
+			lim, hasLim := c.Resources.Limits[r]
+			if (hasReq && !req.IsZero()) || (hasLim && !lim.IsZero()) {
+				any = true
+			}
+			if !hasLim {
+				guaranteed = false
+			} else if hasReq && req.Cmp(lim) != 0 {
+				guaranteed = false
+			}
+		}
+	}
+	switch {
+	case !any:
+		return corev1.PodQOSBestEffort
+	case guaranteed:
+		return corev1.PodQOSGuaranteed
+	}
+	return corev1.PodQOSBurstable
+}

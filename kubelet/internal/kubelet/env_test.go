@@ -1,0 +1,165 @@
+package kubelet
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestExpand(t *testing.T) {
+	vars := map[string]string{"A": "alpha", "B": "beta"}
+	lookup := func(n string) (string, bool) { v, ok := vars[n]; return v, ok }
+	tests := []struct{ in, want string }{
+		{"plain", "plain"},
+		{"$(A)", "alpha"},
+		{"x-$(A)-$(B)-y", "x-alpha-beta-y"},
+		{"$(MISSING)", "$(MISSING)"},
+		{"$$(A)", "$(A)"},
+		{"$(A", "$(A"},
+		{"cost $5", "cost $5"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			if got := Expand(tc.in, lookup); got != tc.want {
+				t.Errorf("Expand(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPodField(t *testing.T) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u", Labels: map[string]string{"a": "1", "b": "2"}},
+		Spec:       corev1.PodSpec{NodeName: "n", ServiceAccountName: "sa"},
+	}
+	tests := []struct{ path, want string }{
+		{"metadata.name", "p"},
+		{"metadata.namespace", "ns"},
+		{"metadata.uid", "u"},
+		{"metadata.labels['a']", "1"},
+		{"metadata.labels", "a=\"1\"\nb=\"2\""},
+		{"spec.nodeName", "n"},
+		{"spec.serviceAccountName", "sa"},
+		{"status.podIP", "10.1.0.5"},
+		{"status.podIPs", "10.1.0.5,fd00::5"},
+		{"status.hostIP", "10.0.0.1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			got, err := PodField(pod, tc.path, []string{"10.1.0.5", "fd00::5"}, []string{"10.0.0.1"})
+			if err != nil || got != tc.want {
+				t.Errorf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+	if _, err := PodField(pod, "spec.nothing", nil, nil); err == nil {
+		t.Error("unknown field accepted")
+	}
+}
+
+func TestContainerResource(t *testing.T) {
+	c := &corev1.Container{Name: "c", Resources: corev1.ResourceRequirements{
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")},
+	}}
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{*c}}}
+	tests := []struct {
+		resource, divisor, want string
+	}{
+		{"limits.cpu", "", "2"},
+		{"limits.cpu", "1m", "1500"},
+		{"requests.cpu", "1m", "250"},
+		{"limits.memory", "1Mi", "64"},
+		{"limits.memory", "", "67108864"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.resource+"/"+tc.divisor, func(t *testing.T) {
+			ref := &corev1.ResourceFieldSelector{Resource: tc.resource}
+			if tc.divisor != "" {
+				ref.Divisor = resource.MustParse(tc.divisor)
+			}
+			got, err := ContainerResource(pod, c, ref)
+			if err != nil || got != tc.want {
+				t.Errorf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestContainerEnv(t *testing.T) {
+	pod := testPod("env")
+	f := newFixture(t, pod)
+	ctx := context.Background()
+	_, _ = f.client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "default"}, Data: map[string]string{"K": "from-cm", "X": "x"}}, metav1.CreateOptions{})
+	_, _ = f.client.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "default"}, Data: map[string][]byte{"P": []byte("secret")}}, metav1.CreateOptions{})
+	c := &corev1.Container{
+		Name:    "app",
+		EnvFrom: []corev1.EnvFromSource{{Prefix: "CM_", ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}}}},
+		Env: []corev1.EnvVar{
+			{Name: "PLAIN", Value: "v"},
+			{Name: "REF", Value: "$(PLAIN)-$(CM_K)"},
+			{Name: "FROMCM", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}, Key: "K"}}},
+			{Name: "FROMSECRET", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "P"}}},
+			{Name: "OPTIONAL", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "nope"}, Key: "K", Optional: ptrTo(true)}}},
+			{Name: "NODE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+		},
+	}
+	env, err := f.k.containerEnv(ctx, pod, c, []string{"10.1.0.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, kv := range env {
+		got[kv.Key] = string(kv.Value)
+	}
+	want := map[string]string{"CM_K": "from-cm", "CM_X": "x", "PLAIN": "v", "REF": "v-from-cm", "FROMCM": "from-cm", "FROMSECRET": "secret", "NODE": "node-1"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	if _, ok := got["OPTIONAL"]; ok {
+		t.Error("optional missing configmap set a variable")
+	}
+	c.Env = append(c.Env, corev1.EnvVar{Name: "BAD", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}, Key: "missing"}}})
+	if _, err := f.k.containerEnv(ctx, pod, c, nil); err == nil {
+		t.Error("missing required key accepted")
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func TestQOSClass(t *testing.T) {
+	rl := func(cpu, mem string) corev1.ResourceList {
+		l := corev1.ResourceList{}
+		if cpu != "" {
+			l[corev1.ResourceCPU] = resource.MustParse(cpu)
+		}
+		if mem != "" {
+			l[corev1.ResourceMemory] = resource.MustParse(mem)
+		}
+		return l
+	}
+	tests := []struct {
+		name string
+		res  corev1.ResourceRequirements
+		want corev1.PodQOSClass
+	}{
+		{"none", corev1.ResourceRequirements{}, corev1.PodQOSBestEffort},
+		{"limits equal requests", corev1.ResourceRequirements{Limits: rl("1", "1Gi"), Requests: rl("1", "1Gi")}, corev1.PodQOSGuaranteed},
+		{"limits only", corev1.ResourceRequirements{Limits: rl("1", "1Gi")}, corev1.PodQOSGuaranteed},
+		{"requests only", corev1.ResourceRequirements{Requests: rl("1", "")}, corev1.PodQOSBurstable},
+		{"requests below limits", corev1.ResourceRequirements{Limits: rl("2", "1Gi"), Requests: rl("1", "1Gi")}, corev1.PodQOSBurstable},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: tc.res}}}}
+			if got := QOSClass(pod); got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,401 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
+	cri "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"trireme.dev/kubelet/internal/metrics"
+)
+
+// Prober is what the pod workers need from the probe manager: results by
+// container ID, and the probe workers started and stopped as containers
+// come and go.
+type Prober interface {
+	// UpdatePod starts probe workers for the pod's running containers and
+	// stops those of containers that no longer run.
+	UpdatePod(pod *corev1.Pod, status *corev1.PodStatus)
+	// RemovePod stops every probe worker of the pod.
+	RemovePod(uid types.UID)
+	// Ready reports the verdict of a container's readiness probe; false
+	// until it first succeeds. Asked only of containers with one.
+	Ready(containerID string) bool
+	// Started reports the verdict of a container's startup probe; false
+	// until it succeeds. Asked only of containers with one.
+	Started(containerID string) bool
+	// LivenessFailed reports a liveness (or startup) failure past its
+	// threshold: the container must be restarted.
+	LivenessFailed(containerID string) bool
+}
+
+// Volumes prepares and removes a pod's volumes on the host.
+type Volumes interface {
+	// Setup makes every volume of pod available on the host and returns
+	// the host path of each, by volume name. It is called on every sync,
+	// so that configMap and secret contents follow their objects.
+	Setup(ctx context.Context, pod *corev1.Pod) (map[string]string, error)
+	// Teardown removes every volume of the pod with this UID.
+	Teardown(uid types.UID) error
+	// PodDir is the pod's directory on the host.
+	PodDir(uid types.UID) string
+}
+
+// Config is what a Kubelet runs with.
+type Config struct {
+	// NodeName is the node's name; NodeIPs its addresses, first primary.
+	NodeName string
+	NodeIPs  []net.IP
+	// Client talks to the apiserver; nil runs static pods only.
+	Client kubernetes.Interface
+	// Runtime and Images are the CRI services.
+	Runtime cri.RuntimeService
+	Images  cri.ImageManagerService
+	// RuntimeName prefixes container IDs ("containerd").
+	RuntimeName string
+	// PodLogsDir holds the containers' log files.
+	PodLogsDir string
+	// ClusterDNS, ClusterDomain and ResolvConf decide pods' DNS.
+	ClusterDNS    []string
+	ClusterDomain string
+	ResolvConf    string
+	// Services lists Services for the environment variables of pods with
+	// enableServiceLinks; nil gives none.
+	Services corelisters.ServiceLister
+	// Volumes and Prober are the volume and probe managers.
+	Volumes Volumes
+	Prober  Prober
+	// Recorder records events on pods.
+	Recorder record.EventRecorder
+	// RelistPeriod is how often the runtime is listed for changes.
+	RelistPeriod time.Duration
+	// ResyncPeriod is how often every pod is synced without a change.
+	ResyncPeriod time.Duration
+	// CgroupParent is the parent of pod cgroups ("/kubepods") with the
+	// cgroupfs driver.
+	CgroupParent string
+	// CgroupDriver is cgroupfs or systemd.
+	CgroupDriver string
+}
+
+// Kubelet runs pods through the CRI.
+type Kubelet struct {
+	cfg      Config
+	log      logr.Logger
+	backoff  *flowcontrol.Backoff
+	imageBO  *flowcontrol.Backoff
+	mu       sync.Mutex
+	workers  map[types.UID]*podWorker
+	synced   bool
+	lastSeen map[types.UID]string
+}
+
+// New returns a Kubelet; Run starts it.
+func New(cfg Config, log logr.Logger) *Kubelet {
+	if cfg.RelistPeriod == 0 {
+		cfg.RelistPeriod = time.Second
+	}
+	if cfg.ResyncPeriod == 0 {
+		cfg.ResyncPeriod = time.Minute
+	}
+	if cfg.CgroupParent == "" {
+		cfg.CgroupParent = "/kubepods"
+	}
+	if cfg.RuntimeName == "" {
+		cfg.RuntimeName = "containerd"
+	}
+	return &Kubelet{
+		cfg:      cfg,
+		log:      log,
+		backoff:  flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
+		imageBO:  flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
+		workers:  map[types.UID]*podWorker{},
+		lastSeen: map[types.UID]string{},
+	}
+}
+
+// SetSourcesReady tells the kubelet that every pod source has delivered
+// its first list, so runtime pods no source names are orphans to stop.
+func (k *Kubelet) SetSourcesReady() {
+	k.mu.Lock()
+	k.synced = true
+	k.mu.Unlock()
+}
+
+// UpsertPod hands the kubelet a pod from a source (new or changed).
+func (k *Kubelet) UpsertPod(ctx context.Context, pod *corev1.Pod) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	w := k.workers[pod.UID]
+	if w == nil {
+		w = newPodWorker(pod.UID)
+		k.workers[pod.UID] = w
+		go k.runWorker(ctx, w)
+	}
+	w.update(pod)
+}
+
+// RemovePod tells the kubelet that no source names the pod any more.
+func (k *Kubelet) RemovePod(uid types.UID) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if w := k.workers[uid]; w != nil {
+		w.remove()
+	}
+}
+
+// Pods returns the pods the kubelet runs, as last given by their sources
+// and with the status last computed.
+func (k *Kubelet) Pods() []*corev1.Pod {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := make([]*corev1.Pod, 0, len(k.workers))
+	for _, w := range k.workers {
+		if p := w.current(); p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// FindPod returns the running pod with this namespace and name.
+func (k *Kubelet) FindPod(namespace, name string) *corev1.Pod {
+	for _, p := range k.Pods() {
+		if p.Namespace == namespace && p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Run relists the runtime until ctx ends, waking the workers of pods whose
+// containers changed and starting workers for orphans.
+func (k *Kubelet) Run(ctx context.Context) {
+	wait.UntilWithContext(ctx, k.relist, k.cfg.RelistPeriod)
+}
+
+func (k *Kubelet) relist(ctx context.Context) {
+	sandboxes, err := k.cfg.Runtime.ListPodSandbox(ctx, nil)
+	if err != nil {
+		k.log.Error(err, "List pod sandboxes failed")
+		return
+	}
+	containers, err := k.cfg.Runtime.ListContainers(ctx, nil)
+	if err != nil {
+		k.log.Error(err, "List containers failed")
+		return
+	}
+	prints := map[types.UID]string{}
+	ready := 0
+	for _, s := range sandboxes {
+		if s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			ready++
+		}
+		uid := podUIDOf(s.Labels)
+		prints[uid] += fmt.Sprintf("s%s=%d;", s.Id, s.State)
+	}
+	for _, c := range containers {
+		uid := podUIDOf(c.Labels)
+		prints[uid] += fmt.Sprintf("c%s=%d;", c.Id, c.State)
+	}
+	metrics.RunningPods.Set(float64(ready))
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for uid, p := range prints {
+		if uid == "" || k.lastSeen[uid] == p {
+			continue
+		}
+		k.lastSeen[uid] = p
+		if w := k.workers[uid]; w != nil {
+			w.wake()
+		} else if k.synced {
+			k.log.Info("Stopping orphaned pod", "podUID", uid)
+			w := newPodWorker(uid)
+			w.remove()
+			k.workers[uid] = w
+			go k.runWorker(ctx, w)
+		}
+	}
+	for uid := range k.lastSeen {
+		if _, ok := prints[uid]; !ok {
+			delete(k.lastSeen, uid)
+			if w := k.workers[uid]; w != nil {
+				w.wake()
+			}
+		}
+	}
+}
+
+// runWorker syncs one pod until it is gone from its sources and from the
+// runtime.
+func (k *Kubelet) runWorker(ctx context.Context, w *podWorker) {
+	log := k.log.WithValues("podUID", w.uid)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.wakeCh:
+		case <-timer.C:
+		}
+		pod, removed := w.snapshot()
+		if pod != nil {
+			log = k.log.WithValues("pod", types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
+		}
+		requeue, done, err := k.syncPod(logr.NewContext(ctx, log), w, pod, removed)
+		if err != nil {
+			metrics.SyncErrors.Inc()
+			log.Error(err, "Sync pod failed")
+			if requeue == 0 || requeue > 2*time.Second {
+				requeue = 2 * time.Second
+			}
+		}
+		if done {
+			k.mu.Lock()
+			// A source may have named the pod again while it was torn down.
+			if _, removed := w.snapshot(); removed {
+				delete(k.workers, w.uid)
+				k.mu.Unlock()
+				k.cfg.Prober.RemovePod(w.uid)
+				log.V(2).Info("Pod worker finished")
+				return
+			}
+			k.mu.Unlock()
+		}
+		if requeue <= 0 || requeue > k.cfg.ResyncPeriod {
+			requeue = k.cfg.ResyncPeriod
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(requeue)
+	}
+}
+
+// podWorker is one pod's desired state, as its sources last gave it.
+type podWorker struct {
+	uid    types.UID
+	wakeCh chan struct{}
+
+	mu      sync.Mutex
+	pod     *corev1.Pod
+	removed bool
+	// status is the status last written to the apiserver.
+	status *corev1.PodStatus
+	// startErr holds, by container name, why its last start failed.
+	startErr map[string]waitingReason
+	// started is when the worker first saw the pod.
+	started time.Time
+	// finished is set once a pod's containers are all stopped for good.
+	finished bool
+	// startObserved is set once the pod's start-up time is recorded.
+	startObserved bool
+}
+
+type waitingReason struct{ reason, message string }
+
+func newPodWorker(uid types.UID) *podWorker {
+	return &podWorker{uid: uid, wakeCh: make(chan struct{}, 1), startErr: map[string]waitingReason{}, started: time.Now()}
+}
+
+func (w *podWorker) update(pod *corev1.Pod) {
+	w.mu.Lock()
+	w.pod = pod
+	w.removed = false
+	w.mu.Unlock()
+	w.wake()
+}
+
+func (w *podWorker) remove() {
+	w.mu.Lock()
+	w.removed = true
+	w.mu.Unlock()
+	w.wake()
+}
+
+func (w *podWorker) wake() {
+	select {
+	case w.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+func (w *podWorker) snapshot() (*corev1.Pod, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.pod, w.removed
+}
+
+// current returns the pod with the status last computed for it.
+func (w *podWorker) current() *corev1.Pod {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pod == nil || w.removed {
+		return nil
+	}
+	p := w.pod.DeepCopy()
+	if w.status != nil {
+		p.Status = *w.status.DeepCopy()
+	}
+	return p
+}
+
+// podRuntime is what the runtime holds for one pod, newest first.
+type podRuntime struct {
+	sandboxes  []*runtimeapi.PodSandbox
+	containers []*runtimeapi.ContainerStatus
+	// sandboxStatus is the newest sandbox's status, nil without one.
+	sandboxStatus *runtimeapi.PodSandboxStatus
+}
+
+// readySandbox returns the newest sandbox when it is ready.
+func (r *podRuntime) readySandbox() *runtimeapi.PodSandbox {
+	if len(r.sandboxes) > 0 && r.sandboxes[0].State == runtimeapi.PodSandboxState_SANDBOX_READY {
+		return r.sandboxes[0]
+	}
+	return nil
+}
+
+// latest returns the newest and the previous instance of the named
+// container.
+func (r *podRuntime) latest(name string) (cur, prev *runtimeapi.ContainerStatus) {
+	for _, c := range r.containers {
+		if c.Labels[labelContainerName] != name {
+			continue
+		}
+		if cur == nil {
+			cur = c
+		} else {
+			return cur, c
+		}
+	}
+	return cur, nil
+}
+
+// started says whether a running container has started: it has no
+// startup probe, or the probe succeeded.
+func (k *Kubelet) started(c *corev1.Container, id string) bool {
+	return c.StartupProbe == nil || k.cfg.Prober.Started(id)
+}
+
+// ready says whether a running container is ready: started, and without
+// a readiness probe or with one that succeeded.
+func (k *Kubelet) ready(c *corev1.Container, id string) bool {
+	return k.started(c, id) && (c.ReadinessProbe == nil || k.cfg.Prober.Ready(id))
+}

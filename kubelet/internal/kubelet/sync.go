@@ -1,0 +1,598 @@
+package kubelet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/ptr"
+
+	"trireme.dev/kubelet/internal/metrics"
+)
+
+// minGracePeriod is the shortest time a container is given to stop, as
+// upstream's kubelet gives it.
+const minGracePeriod = 2 * time.Second
+
+// observe reads the pod's sandboxes and containers from the runtime.
+func (k *Kubelet) observe(ctx context.Context, uid types.UID) (*podRuntime, error) {
+	sel := map[string]string{labelPodUID: string(uid)}
+	sandboxes, err := k.cfg.Runtime.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("list sandboxes: %w", err)
+	}
+	sort.Slice(sandboxes, func(i, j int) bool { return sandboxes[i].CreatedAt > sandboxes[j].CreatedAt })
+	containers, err := k.cfg.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	rt := &podRuntime{sandboxes: sandboxes}
+	for _, c := range containers {
+		st, err := k.cfg.Runtime.ContainerStatus(ctx, c.Id, false)
+		if err != nil {
+			if isNotFound(err) {
+				continue
+			}
+			return nil, fmt.Errorf("container %s status: %w", c.Id, err)
+		}
+		rt.containers = append(rt.containers, st.Status)
+	}
+	sort.Slice(rt.containers, func(i, j int) bool { return rt.containers[i].CreatedAt > rt.containers[j].CreatedAt })
+	if len(sandboxes) > 0 {
+		st, err := k.cfg.Runtime.PodSandboxStatus(ctx, sandboxes[0].Id, false)
+		if err != nil && !isNotFound(err) {
+			return nil, fmt.Errorf("sandbox %s status: %w", sandboxes[0].Id, err)
+		}
+		if st != nil {
+			rt.sandboxStatus = st.Status
+		}
+	}
+	return rt, nil
+}
+
+// syncPod drives the runtime one step towards pod (nil or removed: nothing
+// runs). It returns when to sync again, and done once the pod is gone for
+// good.
+func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, removed bool) (time.Duration, bool, error) {
+	log := logr.FromContextOrDiscard(ctx)
+	rt, err := k.observe(ctx, w.uid)
+	if err != nil {
+		return 0, false, err
+	}
+	if pod == nil || removed {
+		if err := k.killPod(ctx, pod, rt, nil); err != nil {
+			return 0, false, err
+		}
+		return 0, true, k.cleanupPod(ctx, w.uid, rt)
+	}
+	if pod.DeletionTimestamp != nil {
+		grace := ptr.Deref(pod.DeletionGracePeriodSeconds, ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, 30))
+		if err := k.killPod(ctx, pod, rt, &grace); err != nil {
+			return 0, false, err
+		}
+		if rt, err = k.observe(ctx, w.uid); err != nil {
+			return 0, false, err
+		}
+		status := k.computeStatus(pod, w, rt)
+		if err := k.writeStatus(ctx, w, pod, status); err != nil {
+			log.Error(err, "Write final pod status failed")
+		}
+		if err := k.cleanupPod(ctx, w.uid, rt); err != nil {
+			return 0, false, err
+		}
+		if k.cfg.Client != nil && !isStatic(pod) {
+			err := k.cfg.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+				GracePeriodSeconds: ptr.To[int64](0),
+				Preconditions:      &metav1.Preconditions{UID: &pod.UID},
+			})
+			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				return 0, false, fmt.Errorf("delete terminated pod: %w", err)
+			}
+		}
+		log.Info("Pod terminated")
+		return 0, false, nil
+	}
+	if w.finished || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		// A terminal pod never runs again: stop what is left.
+		if err := k.killPod(ctx, pod, rt, ptr.To[int64](0)); err != nil {
+			return 0, false, err
+		}
+		return 0, false, nil
+	}
+
+	if deadline := activeDeadline(pod); !deadline.IsZero() && !time.Now().Before(deadline) {
+		log.Info("Pod exceeded its activeDeadlineSeconds; stopping it")
+		k.event(pod, corev1.EventTypeNormal, "DeadlineExceeded", "Pod was active on the node longer than the specified deadline")
+		if err := k.killPod(ctx, pod, rt, pod.Spec.TerminationGracePeriodSeconds); err != nil {
+			return 0, false, err
+		}
+		w.mu.Lock()
+		w.finished = true
+		w.mu.Unlock()
+		if rt, err = k.observe(ctx, w.uid); err != nil {
+			return 0, false, err
+		}
+		status := k.computeStatus(pod, w, rt)
+		status.Phase = corev1.PodFailed
+		status.Reason = "DeadlineExceeded"
+		status.Message = "Pod was active on the node longer than the specified deadline"
+		return 0, false, k.writeStatus(ctx, w, pod, status)
+	}
+
+	requeue, err := k.syncRunning(ctx, w, pod, rt)
+	if rt2, oerr := k.observe(ctx, w.uid); oerr == nil {
+		rt = rt2
+	}
+	if gerr := k.collectGarbage(ctx, rt); gerr != nil {
+		log.Error(gerr, "Remove dead containers failed")
+	}
+	if deadline := activeDeadline(pod); !deadline.IsZero() {
+		if d := time.Until(deadline); d > 0 && (requeue == 0 || d < requeue) {
+			requeue = d
+		}
+	}
+	status := k.computeStatus(pod, w, rt)
+	k.observeStart(w, status)
+	k.cfg.Prober.UpdatePod(pod, status)
+	if status.Phase == corev1.PodSucceeded || status.Phase == corev1.PodFailed {
+		w.mu.Lock()
+		w.finished = true
+		w.mu.Unlock()
+		if kerr := k.killPod(ctx, pod, rt, ptr.To[int64](0)); kerr != nil {
+			err = errors.Join(err, kerr)
+		}
+	}
+	if serr := k.writeStatus(ctx, w, pod, status); serr != nil {
+		err = errors.Join(err, serr)
+	}
+	return requeue, false, err
+}
+
+// syncRunning makes the sandbox and containers of a pod that should run.
+func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod, rt *podRuntime) (time.Duration, error) {
+	log := logr.FromContextOrDiscard(ctx)
+	sandbox := rt.readySandbox()
+	if sandbox == nil {
+		// Containers of a dead sandbox are killed with it: a new sandbox
+		// means a new network namespace.
+		for _, c := range rt.containers {
+			if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+				if err := k.cfg.Runtime.StopContainer(ctx, c.Id, 0); err != nil && !isNotFound(err) {
+					return 0, fmt.Errorf("stop container %s of dead sandbox: %w", c.Id, err)
+				}
+			}
+		}
+		if len(rt.sandboxes) > 0 && !mayRestartAfterSandbox(pod, rt) {
+			return 0, nil
+		}
+	}
+	volumePaths, err := k.cfg.Volumes.Setup(ctx, pod)
+	if err != nil {
+		k.event(pod, corev1.EventTypeWarning, "FailedMount", err.Error())
+		return 5 * time.Second, fmt.Errorf("volumes: %w", err)
+	}
+	sandboxConfig, err := k.sandboxConfig(pod, uint32(len(rt.sandboxes)))
+	if err != nil {
+		return 0, err
+	}
+	if sandbox == nil {
+		for _, s := range rt.sandboxes {
+			if err := k.cfg.Runtime.StopPodSandbox(ctx, s.Id); err != nil && !isNotFound(err) {
+				log.Error(err, "Stop old sandbox failed", "sandbox", s.Id)
+			}
+		}
+		id, err := k.cfg.Runtime.RunPodSandbox(ctx, sandboxConfig, runtimeHandler(pod))
+		if err != nil {
+			k.event(pod, corev1.EventTypeWarning, "FailedCreatePodSandBox", fmt.Sprintf("Failed to create pod sandbox: %v", err))
+			return 5 * time.Second, fmt.Errorf("run pod sandbox: %w", err)
+		}
+		log.V(2).Info("Started pod sandbox", "sandbox", id)
+		return 0, k.startNext(ctx, w, pod, sandboxConfig, id, volumePaths)
+	}
+	return k.syncContainers(ctx, w, pod, rt, sandboxConfig, sandbox.Id, volumePaths)
+}
+
+// mayRestartAfterSandbox says whether a pod whose sandbox died gets a new
+// one: not when restartPolicy Never and a container already ran.
+func mayRestartAfterSandbox(pod *corev1.Pod, rt *podRuntime) bool {
+	if pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		return true
+	}
+	for _, c := range rt.containers {
+		if c.Labels[labelContainerType] == containerTypeRegular {
+			return false
+		}
+	}
+	return true
+}
+
+// startNext re-observes after a new sandbox and starts what comes first.
+func (k *Kubelet) startNext(ctx context.Context, w *podWorker, pod *corev1.Pod, sc *runtimeapi.PodSandboxConfig, sandboxID string, volumePaths map[string]string) error {
+	rt, err := k.observe(ctx, w.uid)
+	if err != nil {
+		return err
+	}
+	_, err = k.syncContainers(ctx, w, pod, rt, sc, sandboxID, volumePaths)
+	return err
+}
+
+// syncContainers runs init containers in order, then the app containers,
+// restarting exited ones as the restart policy and back-off allow.
+func (k *Kubelet) syncContainers(ctx context.Context, w *podWorker, pod *corev1.Pod, rt *podRuntime, sc *runtimeapi.PodSandboxConfig, sandboxID string, volumePaths map[string]string) (time.Duration, error) {
+	podIPs := sandboxIPs(rt.sandboxStatus)
+	var requeue time.Duration
+	earliest := func(d time.Duration) {
+		if d > 0 && (requeue == 0 || d < requeue) {
+			requeue = d
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		cur, _ := rt.latest(c.Name)
+		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		if sidecar {
+			d, err := k.ensureContainer(ctx, w, pod, c, cur, containerTypeInit, corev1.RestartPolicyAlways, sc, sandboxID, volumePaths, podIPs)
+			if err != nil {
+				return 0, err
+			}
+			earliest(d)
+			if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING || !k.started(c, cur.Id) {
+				return requeue, nil
+			}
+			continue
+		}
+		if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_EXITED && cur.ExitCode == 0 {
+			continue
+		}
+		policy := pod.Spec.RestartPolicy
+		if policy == corev1.RestartPolicyAlways {
+			policy = corev1.RestartPolicyOnFailure
+		}
+		d, err := k.ensureContainer(ctx, w, pod, c, cur, containerTypeInit, policy, sc, sandboxID, volumePaths, podIPs)
+		if err != nil {
+			return 0, err
+		}
+		earliest(d)
+		return requeue, nil
+	}
+	var errs []error
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		cur, _ := rt.latest(c.Name)
+		d, err := k.ensureContainer(ctx, w, pod, c, cur, containerTypeRegular, pod.Spec.RestartPolicy, sc, sandboxID, volumePaths, podIPs)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		earliest(d)
+	}
+	return requeue, errors.Join(errs...)
+}
+
+// ensureContainer starts c when it has never run, restarts it when it
+// exited and policy and back-off allow, and kills it when its liveness
+// probe failed. It returns when to look again.
+func (k *Kubelet) ensureContainer(ctx context.Context, w *podWorker, pod *corev1.Pod, c *corev1.Container, cur *runtimeapi.ContainerStatus, ctype string, policy corev1.RestartPolicy, sc *runtimeapi.PodSandboxConfig, sandboxID string, volumePaths map[string]string, podIPs []string) (time.Duration, error) {
+	log := logr.FromContextOrDiscard(ctx).WithValues("container", c.Name)
+	key := backoffKey(pod, c)
+	restartCount := int32(0)
+	switch {
+	case cur == nil:
+	case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
+		if k.cfg.Prober.LivenessFailed(cur.Id) {
+			log.Info("Container failed its liveness probe, restarting")
+			k.event(pod, corev1.EventTypeNormal, "Killing", fmt.Sprintf("Container %s failed liveness probe, will be restarted", c.Name))
+			grace := ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, 30)
+			if err := k.killContainer(ctx, pod, c, cur.Id, grace); err != nil {
+				return 0, err
+			}
+			return time.Millisecond, nil
+		}
+		return 0, nil
+	case cur.State == runtimeapi.ContainerState_CONTAINER_CREATED:
+		// Created but never started (the kubelet died in between).
+		if err := k.cfg.Runtime.RemoveContainer(ctx, cur.Id); err != nil && !isNotFound(err) {
+			return 0, fmt.Errorf("remove unstarted container %s: %w", cur.Id, err)
+		}
+		restartCount = restartCountOf(cur.Annotations)
+	default:
+		exitCode := cur.ExitCode
+		if policy == corev1.RestartPolicyNever || (policy == corev1.RestartPolicyOnFailure && exitCode == 0) {
+			return 0, nil
+		}
+		restartCount = restartCountOf(cur.Annotations) + 1
+		finished := time.Unix(0, cur.FinishedAt)
+		if k.backoff.IsInBackOffSince(key, finished) {
+			left := finished.Add(k.backoff.Get(key)).Sub(time.Now())
+			w.setStartErr(c.Name, "CrashLoopBackOff", fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", k.backoff.Get(key), c.Name, pod.Name, pod.Namespace, pod.UID))
+			return left + 10*time.Millisecond, nil
+		}
+		k.backoff.Next(key, time.Now())
+	}
+	return 0, k.startContainer(ctx, w, pod, c, ctype, restartCount, sc, sandboxID, volumePaths, podIPs)
+}
+
+func backoffKey(pod *corev1.Pod, c *corev1.Container) string {
+	return fmt.Sprintf("%s/%s/%s", pod.UID, c.Name, c.Image)
+}
+
+func (w *podWorker) setStartErr(name, reason, message string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if reason == "" {
+		delete(w.startErr, name)
+		return
+	}
+	w.startErr[name] = waitingReason{reason: reason, message: message}
+}
+
+func (w *podWorker) getStartErr(name string) (waitingReason, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r, ok := w.startErr[name]
+	return r, ok
+}
+
+// startContainer pulls the image as the pull policy says, creates and
+// starts the container and runs its postStart hook.
+func (k *Kubelet) startContainer(ctx context.Context, w *podWorker, pod *corev1.Pod, c *corev1.Container, ctype string, restartCount int32, sc *runtimeapi.PodSandboxConfig, sandboxID string, volumePaths map[string]string, podIPs []string) error {
+	log := logr.FromContextOrDiscard(ctx).WithValues("container", c.Name)
+	imageRef, reason, err := k.ensureImage(ctx, pod, c, sc)
+	if err != nil {
+		w.setStartErr(c.Name, reason, err.Error())
+		return err
+	}
+	config, err := k.containerConfig(ctx, pod, c, ctype, restartCount, imageRef, volumePaths, podIPs)
+	if err != nil {
+		w.setStartErr(c.Name, "CreateContainerConfigError", err.Error())
+		k.event(pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Error: %v", err))
+		return fmt.Errorf("container %s config: %w", c.Name, err)
+	}
+	id, err := k.cfg.Runtime.CreateContainer(ctx, sandboxID, config, sc)
+	if err != nil {
+		w.setStartErr(c.Name, "CreateContainerError", err.Error())
+		k.event(pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Error: %v", err))
+		return fmt.Errorf("create container %s: %w", c.Name, err)
+	}
+	k.event(pod, corev1.EventTypeNormal, "Created", fmt.Sprintf("Created container %s", c.Name))
+	if err := k.cfg.Runtime.StartContainer(ctx, id); err != nil {
+		w.setStartErr(c.Name, "RunContainerError", err.Error())
+		k.event(pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Error: %v", err))
+		return fmt.Errorf("start container %s: %w", c.Name, err)
+	}
+	w.setStartErr(c.Name, "", "")
+	k.event(pod, corev1.EventTypeNormal, "Started", fmt.Sprintf("Started container %s", c.Name))
+	log.V(2).Info("Started container", "id", id, "restartCount", restartCount)
+	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
+		if err := k.runHook(ctx, pod, c, id, c.Lifecycle.PostStart, 30*time.Second, podIPs); err != nil {
+			k.event(pod, corev1.EventTypeWarning, "FailedPostStartHook", err.Error())
+			if kerr := k.killContainer(ctx, pod, c, id, ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, 30)); kerr != nil {
+				return kerr
+			}
+			return fmt.Errorf("postStart hook of %s: %w", c.Name, err)
+		}
+	}
+	return nil
+}
+
+// ensureImage returns the image reference to run, pulling the image when
+// the pull policy says so. On failure it also returns the waiting reason.
+func (k *Kubelet) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container, sc *runtimeapi.PodSandboxConfig) (string, string, error) {
+	spec := &runtimeapi.ImageSpec{Image: c.Image}
+	policy := c.ImagePullPolicy
+	if policy != corev1.PullAlways {
+		st, err := k.cfg.Images.ImageStatus(ctx, spec, false)
+		if err != nil {
+			return "", "ErrImageInspect", fmt.Errorf("inspect image %q: %w", c.Image, err)
+		}
+		if st.GetImage() != nil {
+			return st.Image.Id, "", nil
+		}
+		if policy == corev1.PullNever {
+			msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
+			k.event(pod, corev1.EventTypeWarning, "ErrImageNeverPull", msg)
+			return "", "ErrImageNeverPull", errors.New(msg)
+		}
+	}
+	key := string(pod.UID) + "/" + c.Image
+	if k.imageBO.IsInBackOffSinceUpdate(key, time.Now()) {
+		return "", "ImagePullBackOff", fmt.Errorf("Back-off pulling image %q", c.Image)
+	}
+	k.event(pod, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))
+	ref, err := k.cfg.Images.PullImage(ctx, spec, nil, sc)
+	if err != nil {
+		k.imageBO.Next(key, time.Now())
+		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
+		k.event(pod, corev1.EventTypeWarning, "Failed", msg)
+		return "", "ErrImagePull", errors.New(msg)
+	}
+	k.imageBO.Reset(key)
+	k.event(pod, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Successfully pulled image %q", c.Image))
+	return ref, "", nil
+}
+
+// killPod stops every container (preStop hooks first, in parallel, within
+// the grace period) and the sandboxes. grace nil takes each container's
+// pod grace period, or the minimum without a pod.
+func (k *Kubelet) killPod(ctx context.Context, pod *corev1.Pod, rt *podRuntime, grace *int64) error {
+	g := int64(minGracePeriod / time.Second)
+	if grace != nil {
+		g = *grace
+	} else if pod != nil {
+		g = ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, 30)
+	}
+	errc := make(chan error, len(rt.containers))
+	n := 0
+	for _, cs := range rt.containers {
+		if cs.State != runtimeapi.ContainerState_CONTAINER_RUNNING && cs.State != runtimeapi.ContainerState_CONTAINER_CREATED {
+			continue
+		}
+		n++
+		go func() {
+			var spec *corev1.Container
+			if pod != nil {
+				spec = findContainer(pod, cs.Labels[labelContainerName])
+			}
+			errc <- k.killContainer(ctx, pod, spec, cs.Id, g)
+		}()
+	}
+	var errs []error
+	for range n {
+		if err := <-errc; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, s := range rt.sandboxes {
+		if s.State != runtimeapi.PodSandboxState_SANDBOX_READY {
+			continue
+		}
+		if err := k.cfg.Runtime.StopPodSandbox(ctx, s.Id); err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("stop sandbox %s: %w", s.Id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// killContainer runs the preStop hook, then stops the container with what
+// is left of the grace period.
+func (k *Kubelet) killContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, id string, grace int64) error {
+	start := time.Now()
+	budget := time.Duration(grace) * time.Second
+	if c != nil && c.Lifecycle != nil && c.Lifecycle.PreStop != nil && grace > 0 {
+		if err := k.runHook(ctx, pod, c, id, c.Lifecycle.PreStop, budget, nil); err != nil {
+			k.event(pod, corev1.EventTypeWarning, "FailedPreStopHook", err.Error())
+		}
+	}
+	left := budget - time.Since(start)
+	if left < minGracePeriod {
+		left = minGracePeriod
+	}
+	if grace == 0 {
+		left = 0
+	}
+	if pod != nil && c != nil {
+		k.event(pod, corev1.EventTypeNormal, "Killing", fmt.Sprintf("Stopping container %s", c.Name))
+	}
+	if err := k.cfg.Runtime.StopContainer(ctx, id, int64(left/time.Second)); err != nil && !isNotFound(err) {
+		return fmt.Errorf("stop container %s: %w", id, err)
+	}
+	return nil
+}
+
+// cleanupPod removes the pod's stopped containers and sandboxes and its
+// volumes.
+func (k *Kubelet) cleanupPod(ctx context.Context, uid types.UID, rt *podRuntime) error {
+	var errs []error
+	for _, c := range rt.containers {
+		if err := k.cfg.Runtime.RemoveContainer(ctx, c.Id); err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove container %s: %w", c.Id, err))
+		}
+	}
+	for _, s := range rt.sandboxes {
+		if err := k.cfg.Runtime.StopPodSandbox(ctx, s.Id); err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("stop sandbox %s: %w", s.Id, err))
+			continue
+		}
+		if err := k.cfg.Runtime.RemovePodSandbox(ctx, s.Id); err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove sandbox %s: %w", s.Id, err))
+		}
+	}
+	if len(errs) == 0 {
+		if err := k.cfg.Volumes.Teardown(uid); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func findContainer(pod *corev1.Pod, name string) *corev1.Container {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	return nil
+}
+
+func runtimeHandler(pod *corev1.Pod) string {
+	return ptr.Deref(pod.Spec.RuntimeClassName, "")
+}
+
+func (k *Kubelet) event(pod *corev1.Pod, typ, reason, msg string) {
+	if k.cfg.Recorder != nil && pod != nil {
+		k.cfg.Recorder.Event(pod, typ, reason, msg)
+	}
+}
+
+// activeDeadline is when the pod must stop under activeDeadlineSeconds,
+// counted from its start time; zero without one.
+func activeDeadline(pod *corev1.Pod) time.Time {
+	if pod.Spec.ActiveDeadlineSeconds == nil || pod.Status.StartTime == nil {
+		return time.Time{}
+	}
+	return pod.Status.StartTime.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second)
+}
+
+// deadInstancesKept is how many instances of a container are kept: the
+// current one and the one before, which kubectl logs --previous reads;
+// upstream's MaxPerPodContainer keeps as many dead ones.
+const deadInstancesKept = 2
+
+// collectGarbage removes exited instances of each container beyond the
+// newest two, and sandboxes that are neither the newest nor ready (their
+// containers were stopped when the newer sandbox was made).
+func (k *Kubelet) collectGarbage(ctx context.Context, rt *podRuntime) error {
+	var errs []error
+	seen := map[string]int{}
+	for _, c := range rt.containers {
+		name := c.Labels[labelContainerName]
+		seen[name]++
+		if seen[name] <= deadInstancesKept || c.State != runtimeapi.ContainerState_CONTAINER_EXITED {
+			continue
+		}
+		if err := k.cfg.Runtime.RemoveContainer(ctx, c.Id); err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove dead container %s: %w", c.Id, err))
+		}
+	}
+	for i, s := range rt.sandboxes {
+		if i == 0 || s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			continue
+		}
+		if err := k.cfg.Runtime.RemovePodSandbox(ctx, s.Id); err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove old sandbox %s: %w", s.Id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// observeStart records, once per pod, the time from the kubelet first
+// seeing it to all its containers running.
+func (k *Kubelet) observeStart(w *podWorker, st *corev1.PodStatus) {
+	if st.Phase != corev1.PodRunning {
+		return
+	}
+	for _, cs := range st.ContainerStatuses {
+		if cs.State.Running == nil {
+			return
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.startObserved {
+		return
+	}
+	w.startObserved = true
+	metrics.PodStartDuration.Observe(time.Since(w.started).Seconds())
+}

@@ -1,0 +1,38 @@
+// Package metrics holds trireme-kubelet's Prometheus registry: the Go and
+// process collectors and the kubelet's own metrics (namespace trireme,
+// subsystem kubelet).
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Registry is what /metrics serves.
+var Registry = prometheus.NewRegistry()
+
+// Metrics the pod workers record.
+var (
+	// PodStartDuration is the time from a pod's first sight to all its
+	// containers running.
+	PodStartDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "trireme", Subsystem: "kubelet", Name: "pod_start_duration_seconds",
+		Help:    "Time from the kubelet first seeing a pod to all its containers running.",
+		Buckets: prometheus.ExponentialBuckets(0.05, 2, 12),
+	})
+	// RunningPods is the number of pods with a ready sandbox.
+	RunningPods = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "trireme", Subsystem: "kubelet", Name: "running_pods",
+		Help: "Pods the kubelet runs.",
+	})
+	// SyncErrors counts pod syncs that failed.
+	SyncErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "trireme", Subsystem: "kubelet", Name: "pod_sync_errors_total",
+		Help: "Pod syncs that ended in an error.",
+	})
+)
+
+func init() {
+	Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		PodStartDuration, RunningPods, SyncErrors)
+}

@@ -1,0 +1,274 @@
+// Package staticpod is the file pod source: it reads pod manifests from a
+// directory (or one file), hands them to the kubelet — they run even with
+// no apiserver — and keeps a mirror pod for each in the API, as
+// upstream's kubelet does.
+package staticpod
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+
+	"trireme.dev/api/defaults"
+)
+
+// Annotations upstream's kubelet puts on static and mirror pods.
+const (
+	AnnotationSource = "kubernetes.io/config.source"
+	AnnotationHash   = "kubernetes.io/config.hash"
+	AnnotationSeen   = "kubernetes.io/config.seen"
+	AnnotationMirror = "kubernetes.io/config.mirror"
+)
+
+// IsMirror reports whether pod is a mirror of a static pod.
+func IsMirror(pod *corev1.Pod) bool {
+	_, ok := pod.Annotations[AnnotationMirror]
+	return ok
+}
+
+// Sink receives the static pods.
+type Sink interface {
+	UpsertPod(ctx context.Context, pod *corev1.Pod)
+	RemovePod(uid types.UID)
+}
+
+// Source polls a manifest path.
+type Source struct {
+	path     string
+	nodeName string
+	client   kubernetes.Interface
+	sink     Sink
+	period   time.Duration
+	log      logr.Logger
+
+	mu     sync.Mutex
+	pods   map[types.UID]*corev1.Pod
+	synced chan struct{}
+	once   sync.Once
+}
+
+// New returns a source reading path every period.
+func New(path, nodeName string, client kubernetes.Interface, sink Sink, period time.Duration, log logr.Logger) *Source {
+	if period <= 0 {
+		period = 20 * time.Second
+	}
+	return &Source{path: path, nodeName: nodeName, client: client, sink: sink, period: period, log: log,
+		pods: map[types.UID]*corev1.Pod{}, synced: make(chan struct{})}
+}
+
+// WaitSynced waits for the first read of the manifests.
+func (s *Source) WaitSynced(ctx context.Context) bool {
+	select {
+	case <-s.synced:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Run reads the manifests every period and keeps the mirror pods until
+// ctx ends.
+func (s *Source) Run(ctx context.Context) {
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		s.sync(ctx)
+		s.once.Do(func() { close(s.synced) })
+		if s.client != nil {
+			s.syncMirrors(ctx)
+		}
+	}, s.period)
+}
+
+func (s *Source) sync(ctx context.Context) {
+	found := map[types.UID]*corev1.Pod{}
+	for _, file := range s.files() {
+		pod, err := s.read(file)
+		if err != nil {
+			s.log.Error(err, "Skipping static pod manifest", "file", file)
+			continue
+		}
+		found[pod.UID] = pod
+	}
+	s.mu.Lock()
+	old := s.pods
+	s.pods = found
+	s.mu.Unlock()
+	for uid, pod := range found {
+		if _, ok := old[uid]; !ok {
+			s.log.Info("Static pod added", "pod", pod.Namespace+"/"+pod.Name, "uid", uid)
+			s.sink.UpsertPod(ctx, pod)
+		}
+	}
+	for uid, pod := range old {
+		if _, ok := found[uid]; !ok {
+			s.log.Info("Static pod removed", "pod", pod.Namespace+"/"+pod.Name, "uid", uid)
+			s.sink.RemovePod(uid)
+		}
+	}
+}
+
+func (s *Source) files() []string {
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		if !os.IsNotExist(err) {
+			s.log.Error(err, "Read static pod path failed")
+		}
+		return nil
+	}
+	if !fi.IsDir() {
+		return []string{s.path}
+	}
+	entries, err := os.ReadDir(s.path)
+	if err != nil {
+		s.log.Error(err, "Read static pod directory failed")
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		out = append(out, filepath.Join(s.path, e.Name()))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// read decodes a manifest and gives it the identity upstream gives
+// static pods: name suffixed with the node's, a UID hashed from the
+// content and node, and the source annotations.
+func (s *Source) read(file string) (*corev1.Pod, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(data, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, fmt.Errorf("manifest holds %T, want a Pod", obj)
+	}
+	if pod.Name == "" {
+		return nil, fmt.Errorf("pod has no name")
+	}
+	if len(pod.Spec.Containers) == 0 {
+		return nil, fmt.Errorf("pod has no containers")
+	}
+	defaults.Pod(pod)
+	sum := sha256.New()
+	sum.Write(data)
+	sum.Write([]byte(s.nodeName))
+	hash := hex.EncodeToString(sum.Sum(nil))[:32]
+	if pod.Namespace == "" {
+		pod.Namespace = metav1.NamespaceDefault
+	}
+	pod.Name = pod.Name + "-" + s.nodeName
+	pod.UID = types.UID(hash)
+	pod.Spec.NodeName = s.nodeName
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[AnnotationSource] = "file"
+	pod.Annotations[AnnotationHash] = hash
+	pod.Annotations[AnnotationSeen] = time.Now().Format(time.RFC3339Nano)
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
+	return pod, nil
+}
+
+// syncMirrors makes the API hold one mirror pod per static pod, of the
+// current content, and no stale ones.
+func (s *Source) syncMirrors(ctx context.Context) {
+	node, err := s.client.CoreV1().Nodes().Get(ctx, s.nodeName, metav1.GetOptions{})
+	if err != nil {
+		s.log.V(2).Info("Mirror pods wait for the node", "err", err.Error())
+		return
+	}
+	s.mu.Lock()
+	pods := make([]*corev1.Pod, 0, len(s.pods))
+	for _, p := range s.pods {
+		pods = append(pods, p)
+	}
+	s.mu.Unlock()
+	s.removeStaleMirrors(ctx, pods)
+	for _, pod := range pods {
+		pods := s.client.CoreV1().Pods(pod.Namespace)
+		existing, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+		switch {
+		case err == nil && existing.Annotations[AnnotationMirror] == pod.Annotations[AnnotationHash] && existing.DeletionTimestamp == nil:
+			continue
+		case err == nil:
+			if !IsMirror(existing) {
+				s.log.Info("A pod that is not a mirror holds the static pod's name", "pod", pod.Namespace+"/"+pod.Name)
+				continue
+			}
+			if existing.DeletionTimestamp != nil {
+				continue
+			}
+			if err := pods.Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &existing.UID}}); err != nil && !apierrors.IsNotFound(err) {
+				s.log.Error(err, "Delete stale mirror pod failed", "pod", pod.Namespace+"/"+pod.Name)
+				continue
+			}
+		case !apierrors.IsNotFound(err):
+			s.log.Error(err, "Get mirror pod failed", "pod", pod.Namespace+"/"+pod.Name)
+			continue
+		}
+		mirror := pod.DeepCopy()
+		mirror.UID = ""
+		mirror.ResourceVersion = ""
+		mirror.Annotations[AnnotationMirror] = pod.Annotations[AnnotationHash]
+		mirror.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID, Controller: ptr.To(true)}}
+		mirror.Status = corev1.PodStatus{}
+		if _, err := pods.Create(ctx, mirror, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			s.log.Error(err, "Create mirror pod failed", "pod", pod.Namespace+"/"+pod.Name)
+			continue
+		}
+		s.log.Info("Created mirror pod", "pod", pod.Namespace+"/"+pod.Name)
+	}
+}
+
+// removeStaleMirrors deletes the mirror pods on this node whose static pod
+// is gone.
+func (s *Source) removeStaleMirrors(ctx context.Context, static []*corev1.Pod) {
+	hashes := map[string]bool{}
+	for _, p := range static {
+		hashes[p.Annotations[AnnotationHash]] = true
+	}
+	list, err := s.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", s.nodeName).String(),
+	})
+	if err != nil {
+		s.log.Error(err, "List mirror pods failed")
+		return
+	}
+	for i := range list.Items {
+		p := &list.Items[i]
+		if !IsMirror(p) || hashes[p.Annotations[AnnotationMirror]] || p.DeletionTimestamp != nil {
+			continue
+		}
+		err := s.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &p.UID}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			s.log.Error(err, "Delete stale mirror pod failed", "pod", p.Namespace+"/"+p.Name)
+			continue
+		}
+		s.log.Info("Deleted mirror pod of a removed static pod", "pod", p.Namespace+"/"+p.Name)
+	}
+}

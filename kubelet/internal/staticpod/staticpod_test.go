@@ -1,0 +1,93 @@
+package staticpod
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+type sink struct {
+	mu   sync.Mutex
+	pods map[types.UID]*corev1.Pod
+}
+
+func (s *sink) UpsertPod(_ context.Context, p *corev1.Pod) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pods[p.UID] = p
+}
+
+func (s *sink) RemovePod(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pods, uid)
+}
+
+const manifest = `apiVersion: v1
+kind: Pod
+metadata:
+  name: etcd
+  namespace: kube-system
+spec:
+  containers:
+  - name: etcd
+    image: trireme.dev/etcd:v1
+`
+
+func TestSource(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("etcd.yaml", manifest)
+	write("broken.yaml", "kind: Pod\nspec: [")
+	write(".hidden.swp", "junk")
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "node-uid"}})
+	s := &sink{pods: map[types.UID]*corev1.Pod{}}
+	src := New(dir, "node-1", client, s, time.Hour, logr.Discard())
+	ctx := context.Background()
+	src.sync(ctx)
+	if len(s.pods) != 1 {
+		t.Fatalf("%d pods, want the one valid manifest", len(s.pods))
+	}
+	var pod *corev1.Pod
+	for _, p := range s.pods {
+		pod = p
+	}
+	if pod.Name != "etcd-node-1" || pod.Namespace != "kube-system" || pod.Spec.NodeName != "node-1" || pod.Annotations[AnnotationSource] != "file" {
+		t.Errorf("static pod identity: %s/%s node %s annotations %v", pod.Namespace, pod.Name, pod.Spec.NodeName, pod.Annotations)
+	}
+	if pod.Spec.RestartPolicy != corev1.RestartPolicyAlways {
+		t.Errorf("static pod not defaulted: restartPolicy %q", pod.Spec.RestartPolicy)
+	}
+	src.syncMirrors(ctx)
+	mirror, err := client.CoreV1().Pods("kube-system").Get(ctx, "etcd-node-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !IsMirror(mirror) || mirror.OwnerReferences[0].Kind != "Node" {
+		t.Errorf("mirror pod %v", mirror.ObjectMeta)
+	}
+	oldUID := pod.UID
+	write("etcd.yaml", manifest+"  hostNetwork: true\n")
+	src.sync(ctx)
+	if _, ok := s.pods[oldUID]; ok || len(s.pods) != 1 {
+		t.Errorf("changed manifest did not replace the pod: %d pods", len(s.pods))
+	}
+	os.Remove(filepath.Join(dir, "etcd.yaml"))
+	src.sync(ctx)
+	if len(s.pods) != 0 {
+		t.Errorf("removed manifest still runs")
+	}
+}
