@@ -8,17 +8,29 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
+	"trireme.dev/controller-manager/internal/controllers/bootstrapsigner"
 	"trireme.dev/controller-manager/internal/controllers/clusterroleaggregation"
+	"trireme.dev/controller-manager/internal/controllers/csrapproving"
+	"trireme.dev/controller-manager/internal/controllers/csrsigning"
 	"trireme.dev/controller-manager/internal/controllers/disruption"
 	"trireme.dev/controller-manager/internal/controllers/endpoints"
 	"trireme.dev/controller-manager/internal/controllers/endpointslice"
 	"trireme.dev/controller-manager/internal/controllers/endpointslicemirroring"
+	"trireme.dev/controller-manager/internal/controllers/ephemeral"
 	"trireme.dev/controller-manager/internal/controllers/garbagecollector"
 	"trireme.dev/controller-manager/internal/controllers/namespace"
+	"trireme.dev/controller-manager/internal/controllers/nodeipam"
+	"trireme.dev/controller-manager/internal/controllers/nodelifecycle"
+	"trireme.dev/controller-manager/internal/controllers/persistentvolume"
+	"trireme.dev/controller-manager/internal/controllers/podautoscaler"
 	"trireme.dev/controller-manager/internal/controllers/podgc"
+	"trireme.dev/controller-manager/internal/controllers/pvcprotection"
+	"trireme.dev/controller-manager/internal/controllers/pvprotection"
 	"trireme.dev/controller-manager/internal/controllers/resourcequota"
 	"trireme.dev/controller-manager/internal/controllers/rootcacertpublisher"
 	"trireme.dev/controller-manager/internal/controllers/serviceaccount"
+	"trireme.dev/controller-manager/internal/controllers/tainteviction"
+	"trireme.dev/controller-manager/internal/controllers/tokencleaner"
 )
 
 // All is every controller, in start order. Adding a controller is one
@@ -90,6 +102,83 @@ var All = []Descriptor{
 		Aliases:    []string{"pod-garbage-collector-controller"},
 		ClientName: "pod-garbage-collector",
 		Build:      buildPodGC,
+	},
+	{
+		Name:       nodelifecycle.Name,
+		Aliases:    []string{"node-lifecycle-controller"},
+		ClientName: "node-controller",
+		Build:      buildNodeLifecycle,
+	},
+	{
+		Name: tainteviction.Name,
+		// Upstream's taint manager acts with the node controller's role.
+		ClientName: "node-controller",
+		Build:      buildTaintEviction,
+	},
+	{
+		Name:       nodeipam.Name,
+		Aliases:    []string{"node-ipam-controller"},
+		ClientName: "node-controller",
+		Build:      buildNodeIPAM,
+	},
+	{
+		Name:       csrapproving.Name,
+		Aliases:    []string{"certificatesigningrequest-approving-controller"},
+		ClientName: "certificate-controller",
+		Build:      buildCSRApproving,
+	},
+	{
+		Name:       csrsigning.Name,
+		Aliases:    []string{"certificatesigningrequest-signing-controller"},
+		ClientName: "certificate-controller",
+		Build:      buildCSRSigning,
+	},
+	{
+		Name:       bootstrapsigner.Name,
+		Aliases:    []string{"bootstrap-signer-controller"},
+		ClientName: "bootstrap-signer",
+		// Off by default, as upstream: a cluster without bootstrap
+		// tokens has no cluster-info to sign.
+		OffByDefault: true,
+		Build:        buildBootstrapSigner,
+	},
+	{
+		Name:         tokencleaner.Name,
+		Aliases:      []string{"token-cleaner-controller"},
+		ClientName:   "token-cleaner",
+		OffByDefault: true,
+		Build:        buildTokenCleaner,
+	},
+	{
+		Name:       persistentvolume.Name,
+		Aliases:    []string{"persistentvolume-binder-controller"},
+		ClientName: "persistent-volume-binder",
+		Build:      buildPersistentVolumeBinder,
+	},
+	{
+		Name:       pvcprotection.Name,
+		Aliases:    []string{"persistentvolumeclaim-protection-controller"},
+		ClientName: "pvc-protection-controller",
+		Build:      buildPVCProtection,
+	},
+	{
+		Name:       pvprotection.Name,
+		Aliases:    []string{"persistentvolume-protection-controller"},
+		ClientName: "pv-protection-controller",
+		Build:      buildPVProtection,
+	},
+	{
+		Name:       ephemeral.Name,
+		Aliases:    []string{"ephemeral-volume-controller"},
+		ClientName: "ephemeral-volume-controller",
+		Build:      buildEphemeralVolume,
+	},
+	{
+		Name:       podautoscaler.Name,
+		Aliases:    []string{"horizontal-pod-autoscaler-controller"},
+		ClientName: "horizontal-pod-autoscaler",
+		Requires:   []schema.GroupVersion{{Group: "autoscaling", Version: "v2"}},
+		Build:      buildHorizontalPodAutoscaler,
 	},
 }
 

@@ -106,4 +106,5 @@ func SetDefaults(cfg *kcmconfig.KubeControllerManagerConfiguration) {
 		rq.ConcurrentResourceQuotaSyncs = 5
 	}
 	setServiceAndClusterDefaults(cfg)
+	setNodeDefaults(cfg)
 }
