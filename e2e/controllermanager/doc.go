@@ -1,7 +1,5 @@
-// Package controllermanager holds the end-to-end suite of
-// trireme-controller-manager's workload controllers: the built apiserver
-// and controller-manager run as processes and, with no kubelet or
-// scheduler, the tests play the kubelet by writing pod status. The tests
-// are in package controllermanager_test; run them with `make e2e` after
-// `make build`.
+// Package controllermanager holds end-to-end tests of
+// trireme-controller-manager's controllers against a real trireme-apiserver.
+// No kubelet runs: tests play the kubelet by writing pod status through the
+// status subresource.
 package controllermanager

@@ -167,7 +167,9 @@ func (s *APIServer) startControllerManager() error {
 	if err != nil {
 		return err
 	}
-	args := []string{"--kubeconfig", s.KubeconfigPath(), "--secure-port=0", "--leader-elect=false"}
+	// The cluster CA signs CSRs, as kubeadm configures it.
+	args := []string{"--kubeconfig", s.KubeconfigPath(), "--secure-port=0", "--leader-elect=false",
+		"--cluster-signing-cert-file", s.CACertPath(), "--cluster-signing-key-file", s.CAKeyPath()}
 	args = append(args, s.opts.ControllerManagerArgs...)
 	fmt.Fprintf(s.log, "=== start %s %s\n", binary, strings.Join(args, " "))
 	s.cm, err = StartProcess(binary, args, s.log)
@@ -269,6 +271,13 @@ func (s *APIServer) kubectlCacheDir() string { return filepath.Join(s.baseDir, "
 
 // KubeconfigPath is the admin kubeconfig the server writes into its data dir.
 func (s *APIServer) KubeconfigPath() string { return filepath.Join(s.DataDir(), "admin.kubeconfig") }
+
+// CACertPath is the dev-mode cluster CA certificate, which also verifies
+// client certificates.
+func (s *APIServer) CACertPath() string { return filepath.Join(s.DataDir(), "pki", "ca.crt") }
+
+// CAKeyPath is the key of CACertPath.
+func (s *APIServer) CAKeyPath() string { return filepath.Join(s.DataDir(), "pki", "ca.key") }
 
 // Port is the server's --secure-port.
 func (s *APIServer) Port() int { return s.port }

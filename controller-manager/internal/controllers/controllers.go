@@ -60,8 +60,9 @@ type Descriptor struct {
 	// OffByDefault controllers run only when --controllers names them.
 	OffByDefault bool
 	// Build makes the controller from its own client and event recorder
-	// and says how many workers it runs. It registers its informers, which
-	// Start starts after every Build.
+	// and says how many workers it runs; a nil Runner means the flags turn
+	// it off (node IPAM without --allocate-node-cidrs, say). It registers
+	// its informers, which Start starts after every Build.
 	Build func(ctx context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error)
 }
 
@@ -148,6 +149,10 @@ func Start(ctx context.Context, cc *Context, all []Descriptor) error {
 		runner, workers, err := d.Build(logr.NewContext(ctx, log.WithValues("controller", d.Name)), cc, client, events)
 		if err != nil {
 			return fmt.Errorf("build controller %s: %w", d.Name, err)
+		}
+		if runner == nil {
+			log.Info("Controller not started: its configuration turns it off", "controller", d.Name)
+			continue
 		}
 		run = append(run, started{d.Name, runner, workers})
 	}

@@ -8,17 +8,36 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
+	"trireme.dev/controller-manager/internal/controllers/bootstrapsigner"
 	"trireme.dev/controller-manager/internal/controllers/clusterroleaggregation"
 	"trireme.dev/controller-manager/internal/controllers/cronjob"
+	"trireme.dev/controller-manager/internal/controllers/csrapproving"
+	"trireme.dev/controller-manager/internal/controllers/csrsigning"
 	"trireme.dev/controller-manager/internal/controllers/daemonset"
 	"trireme.dev/controller-manager/internal/controllers/deployment"
+	"trireme.dev/controller-manager/internal/controllers/disruption"
+	"trireme.dev/controller-manager/internal/controllers/endpoints"
+	"trireme.dev/controller-manager/internal/controllers/endpointslice"
+	"trireme.dev/controller-manager/internal/controllers/endpointslicemirroring"
+	"trireme.dev/controller-manager/internal/controllers/ephemeral"
+	"trireme.dev/controller-manager/internal/controllers/garbagecollector"
 	"trireme.dev/controller-manager/internal/controllers/job"
+	"trireme.dev/controller-manager/internal/controllers/namespace"
+	"trireme.dev/controller-manager/internal/controllers/nodeipam"
+	"trireme.dev/controller-manager/internal/controllers/nodelifecycle"
+	"trireme.dev/controller-manager/internal/controllers/persistentvolume"
+	"trireme.dev/controller-manager/internal/controllers/podautoscaler"
+	"trireme.dev/controller-manager/internal/controllers/podgc"
+	"trireme.dev/controller-manager/internal/controllers/pvcprotection"
+	"trireme.dev/controller-manager/internal/controllers/pvprotection"
 	"trireme.dev/controller-manager/internal/controllers/replicaset"
 	"trireme.dev/controller-manager/internal/controllers/replicationcontroller"
 	"trireme.dev/controller-manager/internal/controllers/resourcequota"
 	"trireme.dev/controller-manager/internal/controllers/rootcacertpublisher"
 	"trireme.dev/controller-manager/internal/controllers/serviceaccount"
 	"trireme.dev/controller-manager/internal/controllers/statefulset"
+	"trireme.dev/controller-manager/internal/controllers/tainteviction"
+	"trireme.dev/controller-manager/internal/controllers/tokencleaner"
 	"trireme.dev/controller-manager/internal/controllers/ttlafterfinished"
 )
 
@@ -49,6 +68,125 @@ var All = []Descriptor{
 		ClientName: "clusterrole-aggregation-controller",
 		Requires:   []schema.GroupVersion{clusterroleaggregation.GroupVersion},
 		Build:      buildClusterRoleAggregation,
+	},
+	{
+		Name:       endpoints.Name,
+		Aliases:    []string{"endpoints-controller"},
+		ClientName: "endpoint-controller",
+		Build:      buildEndpoints,
+	},
+	{
+		Name:       endpointslice.Name,
+		Aliases:    []string{"endpointslice-controller"},
+		ClientName: "endpointslice-controller",
+		Build:      buildEndpointSlice,
+	},
+	{
+		Name:       endpointslicemirroring.Name,
+		Aliases:    []string{"endpointslice-mirroring-controller"},
+		ClientName: "endpointslicemirroring-controller",
+		Build:      buildEndpointSliceMirroring,
+	},
+	{
+		Name:       namespace.Name,
+		Aliases:    []string{"namespace-controller"},
+		ClientName: "namespace-controller",
+		Build:      buildNamespace,
+	},
+	{
+		Name:       garbagecollector.Name,
+		Aliases:    []string{"garbage-collector-controller"},
+		ClientName: "generic-garbage-collector",
+		Build:      buildGarbageCollector,
+	},
+	{
+		Name:       disruption.Name,
+		Aliases:    []string{"disruption-controller"},
+		ClientName: "disruption-controller",
+		Build:      buildDisruption,
+	},
+	{
+		Name:       podgc.Name,
+		Aliases:    []string{"pod-garbage-collector-controller"},
+		ClientName: "pod-garbage-collector",
+		Build:      buildPodGC,
+	},
+	{
+		Name:       nodelifecycle.Name,
+		Aliases:    []string{"node-lifecycle-controller"},
+		ClientName: "node-controller",
+		Build:      buildNodeLifecycle,
+	},
+	{
+		Name: tainteviction.Name,
+		// Upstream's taint manager acts with the node controller's role.
+		ClientName: "node-controller",
+		Build:      buildTaintEviction,
+	},
+	{
+		Name:       nodeipam.Name,
+		Aliases:    []string{"node-ipam-controller"},
+		ClientName: "node-controller",
+		Build:      buildNodeIPAM,
+	},
+	{
+		Name:       csrapproving.Name,
+		Aliases:    []string{"certificatesigningrequest-approving-controller"},
+		ClientName: "certificate-controller",
+		Build:      buildCSRApproving,
+	},
+	{
+		Name:       csrsigning.Name,
+		Aliases:    []string{"certificatesigningrequest-signing-controller"},
+		ClientName: "certificate-controller",
+		Build:      buildCSRSigning,
+	},
+	{
+		Name:       bootstrapsigner.Name,
+		Aliases:    []string{"bootstrap-signer-controller"},
+		ClientName: "bootstrap-signer",
+		// Off by default, as upstream: a cluster without bootstrap
+		// tokens has no cluster-info to sign.
+		OffByDefault: true,
+		Build:        buildBootstrapSigner,
+	},
+	{
+		Name:         tokencleaner.Name,
+		Aliases:      []string{"token-cleaner-controller"},
+		ClientName:   "token-cleaner",
+		OffByDefault: true,
+		Build:        buildTokenCleaner,
+	},
+	{
+		Name:       persistentvolume.Name,
+		Aliases:    []string{"persistentvolume-binder-controller"},
+		ClientName: "persistent-volume-binder",
+		Build:      buildPersistentVolumeBinder,
+	},
+	{
+		Name:       pvcprotection.Name,
+		Aliases:    []string{"persistentvolumeclaim-protection-controller"},
+		ClientName: "pvc-protection-controller",
+		Build:      buildPVCProtection,
+	},
+	{
+		Name:       pvprotection.Name,
+		Aliases:    []string{"persistentvolume-protection-controller"},
+		ClientName: "pv-protection-controller",
+		Build:      buildPVProtection,
+	},
+	{
+		Name:       ephemeral.Name,
+		Aliases:    []string{"ephemeral-volume-controller"},
+		ClientName: "ephemeral-volume-controller",
+		Build:      buildEphemeralVolume,
+	},
+	{
+		Name:       podautoscaler.Name,
+		Aliases:    []string{"horizontal-pod-autoscaler-controller"},
+		ClientName: "horizontal-pod-autoscaler",
+		Requires:   []schema.GroupVersion{{Group: "autoscaling", Version: "v2"}},
+		Build:      buildHorizontalPodAutoscaler,
 	},
 	{
 		Name:       replicaset.Name,
@@ -98,42 +236,6 @@ var All = []Descriptor{
 		ClientName: "ttl-after-finished-controller",
 		Build:      buildTTLAfterFinished,
 	},
-}
-
-// workers is the configured worker count, or upstream's default when the
-// configuration leaves it unset.
-func workers(configured, upstream int32) int {
-	if configured > 0 {
-		return int(configured)
-	}
-	return int(upstream)
-}
-
-func buildReplicaSet(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
-	src := replicaset.NewReplicaSets(client, cc.Informers.Apps().V1().ReplicaSets())
-	c, err := replicaset.New(replicaset.Name, client, src, cc.Informers.Core().V1().Pods(), events)
-	if err != nil {
-		return nil, 0, err
-	}
-	return c, workers(cc.Config.ReplicaSetController.ConcurrentRSSyncs, 5), nil
-}
-
-func buildReplicationController(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
-	core := cc.Informers.Core().V1()
-	c, err := replicationcontroller.New(client, core.ReplicationControllers(), core.Pods(), events)
-	if err != nil {
-		return nil, 0, err
-	}
-	return c, workers(cc.Config.ReplicationController.ConcurrentRCSyncs, 5), nil
-}
-
-func buildDeployment(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
-	apps := cc.Informers.Apps().V1()
-	c, err := deployment.New(client, apps.Deployments(), apps.ReplicaSets(), cc.Informers.Core().V1().Pods(), events)
-	if err != nil {
-		return nil, 0, err
-	}
-	return c, workers(cc.Config.DeploymentController.ConcurrentDeploymentSyncs, 5), nil
 }
 
 func buildServiceAccount(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
@@ -186,6 +288,60 @@ func buildClusterRoleAggregation(_ context.Context, cc *Context, client kubernet
 	return c, 5, nil
 }
 
+// workers is the configured worker count, or upstream's default when the
+// configuration leaves it unset.
+func workers(configured, upstream int32) int {
+	if configured > 0 {
+		return int(configured)
+	}
+	return int(upstream)
+}
+
+func buildReplicaSet(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	src := replicaset.NewReplicaSets(client, cc.Informers.Apps().V1().ReplicaSets())
+	c, err := replicaset.New(replicaset.Name, client, src, cc.Informers.Core().V1().Pods(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.ReplicaSetController.ConcurrentRSSyncs, 5), nil
+}
+
+func buildReplicationController(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	c, err := replicationcontroller.New(client, core.ReplicationControllers(), core.Pods(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.ReplicationController.ConcurrentRCSyncs, 5), nil
+}
+
+func buildDeployment(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	apps := cc.Informers.Apps().V1()
+	c, err := deployment.New(client, apps.Deployments(), apps.ReplicaSets(), cc.Informers.Core().V1().Pods(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.DeploymentController.ConcurrentDeploymentSyncs, 5), nil
+}
+
+func buildStatefulSet(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	apps, core := cc.Informers.Apps().V1(), cc.Informers.Core().V1()
+	c, err := statefulset.New(client, apps.StatefulSets(), core.Pods(), core.PersistentVolumeClaims(), apps.ControllerRevisions(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.StatefulSetController.ConcurrentStatefulSetSyncs, 5), nil
+}
+
+func buildDaemonSet(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	apps, core := cc.Informers.Apps().V1(), cc.Informers.Core().V1()
+	c, err := daemonset.New(client, apps.DaemonSets(), core.Pods(), core.Nodes(), apps.ControllerRevisions(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.DaemonSetController.ConcurrentDaemonSetSyncs, 2), nil
+}
+
 func buildJob(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
 	c, err := job.New(client, cc.Informers.Batch().V1().Jobs(), cc.Informers.Core().V1().Pods(), events)
 	if err != nil {
@@ -209,22 +365,4 @@ func buildTTLAfterFinished(_ context.Context, cc *Context, client kubernetes.Int
 		return nil, 0, err
 	}
 	return c, workers(cc.Config.TTLAfterFinishedController.ConcurrentTTLSyncs, 5), nil
-}
-
-func buildStatefulSet(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
-	apps, core := cc.Informers.Apps().V1(), cc.Informers.Core().V1()
-	c, err := statefulset.New(client, apps.StatefulSets(), core.Pods(), core.PersistentVolumeClaims(), apps.ControllerRevisions(), events)
-	if err != nil {
-		return nil, 0, err
-	}
-	return c, workers(cc.Config.StatefulSetController.ConcurrentStatefulSetSyncs, 5), nil
-}
-
-func buildDaemonSet(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
-	apps, core := cc.Informers.Apps().V1(), cc.Informers.Core().V1()
-	c, err := daemonset.New(client, apps.DaemonSets(), core.Pods(), core.Nodes(), apps.ControllerRevisions(), events)
-	if err != nil {
-		return nil, 0, err
-	}
-	return c, workers(cc.Config.DaemonSetController.ConcurrentDaemonSetSyncs, 2), nil
 }

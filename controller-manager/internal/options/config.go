@@ -105,4 +105,6 @@ func SetDefaults(cfg *kcmconfig.KubeControllerManagerConfiguration) {
 	if rq.ConcurrentResourceQuotaSyncs == 0 {
 		rq.ConcurrentResourceQuotaSyncs = 5
 	}
+	setServiceAndClusterDefaults(cfg)
+	setNodeDefaults(cfg)
 }

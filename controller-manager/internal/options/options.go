@@ -69,6 +69,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, known []string) {
 	fs.DurationVar(&rq.ResourceQuotaSyncPeriod.Duration, "resource-quota-sync-period", rq.ResourceQuotaSyncPeriod.Duration, "How often every ResourceQuota's usage is recalculated in full.")
 	fs.Int32Var(&rq.ConcurrentResourceQuotaSyncs, "concurrent-resource-quota-syncs", rq.ConcurrentResourceQuotaSyncs, "ResourceQuotas synced at once.")
 
+	addServiceAndClusterFlags(fs, o.Config)
+	o.addNodeFlags(fs)
+
 	o.SecureServing.AddFlags(fs)
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
 	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity: 0 for what an operator needs, 2 for per-object detail, 4 for debugging.")
@@ -112,6 +115,8 @@ func (o *Options) Validate(known []string) []error {
 	if rq.ConcurrentResourceQuotaSyncs <= 0 {
 		errs = append(errs, fmt.Errorf("--concurrent-resource-quota-syncs must be positive"))
 	}
+	errs = append(errs, validateServiceAndCluster(o.Config)...)
+	errs = append(errs, o.validateNodes()...)
 	if o.LogFormat != "text" && o.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log-format %q: want text or json", o.LogFormat))
 	}

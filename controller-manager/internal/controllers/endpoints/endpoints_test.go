@@ -1,0 +1,174 @@
+package endpoints
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+)
+
+func pod(name, ip string, ready bool, mods ...func(*corev1.Pod)) *corev1.Pod {
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: k8stypes.UID("uid-" + name), Labels: map[string]string{"app": "web"}},
+		Spec:       corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}},
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}},
+	}
+	for _, m := range mods {
+		m(p)
+	}
+	return p
+}
+
+func service(mods ...func(*corev1.Service)) *corev1.Service {
+	s := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Labels: map[string]string{"team": "a"}},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, ClusterIP: "10.0.0.10",
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("http")}}},
+	}
+	for _, m := range mods {
+		m(s)
+	}
+	return s
+}
+
+func TestSubsets(t *testing.T) {
+	tests := []struct {
+		name              string
+		svc               *corev1.Service
+		pods              []*corev1.Pod
+		ready, notReady   int
+		wantPort          int32
+		wantSubsetsLength int
+	}{
+		{"ready and not ready", service(), []*corev1.Pod{pod("a", "10.1.0.1", true), pod("b", "10.1.0.2", false)}, 1, 1, 8080, 1},
+		{"publishNotReadyAddresses makes all ready", service(func(s *corev1.Service) { s.Spec.PublishNotReadyAddresses = true }),
+			[]*corev1.Pod{pod("a", "10.1.0.1", true), pod("b", "10.1.0.2", false)}, 2, 0, 8080, 1},
+		{"pod without IP left out", service(), []*corev1.Pod{pod("a", "", true)}, 0, 0, 0, 0},
+		{"terminated pod left out", service(), []*corev1.Pod{pod("a", "10.1.0.1", false, func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })}, 0, 0, 0, 0},
+		{"named port the pod lacks drops it", service(func(s *corev1.Service) { s.Spec.Ports[0].TargetPort = intstr.FromString("grpc") }),
+			[]*corev1.Pod{pod("a", "10.1.0.1", true)}, 0, 0, 0, 0},
+		{"numeric target port", service(func(s *corev1.Service) { s.Spec.Ports[0].TargetPort = intstr.FromInt32(9090) }),
+			[]*corev1.Pod{pod("a", "10.1.0.1", true)}, 1, 0, 9090, 1},
+		{"headless without ports", service(func(s *corev1.Service) { s.Spec.ClusterIP = corev1.ClusterIPNone; s.Spec.Ports = nil }),
+			[]*corev1.Pod{pod("a", "10.1.0.1", true)}, 1, 0, 0, 1},
+		{"pods with different ports get different subsets", service(), []*corev1.Pod{pod("a", "10.1.0.1", true),
+			pod("b", "10.1.0.2", true, func(p *corev1.Pod) { p.Spec.Containers[0].Ports[0].ContainerPort = 8081 })}, 2, 0, 8080, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Subsets(tt.svc, tt.pods)
+			if len(got) != tt.wantSubsetsLength {
+				t.Fatalf("subsets = %+v, want %d", got, tt.wantSubsetsLength)
+			}
+			ready, notReady := 0, 0
+			for _, s := range got {
+				ready += len(s.Addresses)
+				notReady += len(s.NotReadyAddresses)
+			}
+			if ready != tt.ready || notReady != tt.notReady {
+				t.Errorf("ready %d not ready %d, want %d and %d", ready, notReady, tt.ready, tt.notReady)
+			}
+			if tt.wantPort != 0 && got[0].Ports[0].Port != tt.wantPort {
+				t.Errorf("port = %d, want %d", got[0].Ports[0].Port, tt.wantPort)
+			}
+		})
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	addrs := func(n int) []corev1.EndpointAddress {
+		out := make([]corev1.EndpointAddress, n)
+		for i := range out {
+			out[i].IP = fmt.Sprintf("10.0.%d.%d", i/256, i%256)
+		}
+		return out
+	}
+	tests := []struct {
+		name          string
+		subsets       []corev1.EndpointSubset
+		max           int
+		wantTruncated bool
+		wantReady     int
+	}{
+		{"under capacity", []corev1.EndpointSubset{{Addresses: addrs(10)}}, 1000, false, 10},
+		{"ready first", []corev1.EndpointSubset{{Addresses: addrs(800), NotReadyAddresses: addrs(800)}}, 1000, true, 800},
+		{"ready alone over", []corev1.EndpointSubset{{Addresses: addrs(600)}, {Addresses: addrs(600)}}, 1000, true, 1000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, truncated := Truncate(tt.subsets, tt.max)
+			total, ready := 0, 0
+			for _, s := range got {
+				total += len(s.Addresses) + len(s.NotReadyAddresses)
+				ready += len(s.Addresses)
+			}
+			if truncated != tt.wantTruncated || total > tt.max || ready != tt.wantReady {
+				t.Errorf("truncated %v total %d ready %d; want truncated %v, at most %d, ready %d", truncated, total, ready, tt.wantTruncated, tt.max, tt.wantReady)
+			}
+		})
+	}
+}
+
+func TestSync(t *testing.T) {
+	many := []runtime.Object{service()}
+	for i := range 1001 {
+		many = append(many, pod(fmt.Sprintf("p%d", i), fmt.Sprintf("10.2.%d.%d", i/256, i%256), true))
+	}
+	tests := []struct {
+		name          string
+		objs          []runtime.Object
+		wantSubsets   int
+		wantExists    bool
+		wantTruncated bool
+	}{
+		{"creates endpoints with the service's labels", []runtime.Object{service(), pod("a", "10.1.0.1", true)}, 1, true, false},
+		{"selector-less service is left alone", []runtime.Object{service(func(s *corev1.Service) { s.Spec.Selector = nil })}, 0, false, false},
+		{"deleted service loses its endpoints", []runtime.Object{&corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}}, 0, false, false},
+		{"over capacity is truncated and annotated", many, 1, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			client := fake.NewClientset(tt.objs...)
+			f := informers.NewSharedInformerFactory(client, 0)
+			c, err := New(client, f.Core().V1().Services(), f.Core().V1().Pods(), f.Core().V1().Endpoints(), record.NewFakeRecorder(10), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Start(ctx.Done())
+			f.WaitForCacheSync(ctx.Done())
+			defer f.Shutdown()
+			defer cancel()
+			if err := c.sync(ctx, "ns/web"); err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			ep, err := client.CoreV1().Endpoints("ns").Get(ctx, "web", metav1.GetOptions{})
+			if exists := err == nil; exists != tt.wantExists {
+				t.Fatalf("endpoints exist = %v, want %v", exists, tt.wantExists)
+			}
+			if !tt.wantExists {
+				return
+			}
+			if len(ep.Subsets) != tt.wantSubsets || ep.Labels["team"] != "a" || ep.Labels[discoveryv1.LabelSkipMirror] != "true" {
+				t.Errorf("endpoints = %+v", ep.ObjectMeta)
+			}
+			if got := ep.Annotations[OverCapacityAnnotation] == TruncatedValue; got != tt.wantTruncated {
+				t.Errorf("over-capacity annotation = %v, want %v", got, tt.wantTruncated)
+			}
+		})
+	}
+}

@@ -1,0 +1,247 @@
+// Package endpointslice is the controller that keeps, for every Service
+// with a selector, EndpointSlices listing the pods it selects. The slice
+// arithmetic (ports, conditions, 100 endpoints a slice, topology hints) is
+// upstream's published reconciler in k8s.io/endpointslice; this package
+// decides when to run it.
+package endpointslice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	discoverylisters "k8s.io/client-go/listers/discovery/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	esreconciler "k8s.io/endpointslice"
+	"k8s.io/endpointslice/topologycache"
+	esutil "k8s.io/endpointslice/util"
+
+	"trireme.dev/controller-manager/internal/worker"
+)
+
+// Name is the controller's name in --controllers.
+const Name = "endpointslice"
+
+// ManagedBy is the endpointslice.kubernetes.io/managed-by value of the
+// slices this controller owns, as upstream spells it.
+const ManagedBy = "endpointslice-controller.k8s.io"
+
+// DefaultMaxEndpointsPerSlice is upstream's --max-endpoints-per-slice.
+const DefaultMaxEndpointsPerSlice = 100
+
+// Options configure the controller.
+type Options struct {
+	Client        kubernetes.Interface
+	Services      coreinformers.ServiceInformer
+	Pods          coreinformers.PodInformer
+	Nodes         coreinformers.NodeInformer
+	Slices        discoveryinformers.EndpointSliceInformer
+	Recorder      record.EventRecorder
+	MaxEndpoints  int32
+	BatchPeriod   time.Duration
+	TopologyHints bool
+}
+
+// Controller reconciles Services' EndpointSlices; its queue holds Service
+// keys.
+type Controller struct {
+	client      kubernetes.Interface
+	recorder    record.EventRecorder
+	services    corelisters.ServiceLister
+	pods        corelisters.PodLister
+	nodes       corelisters.NodeLister
+	slices      discoverylisters.EndpointSliceLister
+	synced      []cache.InformerSynced
+	tracker     *esutil.EndpointSliceTracker
+	triggers    *esutil.TriggerTimeTracker
+	topology    *topologycache.TopologyCache
+	reconciler  *esreconciler.Reconciler
+	batchPeriod time.Duration
+	loop        *worker.Loop
+}
+
+// New returns the controller with its event handlers registered.
+func New(o Options) (*Controller, error) {
+	if o.MaxEndpoints <= 0 {
+		o.MaxEndpoints = DefaultMaxEndpointsPerSlice
+	}
+	c := &Controller{
+		client:      o.Client,
+		recorder:    o.Recorder,
+		services:    o.Services.Lister(),
+		pods:        o.Pods.Lister(),
+		nodes:       o.Nodes.Lister(),
+		slices:      o.Slices.Lister(),
+		tracker:     esutil.NewEndpointSliceTracker(),
+		triggers:    esutil.NewTriggerTimeTracker(),
+		batchPeriod: o.BatchPeriod,
+		synced: []cache.InformerSynced{
+			o.Services.Informer().HasSynced, o.Pods.Informer().HasSynced,
+			o.Nodes.Informer().HasSynced, o.Slices.Informer().HasSynced,
+		},
+	}
+	if o.TopologyHints {
+		c.topology = topologycache.NewTopologyCache()
+	}
+	c.reconciler = esreconciler.NewReconciler(o.Client, c.nodes, o.MaxEndpoints, c.tracker, c.topology, o.Recorder, ManagedBy)
+	c.loop = worker.New(Name, c.sync)
+
+	if _, err := o.Services.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.loop.AddObject,
+		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
+		DeleteFunc: c.loop.AddObject,
+	}); err != nil {
+		return nil, fmt.Errorf("watch services: %w", err)
+	}
+	if _, err := o.Pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.podChanged(nil, obj) },
+		UpdateFunc: c.podChanged,
+		DeleteFunc: func(obj any) { c.podChanged(nil, obj) },
+	}); err != nil {
+		return nil, fmt.Errorf("watch pods: %w", err)
+	}
+	if _, err := o.Slices.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.sliceChanged,
+		UpdateFunc: func(_, obj any) { c.sliceChanged(obj) },
+		DeleteFunc: c.sliceDeleted,
+	}); err != nil {
+		return nil, fmt.Errorf("watch endpointslices: %w", err)
+	}
+	if c.topology != nil {
+		if _, err := o.Nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { c.nodesChanged() },
+			UpdateFunc: func(any, any) { c.nodesChanged() },
+			DeleteFunc: func(any) { c.nodesChanged() },
+		}); err != nil {
+			return nil, fmt.Errorf("watch nodes: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// Run reconciles with workers goroutines until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	c.loop.Run(ctx, workers, c.synced...)
+}
+
+// podChanged queues the Services whose endpoints a pod event may change.
+// Pod updates are batched by batchPeriod, as upstream's
+// --endpointslice-updates-batch-period, so a burst costs one write.
+func (c *Controller) podChanged(old, obj any) {
+	key := esutil.GetPodUpdateProjectionKey(old, obj)
+	services, err := esutil.GetServicesToUpdate(c.services, key)
+	if err != nil {
+		return
+	}
+	for svc := range services {
+		c.loop.AddAfter(svc, c.batchPeriod)
+	}
+}
+
+func (c *Controller) sliceChanged(obj any) {
+	slice, ok := worker.ObjectAs[*discoveryv1.EndpointSlice](obj)
+	if !ok || !c.reconciler.ManagedByController(slice) {
+		return
+	}
+	// A slice this controller just wrote needs no second look; anything
+	// else (someone edited or created it) does.
+	if c.tracker.ShouldSync(slice) {
+		c.queueSliceService(slice)
+	}
+}
+
+func (c *Controller) sliceDeleted(obj any) {
+	slice, ok := worker.ObjectAs[*discoveryv1.EndpointSlice](obj)
+	if !ok || !c.reconciler.ManagedByController(slice) {
+		return
+	}
+	if c.tracker.HandleDeletion(slice) {
+		c.queueSliceService(slice)
+	}
+}
+
+func (c *Controller) queueSliceService(slice *discoveryv1.EndpointSlice) {
+	key, err := esreconciler.ServiceControllerKey(slice)
+	if err != nil {
+		return
+	}
+	c.loop.AddAfter(key, c.batchPeriod)
+}
+
+// nodesChanged feeds the topology cache the nodes' zones and CPUs, and
+// queues the Services whose hints that may change.
+func (c *Controller) nodesChanged() {
+	nodes, err := c.nodes.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	before := c.topology.GetOverloadedServices()
+	c.topology.SetNodes(logr.Discard(), nodes)
+	after := c.topology.GetOverloadedServices()
+	for _, key := range append(before, after...) {
+		c.loop.Add(key)
+	}
+}
+
+// errStale says the slice cache lags this controller's own writes.
+var errStale = errors.New("endpointslice cache is older than this controller's last write")
+
+// sync reconciles the slices of the Service named by key.
+func (c *Controller) sync(ctx context.Context, key string) error {
+	log := logr.FromContextOrDiscard(ctx)
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	svc, err := c.services.Services(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.triggers.DeleteService(ns, name)
+		c.reconciler.DeleteService(ns, name)
+		// Owner references make the garbage collector delete the slices.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get service %s: %w", key, err)
+	}
+	// ExternalName Services have no endpoints; selector-less Services are
+	// the mirroring controller's.
+	if svc.Spec.Type == corev1.ServiceTypeExternalName || svc.Spec.Selector == nil {
+		return nil
+	}
+	pods, err := c.pods.Pods(ns).List(labels.Set(svc.Spec.Selector).AsSelectorPreValidated())
+	if err != nil {
+		return fmt.Errorf("list pods of service %s: %w", key, err)
+	}
+	sel := labels.Set{discoveryv1.LabelServiceName: name, discoveryv1.LabelManagedBy: ManagedBy}.AsSelectorPreValidated()
+	cached, err := c.slices.EndpointSlices(ns).List(sel)
+	if err != nil {
+		return fmt.Errorf("list endpointslices of service %s: %w", key, err)
+	}
+	slices := cached[:0:0]
+	for _, s := range cached {
+		if s.DeletionTimestamp == nil {
+			slices = append(slices, s)
+		}
+	}
+	if c.tracker.StaleSlices(svc, slices) {
+		return fmt.Errorf("service %s: %w", key, errStale)
+	}
+	trigger := c.triggers.ComputeEndpointLastChangeTriggerTime(ns, svc, pods)
+	if err := c.reconciler.Reconcile(log, svc, pods, slices, trigger); err != nil {
+		c.recorder.Eventf(svc, corev1.EventTypeWarning, "FailedToUpdateEndpointSlices",
+			"Error updating Endpoint Slices for Service %s: %v", key, err)
+		return fmt.Errorf("reconcile endpointslices of service %s: %w", key, err)
+	}
+	return nil
+}

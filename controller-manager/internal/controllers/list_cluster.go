@@ -1,0 +1,135 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/tools/record"
+
+	"trireme.dev/controller-manager/internal/controllers/disruption"
+	"trireme.dev/controller-manager/internal/controllers/endpoints"
+	"trireme.dev/controller-manager/internal/controllers/endpointslice"
+	"trireme.dev/controller-manager/internal/controllers/endpointslicemirroring"
+	"trireme.dev/controller-manager/internal/controllers/garbagecollector"
+	"trireme.dev/controller-manager/internal/controllers/namespace"
+	"trireme.dev/controller-manager/internal/controllers/podgc"
+)
+
+// The builders of the service and cluster controllers.
+
+func buildEndpoints(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	cfg := cc.Config.EndpointController
+	c, err := endpoints.New(client, core.Services(), core.Pods(), core.Endpoints(), events, cfg.EndpointUpdatesBatchPeriod.Duration)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, int(cfg.ConcurrentEndpointSyncs), nil
+}
+
+func buildEndpointSlice(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	cfg := cc.Config.EndpointSliceController
+	c, err := endpointslice.New(endpointslice.Options{
+		Client:        client,
+		Services:      core.Services(),
+		Pods:          core.Pods(),
+		Nodes:         core.Nodes(),
+		Slices:        cc.Informers.Discovery().V1().EndpointSlices(),
+		Recorder:      events,
+		MaxEndpoints:  cfg.MaxEndpointsPerSlice,
+		BatchPeriod:   cfg.EndpointUpdatesBatchPeriod.Duration,
+		TopologyHints: true,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, int(cfg.ConcurrentServiceEndpointSyncs), nil
+}
+
+func buildEndpointSliceMirroring(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	cfg := cc.Config.EndpointSliceMirroringController
+	c, err := endpointslicemirroring.New(client, core.Services(), core.Endpoints(),
+		cc.Informers.Discovery().V1().EndpointSlices(), events, int(cfg.MirroringMaxEndpointsPerSubset))
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, int(cfg.MirroringConcurrentServiceEndpointSyncs), nil
+}
+
+// metadataClient is the metadata-only client acting as the controller
+// named name.
+func metadataClient(cc *Context, name string) (metadata.Interface, error) {
+	cfg, err := cc.Clients.Config(name)
+	if err != nil {
+		return nil, err
+	}
+	m, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("metadata client for %s: %w", name, err)
+	}
+	return m, nil
+}
+
+func buildNamespace(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	meta, err := metadataClient(cc, "namespace-controller")
+	if err != nil {
+		return nil, 0, err
+	}
+	c, err := namespace.New(client, meta, client.Discovery(), cc.Informers.Core().V1().Namespaces(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, int(cc.Config.NamespaceController.ConcurrentNamespaceSyncs), nil
+}
+
+func buildGarbageCollector(ctx context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	cfg := cc.Config.GarbageCollectorController
+	if cfg.EnableGarbageCollector != nil && !*cfg.EnableGarbageCollector {
+		logr.FromContextOrDiscard(ctx).Info("Garbage collector turned off by --enable-garbage-collector=false")
+		return offController{}, 0, nil
+	}
+	meta, err := metadataClient(cc, "generic-garbage-collector")
+	if err != nil {
+		return nil, 0, err
+	}
+	return garbagecollector.New(meta, client.Discovery(), events, 0), int(cfg.ConcurrentGCSyncs), nil
+}
+
+func buildDisruption(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	f := cc.Informers
+	c, err := disruption.New(client, disruption.Informers{
+		PDBs:         f.Policy().V1().PodDisruptionBudgets(),
+		Pods:         f.Core().V1().Pods(),
+		RCs:          f.Core().V1().ReplicationControllers(),
+		ReplicaSets:  f.Apps().V1().ReplicaSets(),
+		Deployments:  f.Apps().V1().Deployments(),
+		StatefulSets: f.Apps().V1().StatefulSets(),
+	}, events)
+	if err != nil {
+		return nil, 0, err
+	}
+	// Upstream runs one worker.
+	return c, 1, nil
+}
+
+func buildPodGC(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	return podgc.New(podgc.Options{
+		Client:     client,
+		Pods:       core.Pods(),
+		Nodes:      core.Nodes(),
+		Recorder:   events,
+		Threshold:  int(cc.Config.PodGCController.TerminatedPodGCThreshold),
+		Quarantine: podgc.DefaultQuarantine,
+	}), 1, nil
+}
+
+// offController is a controller turned off by its own flag: it waits for the end.
+type offController struct{}
+
+func (offController) Run(ctx context.Context, _ int) { <-ctx.Done() }

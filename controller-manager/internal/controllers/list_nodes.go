@@ -1,0 +1,221 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/scale"
+	"k8s.io/client-go/tools/record"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
+
+	"trireme.dev/controller-manager/internal/controllers/bootstrapsigner"
+	"trireme.dev/controller-manager/internal/controllers/csrapproving"
+	"trireme.dev/controller-manager/internal/controllers/csrsigning"
+	"trireme.dev/controller-manager/internal/controllers/ephemeral"
+	"trireme.dev/controller-manager/internal/controllers/nodeipam"
+	"trireme.dev/controller-manager/internal/controllers/nodelifecycle"
+	"trireme.dev/controller-manager/internal/controllers/persistentvolume"
+	"trireme.dev/controller-manager/internal/controllers/podautoscaler"
+	"trireme.dev/controller-manager/internal/controllers/pvcprotection"
+	"trireme.dev/controller-manager/internal/controllers/pvprotection"
+	"trireme.dev/controller-manager/internal/controllers/tainteviction"
+	"trireme.dev/controller-manager/internal/controllers/tokencleaner"
+)
+
+// The build functions of the node, storage, autoscaling and node-joining
+// controllers; All lists them.
+
+func buildNodeLifecycle(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	nl := cc.Config.NodeLifecycleController
+	c, err := nodelifecycle.New(nodelifecycle.Options{
+		Client:                    client,
+		Nodes:                     cc.Informers.Core().V1().Nodes(),
+		Pods:                      cc.Informers.Core().V1().Pods(),
+		Leases:                    cc.Informers.Coordination().V1().Leases(),
+		Recorder:                  events,
+		MonitorPeriod:             nl.NodeMonitorPeriod.Duration,
+		MonitorGracePeriod:        nl.NodeMonitorGracePeriod.Duration,
+		StartupGracePeriod:        nl.NodeStartupGracePeriod.Duration,
+		EvictionRate:              nl.NodeEvictionRate,
+		SecondaryEvictionRate:     nl.SecondaryNodeEvictionRate,
+		LargeClusterSizeThreshold: nl.LargeClusterSizeThreshold,
+		UnhealthyZoneThreshold:    nl.UnhealthyZoneThreshold,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 1, nil
+}
+
+func buildTaintEviction(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	c, err := tainteviction.New(client, core.Nodes(), core.Pods(), events, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	// Upstream runs eight eviction workers.
+	return c, 8, nil
+}
+
+func buildNodeIPAM(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	kc := cc.Config.KubeCloudShared
+	if !kc.AllocateNodeCIDRs {
+		return nil, 0, nil
+	}
+	ipam := cc.Config.NodeIPAMController
+	var services []string
+	for _, s := range []string{ipam.ServiceCIDR, ipam.SecondaryServiceCIDR} {
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				services = append(services, p)
+			}
+		}
+	}
+	c, err := nodeipam.New(client, cc.Informers.Core().V1().Nodes(), events, nodeipam.Options{
+		ClusterCIDRs: kc.ClusterCIDR,
+		MaskSize:     int(ipam.NodeCIDRMaskSize),
+		MaskSizeIPv4: int(ipam.NodeCIDRMaskSizeIPv4),
+		MaskSizeIPv6: int(ipam.NodeCIDRMaskSizeIPv6),
+		ServiceCIDRs: services,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 1, nil
+}
+
+func buildCSRApproving(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	c, err := csrapproving.New(client, cc.Informers.Certificates().V1().CertificateSigningRequests(), cc.Informers.Core().V1().Nodes(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 5, nil
+}
+
+func buildCSRSigning(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	cs := cc.Config.CSRSigningController
+	cas := map[string]*csrsigning.CA{}
+	for signer, files := range map[string]struct{ cert, key string }{
+		certificatesv1.KubeletServingSignerName:             {cs.KubeletServingSignerConfiguration.CertFile, cs.KubeletServingSignerConfiguration.KeyFile},
+		certificatesv1.KubeAPIServerClientKubeletSignerName: {cs.KubeletClientSignerConfiguration.CertFile, cs.KubeletClientSignerConfiguration.KeyFile},
+		certificatesv1.KubeAPIServerClientSignerName:        {cs.KubeAPIServerClientSignerConfiguration.CertFile, cs.KubeAPIServerClientSignerConfiguration.KeyFile},
+		legacyUnknownSigner:                                 {cs.LegacyUnknownSignerConfiguration.CertFile, cs.LegacyUnknownSignerConfiguration.KeyFile},
+	} {
+		if files.cert == "" {
+			files.cert, files.key = cs.ClusterSigningCertFile, cs.ClusterSigningKeyFile
+		}
+		if files.cert == "" {
+			continue
+		}
+		ca, err := csrsigning.LoadCA(files.cert, files.key)
+		if err != nil {
+			return nil, 0, fmt.Errorf("signer %s: %w", signer, err)
+		}
+		cas[signer] = ca
+	}
+	if len(cas) == 0 {
+		// As upstream: no signing files, no signer.
+		return nil, 0, nil
+	}
+	c, err := csrsigning.New(client, cc.Informers.Certificates().V1().CertificateSigningRequests(), events, cas, cs.ClusterSigningDuration.Duration)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 5, nil
+}
+
+// legacyUnknownSigner is only named in certificates/v1beta1's constants.
+const legacyUnknownSigner = "kubernetes.io/legacy-unknown"
+
+func buildPersistentVolumeBinder(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	c, err := persistentvolume.New(client, core.PersistentVolumeClaims(), core.PersistentVolumes(),
+		cc.Informers.Storage().V1().StorageClasses(), core.Nodes(), events,
+		cc.Config.PersistentVolumeBinderController.PVClaimBinderSyncPeriod.Duration)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 1, nil
+}
+
+func buildPVProtection(_ context.Context, cc *Context, client kubernetes.Interface, _ record.EventRecorder) (Runner, int, error) {
+	c, err := pvprotection.New(client, cc.Informers.Core().V1().PersistentVolumes())
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 1, nil
+}
+
+func buildPVCProtection(_ context.Context, cc *Context, client kubernetes.Interface, _ record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	c, err := pvcprotection.New(client, core.PersistentVolumeClaims(), core.Pods())
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 1, nil
+}
+
+func buildEphemeralVolume(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	c, err := ephemeral.New(client, core.Pods(), core.PersistentVolumeClaims(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, int(cc.Config.EphemeralVolumeController.ConcurrentEphemeralVolumeSyncs), nil
+}
+
+func buildBootstrapSigner(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	c, err := bootstrapsigner.New(client, events, cc.Config.Generic.MinResyncPeriod.Duration)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 1, nil
+}
+
+func buildTokenCleaner(_ context.Context, cc *Context, client kubernetes.Interface, _ record.EventRecorder) (Runner, int, error) {
+	c, err := tokencleaner.New(client, cc.Config.Generic.MinResyncPeriod.Duration)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 1, nil
+}
+
+func buildHorizontalPodAutoscaler(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	cfg, err := cc.Clients.Config("horizontal-pod-autoscaler")
+	if err != nil {
+		return nil, 0, err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
+	scales, err := scale.NewForConfig(cfg, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(client.Discovery()))
+	if err != nil {
+		return nil, 0, fmt.Errorf("scale client: %w", err)
+	}
+	metrics, err := metricsclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, 0, fmt.Errorf("metrics client: %w", err)
+	}
+	hpa := cc.Config.HPAController
+	c, err := podautoscaler.New(podautoscaler.Options{
+		Client:                client,
+		Autoscalers:           cc.Informers.Autoscaling().V2().HorizontalPodAutoscalers(),
+		Pods:                  cc.Informers.Core().V1().Pods(),
+		Scaler:                podautoscaler.ScaleClient{Scales: scales, Mapper: mapper},
+		Metrics:               podautoscaler.ResourceMetrics{Client: metrics},
+		Recorder:              events,
+		SyncPeriod:            hpa.HorizontalPodAutoscalerSyncPeriod.Duration,
+		DownscaleWindow:       hpa.HorizontalPodAutoscalerDownscaleStabilizationWindow.Duration,
+		Tolerance:             hpa.HorizontalPodAutoscalerTolerance,
+		CPUInitialization:     hpa.HorizontalPodAutoscalerCPUInitializationPeriod.Duration,
+		InitialReadinessDelay: hpa.HorizontalPodAutoscalerInitialReadinessDelay.Duration,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, int(hpa.ConcurrentHorizontalPodAutoscalerSyncs), nil
+}
