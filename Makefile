@@ -17,7 +17,7 @@ GO_LDFLAGS    := -s -w \
 	-X k8s.io/component-base/version.gitCommit=$(GIT_COMMIT) \
 	-X k8s.io/component-base/version.gitTreeState=clean
 # Unit and integration tests of every module; the e2e module has its own target.
-TEST_PKGS     := ./api/... ./apiserver/... ./controller-manager/... ./images/...
+TEST_PKGS     := ./api/... ./apiserver/... ./controller-manager/... ./images/... ./scheduler/...
 GO_TEST_FLAGS ?=
 
 .PHONY: all build test e2e bench generate verify fix images check clean run
@@ -25,13 +25,16 @@ GO_TEST_FLAGS ?=
 all: build
 
 ## build: every binary into _output/bin (static, version stamped)
-build: $(BIN)/trireme-apiserver $(BIN)/trireme-controller-manager
+build: $(BIN)/trireme-apiserver $(BIN)/trireme-controller-manager $(BIN)/trireme-scheduler
 
 $(BIN)/trireme-apiserver: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./apiserver/cmd/trireme-apiserver
 
 $(BIN)/trireme-controller-manager: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./controller-manager/cmd/trireme-controller-manager
+
+$(BIN)/trireme-scheduler: FORCE
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./scheduler/cmd/trireme-scheduler
 
 ## test: unit and integration tests of every module
 test:

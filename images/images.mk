@@ -19,7 +19,7 @@ IMAGES_DIR        := _output/images
 
 .PHONY: images _output/bin/image-build _output/bin/pause
 
-images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar
+images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/trireme-scheduler.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar
 
 # go decides what is stale, so the binaries are always "rebuilt" (cheaply, from cache).
 _output/bin/image-build:
@@ -41,6 +41,13 @@ $(IMAGES_DIR)/trireme-controller-manager.tar: _output/bin/trireme-controller-man
 	$(IMAGE_BUILD) --name trireme.dev/trireme-controller-manager:$(IMAGE_VERSION) --out $@ \
 		--file _output/bin/trireme-controller-manager=/usr/local/bin/trireme-controller-manager:0755 \
 		--entrypoint /usr/local/bin/trireme-controller-manager
+
+# Upstream's kube-scheduler image runs as root too: it reads its kubeconfig
+# from a root-only file under /etc/kubernetes.
+$(IMAGES_DIR)/trireme-scheduler.tar: _output/bin/trireme-scheduler $(IMAGE_BUILD)
+	$(IMAGE_BUILD) --name trireme.dev/trireme-scheduler:$(IMAGE_VERSION) --out $@ \
+		--file _output/bin/trireme-scheduler=/usr/local/bin/trireme-scheduler:0755 \
+		--entrypoint /usr/local/bin/trireme-scheduler
 
 # 65535 is the uid upstream's pause image runs as; pause needs no privilege.
 $(IMAGES_DIR)/pause.tar: _output/bin/pause $(IMAGE_BUILD)

@@ -529,3 +529,6 @@ func (q *QueuedPodInfo) GetGatingPlugin() string { return q.GatingPlugin }
 
 // GetGatingPluginEvents implements fwk.QueuedEntityInfo.
 func (q *QueuedPodInfo) GetGatingPluginEvents() []fwk.ClusterEvent { return q.GatingPluginEvents }
+
+// PodResourceOf sums pod's requests as NodeInfo accounts them.
+func PodResourceOf(pod *v1.Pod) fwk.PodResource { return computePodResource(pod) }
