@@ -18,7 +18,7 @@ func TestPodsLandOnFittingNodes(t *testing.T) {
 	}
 	createPod(t, cs, ns, pod("medium", "2"))
 	msg := waitFailedScheduling(t, cs, ns, "medium", 10*time.Second)
-	want := "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.."
+	want := "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.."
 	if msg != want {
 		t.Errorf("FailedScheduling message:\n got %q\nwant %q", msg, want)
 	}

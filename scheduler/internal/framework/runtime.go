@@ -633,7 +633,9 @@ func (f *Framework) AddNominatedPod(logger klog.Logger, pod fwk.PodInfo, ni *fwk
 }
 
 // DeleteNominatedPodIfExists implements fwk.PodNominator.
-func (f *Framework) DeleteNominatedPodIfExists(pod *v1.Pod) { f.Nominator.DeleteNominatedPodIfExists(pod) }
+func (f *Framework) DeleteNominatedPodIfExists(pod *v1.Pod) {
+	f.Nominator.DeleteNominatedPodIfExists(pod)
+}
 
 // UpdateNominatedPod implements fwk.PodNominator.
 func (f *Framework) UpdateNominatedPod(logger klog.Logger, old *v1.Pod, n fwk.PodInfo) {

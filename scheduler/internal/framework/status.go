@@ -81,7 +81,7 @@ func (f *FitError) Error() string {
 	if f.Diagnosis.PreFilterMsg != "" {
 		msg += " " + f.Diagnosis.PreFilterMsg + "."
 	} else {
-		msg += " " + strings.Join(ReasonsHistogram(f.Diagnosis.NodeToStatus), ", ") + "."
+		msg += " " + strings.Join(ReasonsHistogram(f.Diagnosis.NodeToStatus, f.NumAllNodes), ", ") + "."
 	}
 	// Upstream appends its separator to a message that already ends in a
 	// period, so real kube-scheduler messages end "for incoming pod.."; kept
@@ -93,8 +93,9 @@ func (f *FitError) Error() string {
 }
 
 // ReasonsHistogram counts the nodes per rejection reason, as "N reason",
-// sorted.
-func ReasonsHistogram(m *NodeToStatus) []string {
+// sorted; of numAll nodes, those without a recorded status count under
+// the absent status's reasons.
+func ReasonsHistogram(m *NodeToStatus, numAll int) []string {
 	if m == nil {
 		return nil
 	}
@@ -102,6 +103,11 @@ func ReasonsHistogram(m *NodeToStatus) []string {
 	for _, s := range m.statuses {
 		for _, r := range s.Reasons() {
 			counts[r]++
+		}
+	}
+	if absent := numAll - len(m.statuses); absent > 0 && m.AbsentStatus != nil {
+		for _, r := range m.AbsentStatus.Reasons() {
+			counts[r] += absent
 		}
 	}
 	out := make([]string, 0, len(counts))

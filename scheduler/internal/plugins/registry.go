@@ -5,6 +5,7 @@ package plugins
 import (
 	"trireme.dev/scheduler/internal/framework"
 	"trireme.dev/scheduler/internal/plugins/defaultbinder"
+	"trireme.dev/scheduler/internal/plugins/defaultpreemption"
 	"trireme.dev/scheduler/internal/plugins/imagelocality"
 	"trireme.dev/scheduler/internal/plugins/nodeaffinity"
 	"trireme.dev/scheduler/internal/plugins/nodename"
@@ -30,5 +31,6 @@ func Registry() framework.Registry {
 		noderesources.BalancedAllocationName: noderesources.NewBalancedAllocation,
 		imagelocality.Name:                   imagelocality.New,
 		defaultbinder.Name:                   defaultbinder.New,
+		defaultpreemption.Name:               defaultpreemption.New,
 	}
 }

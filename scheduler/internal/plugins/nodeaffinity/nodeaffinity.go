@@ -22,11 +22,11 @@ const Name = "NodeAffinity"
 
 // Upstream's reasons.
 const (
-	ErrReasonPod              = "node(s) didn't match Pod's node affinity/selector"
-	errReasonEnforced         = "node(s) didn't match scheduler-enforced node affinity"
-	errReasonConflict         = "pod affinity terms conflict"
-	preFilterKey fwk.StateKey = "PreFilter" + Name
-	preScoreKey  fwk.StateKey = "PreScore" + Name
+	ErrReasonPod                   = "node(s) didn't match Pod's node affinity/selector"
+	errReasonEnforced              = "node(s) didn't match scheduler-enforced node affinity"
+	errReasonConflict              = "pod affinity terms conflict"
+	preFilterKey      fwk.StateKey = "PreFilter" + Name
+	preScoreKey       fwk.StateKey = "PreScore" + Name
 )
 
 // Plugin implements PreFilter, Filter, PreScore and Score.
@@ -59,7 +59,9 @@ func New(_ context.Context, obj runtime.Object, _ fwk.Handle) (fwk.Plugin, error
 // Name implements fwk.Plugin.
 func (*Plugin) Name() string { return Name }
 
-type preFilterState struct{ required nodeaffinity.RequiredNodeAffinity }
+type preFilterState struct {
+	required nodeaffinity.RequiredNodeAffinity
+}
 
 func (s *preFilterState) Clone() fwk.StateData { return s }
 
@@ -130,7 +132,9 @@ func (pl *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, n
 	return nil
 }
 
-type preScoreState struct{ preferred *nodeaffinity.PreferredSchedulingTerms }
+type preScoreState struct {
+	preferred *nodeaffinity.PreferredSchedulingTerms
+}
 
 func (s *preScoreState) Clone() fwk.StateData { return s }
 

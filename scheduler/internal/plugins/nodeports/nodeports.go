@@ -99,4 +99,3 @@ func (Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, err
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add}},
 	}, nil
 }
-

@@ -121,12 +121,13 @@ func (f *Fit) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni fw
 	if len(insufficient) == 0 {
 		return nil
 	}
-	code := fwk.UnschedulableAndUnresolvable
+	// A request no empty node could meet makes preemption pointless there.
+	code := fwk.Unschedulable
 	reasons := make([]string, 0, len(insufficient))
 	for _, r := range insufficient {
 		reasons = append(reasons, r.Reason)
-		if !r.Unresolvable {
-			code = fwk.Unschedulable
+		if r.Unresolvable {
+			code = fwk.UnschedulableAndUnresolvable
 		}
 	}
 	return fwk.NewStatus(code, reasons...)
