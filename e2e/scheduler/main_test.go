@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"trireme.dev/e2e/framework"
 )
@@ -37,6 +36,10 @@ clientConnection:
 profiles:
 - schedulerName: default-scheduler
 - schedulerName: second-scheduler
+  plugins:
+    score:
+      disabled:
+      - name: NodeResourcesBalancedAllocation
   pluginConfig:
   - name: NodeResourcesFit
     args:
@@ -136,5 +139,3 @@ func (b *lockedBuffer) Tail(n int) string {
 	}
 	return s
 }
-
-var _ = time.Second

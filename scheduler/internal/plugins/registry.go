@@ -7,11 +7,13 @@ import (
 	"trireme.dev/scheduler/internal/plugins/defaultbinder"
 	"trireme.dev/scheduler/internal/plugins/defaultpreemption"
 	"trireme.dev/scheduler/internal/plugins/imagelocality"
+	"trireme.dev/scheduler/internal/plugins/interpodaffinity"
 	"trireme.dev/scheduler/internal/plugins/nodeaffinity"
 	"trireme.dev/scheduler/internal/plugins/nodename"
 	"trireme.dev/scheduler/internal/plugins/nodeports"
 	"trireme.dev/scheduler/internal/plugins/noderesources"
 	"trireme.dev/scheduler/internal/plugins/nodeunschedulable"
+	"trireme.dev/scheduler/internal/plugins/podtopologyspread"
 	"trireme.dev/scheduler/internal/plugins/prioritysort"
 	"trireme.dev/scheduler/internal/plugins/schedulinggates"
 	"trireme.dev/scheduler/internal/plugins/tainttoleration"
@@ -30,6 +32,8 @@ func Registry() framework.Registry {
 		noderesources.FitName:                noderesources.NewFit,
 		noderesources.BalancedAllocationName: noderesources.NewBalancedAllocation,
 		imagelocality.Name:                   imagelocality.New,
+		podtopologyspread.Name:               podtopologyspread.New,
+		interpodaffinity.Name:                interpodaffinity.New,
 		defaultbinder.Name:                   defaultbinder.New,
 		defaultpreemption.Name:               defaultpreemption.New,
 	}
