@@ -250,6 +250,11 @@ func (s *Scheduler) bind(ctx context.Context, f *framework.Framework, state *fra
 		st = f.RunBindPlugins(ctx, state, assumed, host)
 	}
 	metrics.BindingDuration.Observe(time.Since(start).Seconds())
+	if !st.IsSuccess() && !s.Cache.IsAssumed(assumed) && s.boundTo(assumed) == host {
+		// The request failed (a timeout) but the binding landed: the
+		// informer has already confirmed the pod on its node.
+		st = nil
+	}
 	if !st.IsSuccess() {
 		f.RunReservePluginsUnreserve(ctx, state, assumed, host)
 		s.forget(ctx, assumed)
@@ -266,6 +271,15 @@ func (s *Scheduler) bind(ctx context.Context, f *framework.Framework, state *fra
 	}
 	f.EventRecorder().Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding", "Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, host)
 	f.RunPostBindPlugins(ctx, state, assumed, host)
+}
+
+// boundTo returns the node the informer has the pod bound to, if any.
+func (s *Scheduler) boundTo(pod *v1.Pod) string {
+	cur, err := s.podLister.Pods(pod.Namespace).Get(pod.Name)
+	if err != nil || cur.UID != pod.UID {
+		return ""
+	}
+	return cur.Spec.NodeName
 }
 
 // schedulePod finds the best node for pod.
