@@ -48,6 +48,7 @@ e2e: build
 bench: build
 	go test -run '^$$' -bench . -benchmem ./api/... ./apiserver/...
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) ./e2e/bench/run-apiload.sh
+	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) ./e2e/bench/run-schedload.sh
 
 ## generate: regenerate generated code
 generate:
