@@ -149,7 +149,9 @@ func TestPreemption(t *testing.T) {
 			t.Fatalf("create PriorityClass: %v", err)
 		}
 		n := name
-		t.Cleanup(func() { _ = cs.SchedulingV1().PriorityClasses().Delete(context.Background(), n, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = cs.SchedulingV1().PriorityClasses().Delete(context.Background(), n, metav1.DeleteOptions{})
+		})
 	}
 	createNodes(t, cs, nodeSpec{name: "pre-1", cpu: "2"})
 	ns := namespace(t, cs)
