@@ -17,6 +17,7 @@ import (
 	"trireme.dev/scheduler/internal/plugins/prioritysort"
 	"trireme.dev/scheduler/internal/plugins/schedulinggates"
 	"trireme.dev/scheduler/internal/plugins/tainttoleration"
+	"trireme.dev/scheduler/internal/plugins/volumerestrictions"
 )
 
 // Registry returns every in-tree plugin by its upstream name.
@@ -35,6 +36,7 @@ func Registry() framework.Registry {
 		podtopologyspread.Name:               podtopologyspread.New,
 		interpodaffinity.Name:                interpodaffinity.New,
 		defaultbinder.Name:                   defaultbinder.New,
+		volumerestrictions.Name:              volumerestrictions.New,
 		defaultpreemption.Name:               defaultpreemption.New,
 	}
 }
