@@ -73,7 +73,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, c config) error {
+func run(ctx context.Context, c config) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
@@ -101,6 +101,7 @@ func run(ctx context.Context, c config) error {
 	fmt.Printf("schedload: scenario %s: %d nodes created in %v\n", c.scenario, c.nodes, time.Since(t).Round(time.Millisecond))
 
 	var proc *exec.Cmd
+	var logName string
 	start := func() error {
 		if c.scheduler == "" {
 			return nil
@@ -111,6 +112,7 @@ func run(ctx context.Context, c config) error {
 		if err != nil {
 			return err
 		}
+		logName = logf.Name()
 		proc.Stdout, proc.Stderr = logf, logf
 		proc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		if err := proc.Start(); err != nil {
@@ -123,6 +125,10 @@ func run(ctx context.Context, c config) error {
 		if proc != nil {
 			stopProcess(proc)
 		}
+		// The scheduler's log is kept only to explain a failure.
+		if logName != "" && err == nil {
+			_ = os.Remove(logName)
+		}
 	}()
 	if !c.backlog {
 		if err := start(); err != nil {
@@ -133,7 +139,8 @@ func run(ctx context.Context, c config) error {
 			return err
 		}
 	}
-	res, err := measure(ctx, cs, c, start)
+	var res *result
+	res, err = measure(ctx, cs, c, start)
 	if err != nil {
 		return err
 	}
