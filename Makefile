@@ -46,7 +46,7 @@ e2e: build
 
 ## bench: Go benchmarks and the load drivers; they print figures
 bench: build
-	go test -run '^$$' -bench . -benchmem ./api/... ./apiserver/...
+	go test -run '^$$' -bench . -benchmem ./api/... ./apiserver/... ./scheduler/...
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) ./e2e/bench/run-apiload.sh
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) ./e2e/bench/run-schedload.sh
 
