@@ -176,9 +176,17 @@ func TestPreemption(t *testing.T) {
 	if err != nil {
 		t.Fatalf("low-priority pod was not preempted")
 	}
-	h, err := cs.CoreV1().Pods(ns).Get(ctx, "high", metav1.GetOptions{})
-	if err != nil || h.Status.NominatedNodeName != "pre-1" {
-		t.Errorf("preemptor nominatedNodeName = %q (err %v), want pre-1", h.Status.NominatedNodeName, err)
+	// The nomination is written right after the victims are deleted.
+	var nominated string
+	_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Second, true, func(ctx context.Context) (bool, error) {
+		h, err := cs.CoreV1().Pods(ns).Get(ctx, "high", metav1.GetOptions{})
+		if err == nil {
+			nominated = h.Status.NominatedNodeName
+		}
+		return nominated != "", nil
+	})
+	if nominated != "pre-1" {
+		t.Errorf("preemptor nominatedNodeName = %q, want pre-1", nominated)
 	}
 	zero := int64(0)
 	if err := cs.CoreV1().Pods(ns).Delete(ctx, "low", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !isNotFound(err) {

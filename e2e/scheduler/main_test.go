@@ -72,6 +72,12 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e/scheduler: stop scheduler: %v\n", err)
 		code = max(code, 1)
 	}
+	// SIGTERM is a clean shutdown: anything but exit 0 (a race report under
+	// -race, a panic) fails the suite.
+	if err := proc.ExitError(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e/scheduler: scheduler exited with %v\n", err)
+		code = max(code, 1)
+	}
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "trireme-scheduler log (last lines):\n%s\n", schedLog.Tail(8000))
 		fmt.Fprintf(os.Stderr, "trireme-apiserver log (last lines):\n%s\n", s.LogTail(50))
