@@ -3,7 +3,7 @@
 # `ctr -n k8s.io images import`. Include it from the top-level Makefile
 # (`include images/images.mk`); run from the repository root so go.work applies.
 # The top-level Makefile provides the rules for _output/bin/trireme-apiserver and
-# _output/bin/trireme-controller-manager (`make build`).
+# _output/bin/trireme-controller-manager and _output/bin/trireme-scheduler (`make build`).
 #
 # Archives are reproducible: the same binaries, version and SOURCE_DATE_EPOCH (the last
 # commit's time) give byte-identical tarballs.
