@@ -17,7 +17,7 @@ GO_LDFLAGS    := -s -w \
 	-X k8s.io/component-base/version.gitCommit=$(GIT_COMMIT) \
 	-X k8s.io/component-base/version.gitTreeState=clean
 # Unit and integration tests of every module; the e2e module has its own target.
-TEST_PKGS     := ./api/... ./apiserver/... ./controller-manager/... ./images/... ./adm/... ./kubelet/... ./proxy/...
+TEST_PKGS     := ./api/... ./apiserver/... ./controller-manager/... ./images/... ./adm/... ./kubelet/... ./proxy/... ./scheduler/...
 GO_TEST_FLAGS ?=
 
 .PHONY: all build test e2e bench generate verify fix images check clean run
@@ -25,13 +25,16 @@ GO_TEST_FLAGS ?=
 all: build
 
 ## build: every binary into _output/bin (static, version stamped)
-build: $(BIN)/trireme-apiserver $(BIN)/trireme-controller-manager $(BIN)/trireme-kubelet $(BIN)/triremeadm $(BIN)/etcd $(BIN)/trireme-proxy
+build: $(BIN)/trireme-apiserver $(BIN)/trireme-controller-manager $(BIN)/trireme-scheduler $(BIN)/trireme-kubelet $(BIN)/trireme-proxy $(BIN)/triremeadm $(BIN)/etcd
 
 $(BIN)/trireme-apiserver: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./apiserver/cmd/trireme-apiserver
 
 $(BIN)/trireme-controller-manager: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./controller-manager/cmd/trireme-controller-manager
+
+$(BIN)/trireme-scheduler: FORCE
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./scheduler/cmd/trireme-scheduler
 
 # triremeadm's default version is the build's, so it installs the images built with it.
 $(BIN)/triremeadm: FORCE
@@ -53,11 +56,12 @@ e2e: build
 
 ## bench: Go benchmarks and the load drivers; they print figures
 bench: build
-	go test -run '^$$' -bench . -benchmem ./api/... ./apiserver/...
+	go test -run '^$$' -bench . -benchmem ./api/... ./apiserver/... ./scheduler/...
 	go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./proxy/internal/benchmark/
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) ./e2e/bench/run-apiload.sh
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench PodStartup -benchtime=1x ./e2e/kubelet/
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench 'BenchmarkGCDependents10000|BenchmarkEndpointSliceChurn|BenchmarkDeploymentRollout1000' -benchtime=1x -timeout 30m ./e2e/controllermanager/
+	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) ./e2e/bench/run-schedload.sh
 
 ## generate: regenerate generated code
 generate:

@@ -3,7 +3,7 @@
 # `ctr -n k8s.io images import`. Include it from the top-level Makefile
 # (`include images/images.mk`); run from the repository root so go.work applies.
 # The top-level Makefile provides the rules for _output/bin/trireme-apiserver and
-# _output/bin/trireme-controller-manager (`make build`).
+# _output/bin/trireme-controller-manager and _output/bin/trireme-scheduler (`make build`).
 #
 # Archives are reproducible: the same binaries, version and SOURCE_DATE_EPOCH (the last
 # commit's time) give byte-identical tarballs.
@@ -19,7 +19,7 @@ IMAGES_DIR        := _output/images
 
 .PHONY: images _output/bin/image-build _output/bin/pause _output/bin/etcd
 
-images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar $(IMAGES_DIR)/etcd.tar $(IMAGES_DIR)/proxy.tar
+images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/trireme-scheduler.tar $(IMAGES_DIR)/proxy.tar $(IMAGES_DIR)/etcd.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar
 
 # go decides what is stale, so the binaries are always "rebuilt" (cheaply, from cache).
 _output/bin/image-build:
@@ -46,6 +46,13 @@ $(IMAGES_DIR)/trireme-controller-manager.tar: _output/bin/trireme-controller-man
 	$(IMAGE_BUILD) --name trireme.dev/trireme-controller-manager:$(IMAGE_VERSION) --out $@ \
 		--file _output/bin/trireme-controller-manager=/usr/local/bin/trireme-controller-manager:0755 \
 		--entrypoint /usr/local/bin/trireme-controller-manager
+
+# Upstream's kube-scheduler image runs as root too: it reads its kubeconfig
+# from a root-only file under /etc/kubernetes.
+$(IMAGES_DIR)/trireme-scheduler.tar: _output/bin/trireme-scheduler $(IMAGE_BUILD)
+	$(IMAGE_BUILD) --name trireme.dev/trireme-scheduler:$(IMAGE_VERSION) --out $@ \
+		--file _output/bin/trireme-scheduler=/usr/local/bin/trireme-scheduler:0755 \
+		--entrypoint /usr/local/bin/trireme-scheduler
 
 # 65535 is the uid upstream's pause image runs as; pause needs no privilege.
 $(IMAGES_DIR)/pause.tar: _output/bin/pause $(IMAGE_BUILD)

@@ -5,7 +5,6 @@ package server
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"path/filepath"
 
@@ -23,15 +22,17 @@ import (
 // Options are trireme-apiserver's flags.
 type Options struct {
 	// DataDir holds the embedded etcd and the dev-mode certificates.
-	DataDir               string
-	SecureServing         *options.SecureServingOptionsWithLoopback
-	Etcd                  *options.EtcdOptions
-	Audit                 *options.AuditOptions
-	Features              *options.FeatureOptions
-	Authentication        *authn.Options
-	Authorization         *authz.Options
-	Admission             *admissionchain.Options
-	AdvertiseAddress      net.IP
+	DataDir        string
+	SecureServing  *options.SecureServingOptionsWithLoopback
+	Etcd           *options.EtcdOptions
+	Audit          *options.AuditOptions
+	Features       *options.FeatureOptions
+	Authentication *authn.Options
+	Authorization  *authz.Options
+	Admission      *admissionchain.Options
+	// ServerRun holds upstream's generic serving flags: --advertise-address,
+	// in-flight limits, request timeouts, graceful shutdown.
+	ServerRun             *options.ServerRunOptions
 	ServiceClusterIPRange string
 	ServiceNodePortRange  string
 	LogFormat             string
@@ -47,6 +48,18 @@ type Options struct {
 	EnableAggregatorRouting bool
 }
 
+// newServerRunOptions returns upstream's serving defaults but one: a
+// terminating server answers new requests with 429 and Retry-After until
+// the requests in flight are done, then closes its connections within 2 s.
+// Upstream's default waits up to --request-timeout (60 s) for connections
+// carrying watches, which every kubelet and controller holds open, so a
+// restart of a static-pod apiserver would stall for a minute.
+func newServerRunOptions() *options.ServerRunOptions {
+	o := options.NewServerRunOptions()
+	o.ShutdownSendRetryAfter = true
+	return o
+}
+
 // NewOptions returns the defaults: port 6443, the upstream service ranges,
 // and a dev-mode data dir.
 func NewOptions() *Options {
@@ -59,6 +72,7 @@ func NewOptions() *Options {
 		Authentication:        authn.NewOptions(),
 		Authorization:         authz.NewOptions(),
 		Admission:             admissionchain.NewOptions(),
+		ServerRun:             newServerRunOptions(),
 		ServiceClusterIPRange: "10.96.0.0/12",
 		ServiceNodePortRange:  "30000-32767",
 		LogFormat:             "text",
@@ -82,7 +96,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Authentication.AddFlags(fs)
 	o.Authorization.AddFlags(fs)
 	o.Admission.AddFlags(fs)
-	fs.IPVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "IP address on which to advertise the apiserver to members of the cluster (the kubernetes Service's endpoint). Defaults to the host's default-route address.")
+	o.ServerRun.AddUniversalFlags(fs)
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "CIDR range from which Service ClusterIPs are allocated.")
 	fs.StringVar(&o.ServiceNodePortRange, "service-node-port-range", o.ServiceNodePortRange, "Port range reserved for Services with NodePort visibility, as BEGIN-END.")
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
@@ -118,6 +132,7 @@ func (o *Options) Validate() []error {
 	errs = append(errs, o.Kubelet.Validate()...)
 	errs = append(errs, o.Authorization.Validate()...)
 	errs = append(errs, o.Authentication.Validate()...)
+	errs = append(errs, o.ServerRun.Validate()...)
 	if _, _, err := o.serviceRanges(); err != nil {
 		errs = append(errs, err)
 	}

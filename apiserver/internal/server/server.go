@@ -94,6 +94,11 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*Server, func(), erro
 	}
 
 	config := genericapiserver.NewConfig(scheme.Codecs)
+	if err := o.ServerRun.ApplyTo(config); err != nil {
+		return nil, cleanup, fmt.Errorf("serving options: %w", err)
+	}
+	// After ServerRun, which would set the library's own build version and
+	// the unresolved advertise address.
 	config.EffectiveVersion = compatibility.NewEffectiveVersionFromString(binaryVersion, "", "")
 	config.PublicAddress = advertise
 	config.LongRunningFunc = genericfilters.BasicLongRunningRequestCheck(
@@ -263,8 +268,8 @@ func (o *Options) serviceResolver(factory informers.SharedInformerFactory) (aggr
 
 // advertiseAddress picks the IP the kubernetes Service points at.
 func (o *Options) advertiseAddress() (net.IP, error) {
-	if o.AdvertiseAddress != nil && !o.AdvertiseAddress.IsUnspecified() {
-		return o.AdvertiseAddress, nil
+	if a := o.ServerRun.AdvertiseAddress; a != nil && !a.IsUnspecified() {
+		return a, nil
 	}
 	// As upstream, a loopback bind address is not advertised: endpoints may
 	// not be loopback addresses, so the host's default-route address is.

@@ -171,19 +171,24 @@ func (m *Manager) lead(ctx context.Context, le componentbaseconfig.LeaderElectio
 // enabled controller until ctx ends.
 func (m *Manager) runControllers(ctx context.Context) error {
 	generic := m.opts.Config.Generic
-	var builder clientbuilder.Builder = clientbuilder.Simple{Root: m.rest}
+	root := clientbuilder.Simple{Root: m.rest}
+	var builder clientbuilder.Builder = root
 	if m.opts.Config.KubeCloudShared.UseServiceAccountCredentials {
-		core, err := clientbuilder.Simple{Root: m.rest}.Client("tokens")
+		core, err := root.Client("tokens")
 		if err != nil {
 			return err
 		}
 		builder = clientbuilder.ServiceAccounts{Root: m.rest, Core: core, Namespace: "kube-system", Context: ctx}
 	}
-	client, err := builder.Client("shared-informers")
+	// The shared informers watch for every controller at once, so they run
+	// as the controller-manager itself, as upstream's do: no one controller's
+	// role could read all they watch. Each controller writes with its own
+	// identity from builder.
+	client, err := root.Client("shared-informers")
 	if err != nil {
 		return err
 	}
-	metaCfg, err := builder.Config("shared-informers")
+	metaCfg, err := root.Config("shared-informers")
 	if err != nil {
 		return err
 	}
@@ -191,7 +196,7 @@ func (m *Manager) runControllers(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("metadata client: %w", err)
 	}
-	eventClient, err := clientbuilder.Simple{Root: m.rest}.Client("events")
+	eventClient, err := root.Client("events")
 	if err != nil {
 		return err
 	}

@@ -219,7 +219,9 @@ func controllerRoles() map[string][]rule {
 		"certificate-controller": {
 			allow("get", "list", "watch", "delete").in(certificates).on("certificatesigningrequests"),
 			allow("update").in(certificates).on("certificatesigningrequests/status", "certificatesigningrequests/approval"),
-			allow("approve").in(certificates).on("signers").named("kubernetes.io/kube-apiserver-client-kubelet"),
+			// kubelet-serving: Trireme's approver also approves a node's own
+			// serving certificate, which upstream leaves to an administrator.
+			allow("approve").in(certificates).on("signers").named("kubernetes.io/kube-apiserver-client-kubelet", "kubernetes.io/kubelet-serving"),
 			allow("sign").in(certificates).on("signers").named("kubernetes.io/legacy-unknown",
 				"kubernetes.io/kube-apiserver-client", "kubernetes.io/kube-apiserver-client-kubelet", "kubernetes.io/kubelet-serving"),
 			allow("create").in(authorization).on("subjectaccessreviews"),

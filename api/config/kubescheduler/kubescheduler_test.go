@@ -1,0 +1,192 @@
+package kubescheduler
+
+import (
+	"strings"
+	"testing"
+
+	configv1 "k8s.io/kube-scheduler/config/v1"
+)
+
+func TestDefault(t *testing.T) {
+	cfg := Default()
+	if errs := Validate(cfg); len(errs) > 0 {
+		t.Fatalf("default configuration is invalid: %v", errs)
+	}
+	if got := *cfg.Profiles[0].SchedulerName; got != "default-scheduler" {
+		t.Errorf("schedulerName = %q, want default-scheduler", got)
+	}
+	if *cfg.Parallelism != 16 || *cfg.PercentageOfNodesToScore != 0 || *cfg.PodInitialBackoffSeconds != 1 || *cfg.PodMaxBackoffSeconds != 10 {
+		t.Errorf("unexpected scalar defaults: %+v", cfg)
+	}
+	if cfg.LeaderElection.ResourceName != "kube-scheduler" || cfg.LeaderElection.ResourceNamespace != "kube-system" {
+		t.Errorf("lease = %s/%s", cfg.LeaderElection.ResourceNamespace, cfg.LeaderElection.ResourceName)
+	}
+	weights := map[string]int32{}
+	for _, p := range cfg.Profiles[0].Plugins.MultiPoint.Enabled {
+		if p.Weight != nil {
+			weights[p.Name] = *p.Weight
+		}
+	}
+	for name, want := range map[string]int32{TaintToleration: 3, NodeAffinity: 2, PodTopologySpread: 2, InterPodAffinity: 2, NodeResourcesFit: 1, ImageLocality: 1} {
+		if weights[name] != want {
+			t.Errorf("weight of %s = %d, want %d", name, weights[name], want)
+		}
+	}
+	var fit *configv1.NodeResourcesFitArgs
+	for _, pc := range cfg.Profiles[0].PluginConfig {
+		if a, ok := pc.Args.Object.(*configv1.NodeResourcesFitArgs); ok {
+			fit = a
+		}
+	}
+	if fit == nil || fit.ScoringStrategy.Type != configv1.LeastAllocated || len(fit.ScoringStrategy.Resources) != 2 {
+		t.Errorf("NodeResourcesFitArgs not defaulted: %+v", fit)
+	}
+}
+
+func TestDecode(t *testing.T) {
+	tests := []struct {
+		name    string
+		data    string
+		wantErr string // substring; empty means valid
+		check   func(t *testing.T, cfg *configv1.KubeSchedulerConfiguration)
+	}{
+		{
+			name: "minimal",
+			data: "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n",
+		},
+		{
+			name: "two profiles and plugin args",
+			data: `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+percentageOfNodesToScore: 30
+profiles:
+- schedulerName: default-scheduler
+- schedulerName: bin-packer
+  plugins:
+    score:
+      disabled:
+      - name: NodeResourcesBalancedAllocation
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+`,
+			check: func(t *testing.T, cfg *configv1.KubeSchedulerConfiguration) {
+				p := cfg.Profiles[1]
+				for _, pc := range p.PluginConfig {
+					if a, ok := pc.Args.Object.(*configv1.NodeResourcesFitArgs); ok {
+						if a.ScoringStrategy.Type != configv1.MostAllocated || len(a.ScoringStrategy.Resources) != 2 {
+							t.Errorf("fit args = %+v", a.ScoringStrategy)
+						}
+						return
+					}
+				}
+				t.Errorf("no NodeResourcesFitArgs in %+v", p.PluginConfig)
+			},
+		},
+		{
+			name:    "unknown field",
+			data:    "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nparalelism: 3\n",
+			wantErr: `unknown field "paralelism"`,
+		},
+		{
+			name:    "unknown args field",
+			data:    "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig:\n  - name: InterPodAffinity\n    args:\n      hardPodAffinityWeigh: 3\n",
+			wantErr: `unknown field "hardPodAffinityWeigh"`,
+		},
+		{
+			name:    "negative parallelism",
+			data:    "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nparallelism: -1\n",
+			wantErr: "parallelism: Invalid value: -1",
+		},
+		{
+			name:    "percentage out of range",
+			data:    "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\npercentageOfNodesToScore: 101\n",
+			wantErr: "percentageOfNodesToScore: Invalid value: 101",
+		},
+		{
+			name:    "duplicate scheduler name",
+			data:    "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: a\n- schedulerName: a\n",
+			wantErr: "profiles[1].schedulerName: Duplicate value",
+		},
+		{
+			name:    "bad scoring strategy",
+			data:    "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n        type: Random\n",
+			wantErr: "profiles[0].pluginConfig[0].args.scoringStrategy.type: Unsupported value",
+		},
+		{
+			name:    "backoff inverted",
+			data:    "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\npodInitialBackoffSeconds: 5\npodMaxBackoffSeconds: 2\n",
+			wantErr: "podMaxBackoffSeconds",
+		},
+		{
+			name:    "wrong kind",
+			data:    "apiVersion: kubescheduler.config.k8s.io/v1\nkind: NodeAffinityArgs\n",
+			wantErr: "want KubeSchedulerConfiguration",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Decode([]byte(tt.data))
+			if err == nil {
+				SetDefaults(cfg)
+				if errs := Validate(cfg); len(errs) > 0 {
+					err = errs.ToAggregate()
+				}
+			}
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				if tt.check != nil {
+					tt.check(t, cfg)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestMergePlugins(t *testing.T) {
+	w := int32(5)
+	custom := &configv1.Plugins{
+		MultiPoint: configv1.PluginSet{
+			Enabled:  []configv1.Plugin{{Name: ImageLocality, Weight: &w}, {Name: "Custom"}},
+			Disabled: []configv1.Plugin{{Name: VolumeBinding}},
+		},
+		Score: configv1.PluginSet{Disabled: []configv1.Plugin{{Name: "*"}}},
+	}
+	got := mergePlugins(DefaultPlugins(), custom)
+	var names []string
+	for _, p := range got.MultiPoint.Enabled {
+		names = append(names, p.Name)
+		if p.Name == ImageLocality && *p.Weight != 5 {
+			t.Errorf("ImageLocality weight = %d, want 5", *p.Weight)
+		}
+	}
+	joined := strings.Join(names, ",")
+	if strings.Contains(joined, VolumeBinding+",") || !strings.HasSuffix(joined, ",Custom") {
+		t.Errorf("multiPoint = %s", joined)
+	}
+	if len(got.Score.Disabled) != 1 || got.Score.Disabled[0].Name != "*" {
+		t.Errorf("score.disabled = %+v", got.Score.Disabled)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"))
+	f.Add([]byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: x\n  pluginConfig:\n  - name: PodTopologySpread\n    args:\n      defaultingType: List\n      defaultConstraints:\n      - maxSkew: 1\n        topologyKey: zone\n        whenUnsatisfiable: DoNotSchedule\n"))
+	f.Add([]byte(`{"apiVersion":"kubescheduler.config.k8s.io/v1","kind":"KubeSchedulerConfiguration","parallelism":0}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := Decode(data)
+		if err != nil {
+			return
+		}
+		SetDefaults(cfg)
+		_ = Validate(cfg)
+	})
+}

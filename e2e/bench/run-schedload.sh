@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Measures a scheduler with the schedload driver: starts a dev-mode
+# trireme-apiserver from _output/bin (or $TRIREME_BIN_DIR) on 127.0.0.1 in
+# a temporary directory, then for each scenario lets the driver create the
+# nodes, start the scheduler under test and create the pods, and prints
+# its figures; stops everything by PID and removes the directory. Called by
+# `make bench`; asserts nothing about time.
+#
+# Knobs (environment): SCHEDLOAD_NODES (500), SCHEDLOAD_PODS (5000),
+# SCHEDLOAD_SCENARIOS (basic), SCHEDLOAD_SCHEDULER (the trireme-scheduler
+# binary; any kube-scheduler works) and SCHEDLOAD_SCHEDULER_ARGS (its
+# arguments; {kubeconfig} and {config} are replaced; the config lifts the
+# client rate limits and turns leader election off).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+bindir=${TRIREME_BIN_DIR:-$repo/_output/bin}
+server=$bindir/trireme-apiserver
+scheduler=${SCHEDLOAD_SCHEDULER:-$bindir/trireme-scheduler}
+for b in "$server" "$scheduler"; do
+	if [[ ! -x $b ]]; then
+		echo "run-schedload: $b not found: run \`make build\` first" >&2
+		exit 1
+	fi
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/trireme-schedload.XXXXXX")
+pid=""
+
+stop_server() {
+	[[ -n $pid ]] || return 0
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for _ in $(seq 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.2
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	fi
+	wait "$pid" 2>/dev/null || true
+	pid=""
+}
+
+cleanup() {
+	status=$?
+	stop_server
+	if [[ $status -ne 0 && -f $work/apiserver.log ]]; then
+		echo "run-schedload: last lines of the server's log:" >&2
+		tail -n 40 "$work/apiserver.log" >&2
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() {
+	local port
+	for _ in $(seq 50); do
+		port=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "$port"
+			return 0
+		fi
+	done
+	echo "run-schedload: no free port found" >&2
+	return 1
+}
+
+echo "run-schedload: building the driver"
+(cd "$repo/e2e" && go build -o "$work/schedload" ./bench/schedload)
+
+cat >"$work/scheduler.yaml" <<'YAML'
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
+clientConnection:
+  qps: 10000
+  burst: 20000
+YAML
+
+default_args='--kubeconfig {kubeconfig} --config {config} --secure-port 0'
+for scenario in ${SCHEDLOAD_SCENARIOS:-basic}; do
+	rm -rf "$work/data"
+	port=$(free_port)
+	"$server" --data-dir "$work/data" --secure-port "$port" --bind-address 127.0.0.1 \
+		>"$work/apiserver.log" 2>&1 &
+	pid=$!
+	kubeconfig=$work/data/admin.kubeconfig
+	for _ in $(seq 600); do
+		[[ -s $kubeconfig ]] && break
+		kill -0 "$pid" 2>/dev/null || { echo "run-schedload: server exited" >&2; exit 1; }
+		sleep 0.2
+	done
+	# Wait for readiness: the first request the driver makes must succeed.
+	for _ in $(seq 300); do
+		kubectl --kubeconfig "$kubeconfig" get --raw /readyz >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	args=$default_args
+	[[ -n ${SCHEDLOAD_SCHEDULER_ARGS:-} ]] && args=$SCHEDLOAD_SCHEDULER_ARGS
+	args=${args//\{config\}/$work/scheduler.yaml}
+	"$work/schedload" --kubeconfig "$kubeconfig" --scenario "$scenario" \
+		--nodes "${SCHEDLOAD_NODES:-500}" --pods "${SCHEDLOAD_PODS:-5000}" \
+		--scheduler "$scheduler" --scheduler-args "$args" ${SCHEDLOAD_BACKLOG:+--backlog}
+	stop_server
+done

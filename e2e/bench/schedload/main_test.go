@@ -1,0 +1,44 @@
+package main
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestPercentile(t *testing.T) {
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	for p, want := range map[float64]time.Duration{0.5: 50 * time.Millisecond, 0.99: 99 * time.Millisecond, 1: 100 * time.Millisecond} {
+		if got := percentile(d, p); got != want {
+			t.Errorf("p%v = %v, want %v", p*100, got, want)
+		}
+	}
+	if percentile(nil, 0.5) != 0 {
+		t.Error("percentile of nothing is not 0")
+	}
+}
+
+func TestSpreadOf(t *testing.T) {
+	tests := []struct {
+		name        string
+		counts      map[string]int
+		n           int
+		lo, hi      int
+		wantCVAbove float64
+		wantCVBelow float64
+	}{
+		{name: "even", counts: map[string]int{"a": 2, "b": 2}, n: 2, lo: 2, hi: 2, wantCVAbove: -1, wantCVBelow: 1e-9},
+		{name: "empty bucket counts as zero", counts: map[string]int{"a": 4}, n: 2, lo: 0, hi: 4, wantCVAbove: 0.99, wantCVBelow: 1.01},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lo, hi, cv := spreadOf(tt.counts, tt.n)
+			if lo != tt.lo || hi != tt.hi || !(cv > tt.wantCVAbove && cv < tt.wantCVBelow) || math.IsNaN(cv) {
+				t.Errorf("spreadOf = %d %d %v", lo, hi, cv)
+			}
+		})
+	}
+}

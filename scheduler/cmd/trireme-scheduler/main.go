@@ -1,0 +1,13 @@
+// Command trireme-scheduler places pending pods on nodes, with
+// kube-scheduler's plugins, events and configuration file.
+package main
+
+import (
+	"os"
+
+	"trireme.dev/scheduler/internal/app"
+)
+
+func main() {
+	os.Exit(app.Main(os.Args[1:]))
+}

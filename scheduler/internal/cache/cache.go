@@ -1,0 +1,317 @@
+package cache
+
+import (
+	"fmt"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"trireme.dev/scheduler/internal/framework"
+)
+
+type podState struct {
+	pod *v1.Pod
+	// assumed pods are placed by this scheduler and not yet seen bound by
+	// the informer.
+	assumed bool
+}
+
+type imageState struct {
+	size  int64
+	nodes sets.Set[string]
+}
+
+// Cache holds nodes and the pods on them. Every method is safe for
+// concurrent use.
+type Cache struct {
+	mu     sync.RWMutex
+	nodes  map[string]*framework.NodeInfo
+	order  []string // node names in arrival order, for a stable snapshot order
+	pods   map[types.UID]*podState
+	images map[string]*imageState
+}
+
+// New returns an empty cache.
+func New() *Cache {
+	return &Cache{
+		nodes:  map[string]*framework.NodeInfo{},
+		pods:   map[types.UID]*podState{},
+		images: map[string]*imageState{},
+	}
+}
+
+// nodeInfo returns name's entry, creating one without a node when a pod
+// arrives before its node does.
+func (c *Cache) nodeInfo(name string) *framework.NodeInfo {
+	ni, ok := c.nodes[name]
+	if !ok {
+		ni = framework.NewNodeInfo()
+		c.nodes[name] = ni
+		c.order = append(c.order, name)
+	}
+	return ni
+}
+
+// AssumePod places pod (with spec.nodeName set) on its node before the
+// binding is written, so that the next cycles see the node's capacity
+// taken.
+func (c *Cache) AssumePod(pod *v1.Pod) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.pods[pod.UID]; ok {
+		return fmt.Errorf("pod %s/%s (%s) is already in the cache", pod.Namespace, pod.Name, pod.UID)
+	}
+	c.nodeInfo(pod.Spec.NodeName).AddPodInfo(framework.NewPodInfo(pod))
+	c.pods[pod.UID] = &podState{pod: pod, assumed: true}
+	return nil
+}
+
+// ForgetPod undoes AssumePod after a failed binding.
+func (c *Cache) ForgetPod(pod *v1.Pod) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps, ok := c.pods[pod.UID]
+	if !ok || !ps.assumed {
+		return fmt.Errorf("pod %s/%s is not assumed", pod.Namespace, pod.Name)
+	}
+	c.removePod(ps.pod)
+	delete(c.pods, pod.UID)
+	return nil
+}
+
+// IsAssumed reports whether pod is assumed and not yet confirmed.
+func (c *Cache) IsAssumed(pod *v1.Pod) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	ps, ok := c.pods[pod.UID]
+	return ok && ps.assumed
+}
+
+// AddPod records an assigned pod the informer saw, confirming it if it
+// was assumed.
+func (c *Cache) AddPod(pod *v1.Pod) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ps, ok := c.pods[pod.UID]; ok {
+		if ps.assumed && ps.pod.Spec.NodeName == pod.Spec.NodeName {
+			// Confirmed: swap in the real object, which may differ in
+			// labels or status.
+			c.updatePod(ps.pod, pod)
+			ps.pod, ps.assumed = pod, false
+			return
+		}
+		c.removePod(ps.pod)
+	}
+	c.nodeInfo(pod.Spec.NodeName).AddPodInfo(framework.NewPodInfo(pod))
+	c.pods[pod.UID] = &podState{pod: pod}
+}
+
+// UpdatePod records a change to an assigned pod.
+func (c *Cache) UpdatePod(old, pod *v1.Pod) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps, ok := c.pods[pod.UID]
+	if !ok {
+		c.nodeInfo(pod.Spec.NodeName).AddPodInfo(framework.NewPodInfo(pod))
+		c.pods[pod.UID] = &podState{pod: pod}
+		return
+	}
+	c.updatePod(ps.pod, pod)
+	ps.pod, ps.assumed = pod, false
+}
+
+func (c *Cache) updatePod(old, pod *v1.Pod) {
+	c.removePod(old)
+	c.nodeInfo(pod.Spec.NodeName).AddPodInfo(framework.NewPodInfo(pod))
+}
+
+// RemovePod forgets a deleted pod.
+func (c *Cache) RemovePod(pod *v1.Pod) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps, ok := c.pods[pod.UID]
+	if !ok {
+		return
+	}
+	c.removePod(ps.pod)
+	delete(c.pods, pod.UID)
+}
+
+func (c *Cache) removePod(pod *v1.Pod) {
+	ni, ok := c.nodes[pod.Spec.NodeName]
+	if !ok {
+		return
+	}
+	_ = ni.RemovePod(klog.Background(), pod)
+	if ni.Node() == nil && len(ni.Pods) == 0 {
+		c.deleteNodeEntry(pod.Spec.NodeName)
+	}
+}
+
+func (c *Cache) deleteNodeEntry(name string) {
+	delete(c.nodes, name)
+	for i, n := range c.order {
+		if n == name {
+			c.order = append(c.order[:i], c.order[i+1:]...)
+			break
+		}
+	}
+}
+
+// AddNode records a node.
+func (c *Cache) AddNode(node *v1.Node) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ni := c.nodeInfo(node.Name)
+	c.removeImages(ni.Node())
+	ni.SetNode(node)
+	c.addImages(node)
+}
+
+// UpdateNode records a node change.
+func (c *Cache) UpdateNode(_, node *v1.Node) { c.AddNode(node) }
+
+// RemoveNode forgets a node; pods still bound to it keep a node-less entry
+// until they go.
+func (c *Cache) RemoveNode(node *v1.Node) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ni, ok := c.nodes[node.Name]
+	if !ok {
+		return
+	}
+	c.removeImages(ni.Node())
+	if len(ni.Pods) == 0 {
+		c.deleteNodeEntry(node.Name)
+		return
+	}
+	// Keep the pods, drop the node: a fresh entry without a node.
+	fresh := framework.NewNodeInfo()
+	for _, p := range ni.Pods {
+		fresh.AddPodInfo(p)
+	}
+	c.nodes[node.Name] = fresh
+}
+
+func (c *Cache) addImages(node *v1.Node) {
+	for _, img := range node.Status.Images {
+		for _, name := range img.Names {
+			st, ok := c.images[name]
+			if !ok {
+				st = &imageState{size: img.SizeBytes, nodes: sets.New[string]()}
+				c.images[name] = st
+			}
+			st.nodes.Insert(node.Name)
+		}
+	}
+}
+
+func (c *Cache) removeImages(node *v1.Node) {
+	if node == nil {
+		return
+	}
+	for _, img := range node.Status.Images {
+		for _, name := range img.Names {
+			if st, ok := c.images[name]; ok {
+				st.nodes.Delete(node.Name)
+				if st.nodes.Len() == 0 {
+					delete(c.images, name)
+				}
+			}
+		}
+	}
+}
+
+// NodeCount counts the nodes (with a Node object).
+func (c *Cache) NodeCount() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := 0
+	for _, ni := range c.nodes {
+		if ni.Node() != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// PodCount counts assigned and assumed pods.
+func (c *Cache) PodCount() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.pods)
+}
+
+// UpdateSnapshot brings s up to date, copying only the nodes that changed
+// since s was last updated.
+func (c *Cache) UpdateSnapshot(s *Snapshot) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if s.infos == nil {
+		s.infos = map[string]*framework.NodeInfo{}
+	}
+	maxGen := s.generation
+	changed := false
+	for name, ni := range c.nodes {
+		if ni.Node() == nil {
+			continue
+		}
+		if ni.Generation > s.generation {
+			cl := ni.Clone()
+			cl.ImageStates = c.imageSummaries(ni.Node())
+			s.infos[name] = cl
+			changed = true
+		}
+		maxGen = max(maxGen, ni.Generation)
+	}
+	for name := range s.infos {
+		if ni, ok := c.nodes[name]; !ok || ni.Node() == nil {
+			delete(s.infos, name)
+			changed = true
+		}
+	}
+	s.generation = maxGen
+	if !changed && s.list != nil {
+		return
+	}
+	s.list = s.list[:0]
+	s.withAffinity = s.withAffinity[:0]
+	s.withAntiAffinity = s.withAntiAffinity[:0]
+	s.withNonHostAntiAffinity = s.withNonHostAntiAffinity[:0]
+	s.pvcs = sets.New[string]()
+	for _, name := range c.order {
+		ni, ok := s.infos[name]
+		if !ok {
+			continue
+		}
+		s.list = append(s.list, ni)
+		if len(ni.PodsWithAffinity) > 0 {
+			s.withAffinity = append(s.withAffinity, ni)
+		}
+		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
+			s.withAntiAffinity = append(s.withAntiAffinity, ni)
+			if len(ni.GetPodsWithRequiredNonHostScopedAntiAffinity()) > 0 {
+				s.withNonHostAntiAffinity = append(s.withNonHostAntiAffinity, ni)
+			}
+		}
+		for k := range ni.PVCRefCounts {
+			s.pvcs.Insert(k)
+		}
+	}
+}
+
+func (c *Cache) imageSummaries(node *v1.Node) map[string]*fwk.ImageStateSummary {
+	out := map[string]*fwk.ImageStateSummary{}
+	for _, img := range node.Status.Images {
+		for _, name := range img.Names {
+			if st, ok := c.images[name]; ok {
+				out[name] = &fwk.ImageStateSummary{Size: st.size, NumNodes: st.nodes.Len()}
+			}
+		}
+	}
+	return out
+}

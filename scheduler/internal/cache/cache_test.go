@@ -1,0 +1,147 @@
+package cache
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func node(name string) *v1.Node {
+	alloc := v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("8Gi"), v1.ResourcePods: resource.MustParse("110")}
+	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: v1.NodeStatus{Allocatable: alloc}}
+}
+
+func pod(name, nodeName, cpu string) *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name)},
+		Spec: v1.PodSpec{NodeName: nodeName, Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{
+			Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)},
+		}}}},
+	}
+}
+
+func requestedCPU(t *testing.T, s *Snapshot, name string) int64 {
+	t.Helper()
+	ni, err := s.NodeInfos().Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ni.GetRequested().GetMilliCPU()
+}
+
+func TestAssumeConfirmForget(t *testing.T) {
+	c := New()
+	c.AddNode(node("n1"))
+	s := &Snapshot{}
+
+	assumed := pod("p", "n1", "1")
+	if err := c.AssumePod(assumed); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AssumePod(assumed); err == nil {
+		t.Error("assuming a pod twice succeeded")
+	}
+	c.UpdateSnapshot(s)
+	if got := requestedCPU(t, s, "n1"); got != 1000 {
+		t.Errorf("requested %dm after assume, want 1000m", got)
+	}
+	if !c.IsAssumed(assumed) {
+		t.Error("pod not assumed")
+	}
+	// The informer confirms the binding.
+	c.AddPod(pod("p", "n1", "1"))
+	if c.IsAssumed(assumed) {
+		t.Error("confirmed pod still assumed")
+	}
+	if err := c.ForgetPod(assumed); err == nil {
+		t.Error("forgetting a confirmed pod succeeded")
+	}
+	c.UpdateSnapshot(s)
+	if got := requestedCPU(t, s, "n1"); got != 1000 {
+		t.Errorf("requested %dm after confirm, want 1000m", got)
+	}
+
+	// A failed binding is forgotten.
+	other := pod("q", "n1", "2")
+	if err := c.AssumePod(other); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ForgetPod(other); err != nil {
+		t.Fatal(err)
+	}
+	c.UpdateSnapshot(s)
+	if got := requestedCPU(t, s, "n1"); got != 1000 {
+		t.Errorf("requested %dm after forget, want 1000m", got)
+	}
+	c.RemovePod(assumed)
+	c.UpdateSnapshot(s)
+	if got := requestedCPU(t, s, "n1"); got != 0 {
+		t.Errorf("requested %dm after delete, want 0", got)
+	}
+}
+
+func TestSnapshotCopiesOnlyChangedNodes(t *testing.T) {
+	c := New()
+	c.AddNode(node("n1"))
+	c.AddNode(node("n2"))
+	s := &Snapshot{}
+	c.UpdateSnapshot(s)
+	before1, before2 := s.Get("n1"), s.Get("n2")
+	c.AddPod(pod("p", "n2", "1"))
+	c.UpdateSnapshot(s)
+	if s.Get("n1") != before1 {
+		t.Error("unchanged node n1 was copied again")
+	}
+	if s.Get("n2") == before2 {
+		t.Error("changed node n2 was not copied")
+	}
+	if before2.GetRequested().GetMilliCPU() != 0 {
+		t.Error("the earlier snapshot changed under its reader")
+	}
+	c.RemoveNode(node("n1"))
+	c.UpdateSnapshot(s)
+	if s.NumNodes() != 1 || s.Get("n1") != nil {
+		t.Errorf("removed node still in the snapshot")
+	}
+}
+
+func TestPodBeforeNodeAndNodeRemovedWithPods(t *testing.T) {
+	c := New()
+	c.AddPod(pod("early", "n1", "1"))
+	s := &Snapshot{}
+	c.UpdateSnapshot(s)
+	if s.NumNodes() != 0 {
+		t.Errorf("a node-less entry is in the snapshot")
+	}
+	c.AddNode(node("n1"))
+	c.UpdateSnapshot(s)
+	if got := requestedCPU(t, s, "n1"); got != 1000 {
+		t.Errorf("pod that arrived first not counted: %dm", got)
+	}
+	c.RemoveNode(node("n1"))
+	c.UpdateSnapshot(s)
+	if s.NumNodes() != 0 {
+		t.Error("removed node in the snapshot")
+	}
+	if c.PodCount() != 1 {
+		t.Errorf("pods on a removed node are forgotten: %d", c.PodCount())
+	}
+}
+
+func TestImageStates(t *testing.T) {
+	c := New()
+	n1, n2 := node("n1"), node("n2")
+	n1.Status.Images = []v1.ContainerImage{{Names: []string{"img:1"}, SizeBytes: 100}}
+	n2.Status.Images = []v1.ContainerImage{{Names: []string{"img:1"}, SizeBytes: 100}}
+	c.AddNode(n1)
+	c.AddNode(n2)
+	s := &Snapshot{}
+	c.UpdateSnapshot(s)
+	st := s.Get("n1").GetImageStates()["img:1"]
+	if st == nil || st.NumNodes != 2 || st.Size != 100 {
+		t.Errorf("image state %+v, want on 2 nodes, 100 bytes", st)
+	}
+}

@@ -1,0 +1,48 @@
+// Package logging sets up trireme-scheduler's logger: zap
+// underneath, logr on top, and klog routed into it so that client-go's and
+// the libraries' logs share the component's format.
+package logging
+
+import (
+	"fmt"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/zapr"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"k8s.io/klog/v2"
+)
+
+// New builds a logger in format "text" or "json" at verbosity v, routes klog
+// to it, and returns a flush function to call before exit.
+func New(format string, v int) (logr.Logger, func(), error) {
+	var cfg zap.Config
+	switch format {
+	case "json":
+		cfg = zap.NewProductionConfig()
+		// Sampling drops repeated lines; an operator reading a failure wants
+		// every one of them.
+		cfg.Sampling = nil
+	case "text", "":
+		cfg = zap.NewDevelopmentConfig()
+		cfg.EncoderConfig.EncodeLevel = zapcore.CapitalLevelEncoder
+		cfg.Development = false
+		cfg.DisableStacktrace = true
+	default:
+		return logr.Logger{}, nil, fmt.Errorf("unknown log format %q: want text or json", format)
+	}
+	if v < 0 {
+		return logr.Logger{}, nil, fmt.Errorf("verbosity %d: must be 0 or more", v)
+	}
+	// logr's V(n) is zap level -n.
+	cfg.Level = zap.NewAtomicLevelAt(zapcore.Level(-v))
+	cfg.EncoderConfig.TimeKey = "ts"
+	cfg.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
+	z, err := cfg.Build()
+	if err != nil {
+		return logr.Logger{}, nil, fmt.Errorf("build logger: %w", err)
+	}
+	log := zapr.NewLogger(z)
+	klog.SetLogger(log)
+	return log, func() { _ = z.Sync() }, nil
+}

@@ -1,0 +1,101 @@
+// Package nodeports is the NodePorts plugin: a pod asking for host ports
+// fits only nodes where those ports are free.
+package nodeports
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// Name is the plugin's name in the configuration.
+const Name = "NodePorts"
+
+// ErrReason is upstream's reason.
+const ErrReason = "node(s) didn't have free ports for the requested pod ports"
+
+const preFilterKey fwk.StateKey = "PreFilter" + Name
+
+// Plugin implements PreFilter and Filter.
+type Plugin struct{}
+
+// New is the plugin's factory.
+func New(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return Plugin{}, nil }
+
+// Name implements fwk.Plugin.
+func (Plugin) Name() string { return Name }
+
+type preFilterState []v1.ContainerPort
+
+func (s preFilterState) Clone() fwk.StateData { return s }
+
+// HostPorts lists the host ports pod asks for, sidecars included.
+func HostPorts(pod *v1.Pod) []v1.ContainerPort {
+	var out []v1.ContainerPort
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.HostPort > 0 {
+				out = append(out, p)
+			}
+		}
+	}
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy == nil || *c.RestartPolicy != v1.ContainerRestartPolicyAlways {
+			continue
+		}
+		for _, p := range c.Ports {
+			if p.HostPort > 0 {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// PreFilter implements fwk.PreFilterPlugin; pods without host ports skip
+// the filter.
+func (Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	ports := HostPorts(pod)
+	if len(ports) == 0 {
+		return nil, fwk.NewStatus(fwk.Skip)
+	}
+	state.Write(preFilterKey, preFilterState(ports))
+	return nil, nil
+}
+
+// PreFilterExtensions implements fwk.PreFilterPlugin.
+func (Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+
+// Filter implements fwk.FilterPlugin.
+func (Plugin) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
+	var ports []v1.ContainerPort
+	if d, err := state.Read(preFilterKey); err == nil {
+		ports = d.(preFilterState)
+	} else {
+		ports = HostPorts(pod)
+	}
+	if Fits(ports, ni.GetUsedPorts()) {
+		return nil
+	}
+	return fwk.NewStatus(fwk.Unschedulable, ErrReason)
+}
+
+// Fits reports whether none of ports is taken in used.
+func Fits(ports []v1.ContainerPort, used fwk.HostPortInfo) bool {
+	for _, p := range ports {
+		if used.CheckConflict(p.HostIP, string(p.Protocol), p.HostPort) {
+			return false
+		}
+	}
+	return true
+}
+
+// EventsToRegister implements fwk.EnqueueExtensions.
+func (Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return []fwk.ClusterEventWithHint{
+		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}},
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add}},
+	}, nil
+}

@@ -1,0 +1,58 @@
+// Package nodeunschedulable is the NodeUnschedulable plugin: cordoned
+// nodes (spec.unschedulable) take only pods tolerating the
+// node.kubernetes.io/unschedulable taint.
+package nodeunschedulable
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// Name is the plugin's name in the configuration.
+const Name = "NodeUnschedulable"
+
+// Upstream's reasons.
+const (
+	ErrReasonUnknownCondition = "node(s) had unknown conditions"
+	ErrReasonUnschedulable    = "node(s) were unschedulable"
+)
+
+// Plugin implements fwk.FilterPlugin.
+type Plugin struct{}
+
+// New is the plugin's factory.
+func New(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return Plugin{}, nil }
+
+// Name implements fwk.Plugin.
+func (Plugin) Name() string { return Name }
+
+var unschedulableTaint = &v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
+
+// Filter implements fwk.FilterPlugin.
+func (Plugin) Filter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
+	node := ni.Node()
+	if node == nil {
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ErrReasonUnknownCondition)
+	}
+	if !node.Spec.Unschedulable {
+		return nil
+	}
+	for i := range pod.Spec.Tolerations {
+		if pod.Spec.Tolerations[i].ToleratesTaint(klog.FromContext(ctx), unschedulableTaint, true) {
+			return nil
+		}
+	}
+	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ErrReasonUnschedulable)
+}
+
+// EventsToRegister implements fwk.EnqueueExtensions.
+func (Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return []fwk.ClusterEventWithHint{
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeTaint}},
+		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.UpdatePodToleration}},
+	}, nil
+}
