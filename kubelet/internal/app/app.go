@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -34,6 +35,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	remote "k8s.io/cri-client/pkg"
 
+	"trireme.dev/kubelet/internal/certificates"
 	"trireme.dev/kubelet/internal/kubelet"
 	"trireme.dev/kubelet/internal/logging"
 	"trireme.dev/kubelet/internal/nodestatus"
@@ -124,6 +126,17 @@ func run(ctx context.Context, o *options.Options) error {
 	log.Info("Connected to the container runtime", "runtime", v.RuntimeName, "version", v.RuntimeVersion, "criVersion", v.RuntimeApiVersion)
 	cgroupDriver := runtimeCgroupDriver(ctx, rs, cfg.CgroupDriver, log)
 
+	nodeName := o.HostnameOverride
+	if o.BootstrapKubeconfig != "" {
+		if err := certificates.Bootstrap(ctx, o.Kubeconfig, o.BootstrapKubeconfig, o.CertDir, nodeName, bootstrapTimeout, log.WithName("certificates")); err != nil {
+			return fmt.Errorf("TLS bootstrap: %w", err)
+		}
+	}
+	if cfg.RotateCertificates {
+		if err := startClientRotation(o, log.WithName("certificates")); err != nil {
+			return err
+		}
+	}
 	restConfig, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
 	if err != nil {
 		return fmt.Errorf("load kubeconfig: %w", err)
@@ -141,7 +154,6 @@ func run(ctx context.Context, o *options.Options) error {
 	if err != nil {
 		return err
 	}
-	nodeName := o.HostnameOverride
 
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
@@ -308,4 +320,31 @@ func runtimeCgroupDriver(ctx context.Context, rs cri.RuntimeService, configured 
 		return "cgroupfs"
 	}
 	return configured
+}
+
+// bootstrapTimeout bounds the wait for the bootstrap CSR's certificate.
+const bootstrapTimeout = 15 * time.Minute
+
+// startClientRotation starts renewing the client certificate when the
+// kubeconfig authenticates with the certificate store's current pair (as
+// TLS bootstrap writes it); credentials from elsewhere are not ours to
+// replace, as upstream's kubelet only rotates what it can write back.
+func startClientRotation(o *options.Options, log logr.Logger) error {
+	kc, err := clientcmd.LoadFromFile(o.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("load kubeconfig: %w", err)
+	}
+	current := filepath.Join(o.CertDir, certificates.ClientPairName+"-current.pem")
+	ctx := kc.Contexts[kc.CurrentContext]
+	if ctx == nil || kc.AuthInfos[ctx.AuthInfo] == nil || kc.AuthInfos[ctx.AuthInfo].ClientCertificate != current {
+		log.Info("Not rotating the client certificate: the kubeconfig does not use the cert dir's current pair", "want", current)
+		return nil
+	}
+	m, err := certificates.NewClientManager(o.Kubeconfig, o.CertDir, o.HostnameOverride)
+	if err != nil {
+		return err
+	}
+	m.Start()
+	log.Info("Rotating the client certificate", "path", current)
+	return nil
 }

@@ -387,9 +387,11 @@ func (r responder) Error(w http.ResponseWriter, _ *http.Request, err error) {
 	http.Error(w, err.Error(), http.StatusInternalServerError)
 }
 
-// Serve serves handler over TLS on addr until ctx ends; clients may
-// present a certificate, which the authenticator verifies.
-func Serve(ctx context.Context, addr string, cert tls.Certificate, handler http.Handler, log logr.Logger) (net.Addr, error) {
+// Serve serves handler over TLS on addr until ctx ends with the
+// certificate getCert returns (a fixed one, or the serving certificate
+// manager's current one); clients may present a certificate, which the
+// authenticator verifies.
+func Serve(ctx context.Context, addr string, getCert func(*tls.ClientHelloInfo) (*tls.Certificate, error), handler http.Handler, log logr.Logger) (net.Addr, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
@@ -398,10 +400,10 @@ func Serve(ctx context.Context, addr string, cert tls.Certificate, handler http.
 		Handler:           handler,
 		ReadHeaderTimeout: 30 * time.Second,
 		TLSConfig: &tls.Config{
-			Certificates: []tls.Certificate{cert},
-			ClientAuth:   tls.RequestClientCert,
-			MinVersion:   tls.VersionTLS12,
-			NextProtos:   []string{"http/1.1"},
+			GetCertificate: getCert,
+			ClientAuth:     tls.RequestClientCert,
+			MinVersion:     tls.VersionTLS12,
+			NextProtos:     []string{"http/1.1"},
 		},
 	}
 	go func() {
