@@ -240,7 +240,7 @@ func run(ctx context.Context, o *options.Options) error {
 	}
 
 	if *cfg.EnableServer {
-		if err := startServer(ctx, o, client, k, rs, nodeIPs, log.WithName("server")); err != nil {
+		if err := startServer(ctx, o, client, k, rs, nodeIPs, nodes.Addresses, log.WithName("server")); err != nil {
 			return err
 		}
 	}

@@ -32,9 +32,9 @@ import (
 
 // startServer serves the node server with its certificate (see
 // servingCertificate) and delegated authentication and authorization.
-func startServer(ctx context.Context, o *options.Options, client kubernetes.Interface, k *kubelet.Kubelet, rs cri.RuntimeService, ips []net.IP, log logr.Logger) error {
+func startServer(ctx context.Context, o *options.Options, client kubernetes.Interface, k *kubelet.Kubelet, rs cri.RuntimeService, ips []net.IP, addresses func() ([]string, []net.IP), log logr.Logger) error {
 	cfg := o.Config
-	getCert, err := servingCertificate(o, client, ips, log)
+	getCert, err := servingCertificate(o, client, ips, addresses, log)
 	if err != nil {
 		return err
 	}
@@ -86,15 +86,13 @@ func startServer(ctx context.Context, o *options.Options, client kubernetes.Inte
 
 // servingCertificate returns how the node server finds its certificate:
 // with serverTLSBootstrap a manager keeps one signed through
-// kubelet-serving CSRs (none is served until the first is issued, as
+// kubelet-serving CSRs for the Node's addresses as last written (none is served until the first is issued, as
 // upstream); otherwise the configured files, or a self-signed pair kept
 // in the cert directory as upstream makes.
-func servingCertificate(o *options.Options, client kubernetes.Interface, ips []net.IP, log logr.Logger) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), error) {
+func servingCertificate(o *options.Options, client kubernetes.Interface, ips []net.IP, addresses func() ([]string, []net.IP), log logr.Logger) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), error) {
 	cfg := o.Config
 	if cfg.ServerTLSBootstrap {
-		m, err := certificates.NewServingManager(client, o.CertDir, o.HostnameOverride, func() ([]string, []net.IP) {
-			return []string{o.HostnameOverride}, ips
-		})
+		m, err := certificates.NewServingManager(client, o.CertDir, o.HostnameOverride, addresses)
 		if err != nil {
 			return nil, err
 		}

@@ -462,3 +462,36 @@ func (m *Manager) onNode(ctx context.Context, obj any) {
 		m.observeNode(ctx, node)
 	}
 }
+
+// Addresses returns the node's addresses as last written to its status,
+// split into host names and IPs (none before the node is registered): the
+// names a kubelet-serving certificate asks for, which the CSR approver
+// checks against the same Node.
+func (m *Manager) Addresses() (hostnames []string, ips []net.IP) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lastStatus == nil {
+		return nil, nil
+	}
+	return SplitAddresses(m.lastStatus.Addresses)
+}
+
+// SplitAddresses splits node addresses into DNS names and IPs, each once.
+func SplitAddresses(addrs []corev1.NodeAddress) (hostnames []string, ips []net.IP) {
+	seen := map[string]bool{}
+	for _, a := range addrs {
+		if seen[a.Address] {
+			continue
+		}
+		seen[a.Address] = true
+		switch a.Type {
+		case corev1.NodeHostName, corev1.NodeInternalDNS, corev1.NodeExternalDNS:
+			hostnames = append(hostnames, a.Address)
+		case corev1.NodeInternalIP, corev1.NodeExternalIP:
+			if ip := net.ParseIP(a.Address); ip != nil {
+				ips = append(ips, ip)
+			}
+		}
+	}
+	return hostnames, ips
+}
