@@ -15,7 +15,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -144,7 +144,8 @@ func requestClientCertificate(ctx context.Context, client kubernetes.Interface, 
 
 // requestName names the bootstrap CSR after its key and subject, as
 // upstream does, so a kubelet restarted while waiting finds its request
-// again instead of filing another.
+// again instead of filing another. Hex keeps the name a valid DNS
+// subdomain for apiservers that validate CSR names that strictly.
 func requestName(key any, subject pkix.Name) string {
 	h := sha512.New512_256()
 	if signer, ok := key.(crypto.Signer); ok {
@@ -157,7 +158,7 @@ func requestName(key any, subject pkix.Name) string {
 		h.Write([]byte{0})
 		h.Write([]byte(o))
 	}
-	return "node-csr-" + base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+	return "node-csr-" + hex.EncodeToString(h.Sum(nil))
 }
 
 // usableKubeconfig reports whether path loads and, if it authenticates
