@@ -56,7 +56,9 @@ func (k *Kubelet) pullAuths(ctx context.Context, pod *corev1.Pod, image string) 
 			matches = append(matches, match{key: key, auth: e.authConfig(key)})
 		}
 	}
-	sort.SliceStable(matches, func(i, j int) bool { return len(normalizeRegistryKey(matches[i].key)) > len(normalizeRegistryKey(matches[j].key)) })
+	sort.SliceStable(matches, func(i, j int) bool {
+		return len(normalizeRegistryKey(matches[i].key)) > len(normalizeRegistryKey(matches[j].key))
+	})
 	auths := make([]*runtimeapi.AuthConfig, 0, len(matches))
 	for _, m := range matches {
 		auths = append(auths, m.auth)
