@@ -74,7 +74,7 @@ func startServer(ctx context.Context, o *options.Options, client kubernetes.Inte
 	}
 	h := server.Handler(server.Config{
 		NodeName: o.HostnameOverride, Pods: k, Runtime: rs,
-		Authenticator: authn, Authorizer: authz, Registry: metrics.Registry, Log: log, RootDir: o.RootDir,
+		Authenticator: authn, Authorizer: authz, Registry: metrics.Registry, Log: log, RootDir: o.RootDir, LogDir: systemLogDir(cfg),
 	})
 	addr, err := server.Serve(ctx, net.JoinHostPort(cfg.Address, strconv.Itoa(int(cfg.Port))), getCert, h, log)
 	if err != nil {
@@ -130,4 +130,13 @@ func servingCertificate(o *options.Options, client kubernetes.Interface, ips []n
 		return nil, fmt.Errorf("load serving certificate: %w", err)
 	}
 	return func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &cert, nil }, nil
+}
+
+// systemLogDir is what /logs/ serves: /var/log unless
+// enableSystemLogHandler is false.
+func systemLogDir(cfg *kubeletv1beta1.KubeletConfiguration) string {
+	if cfg.EnableSystemLogHandler != nil && !*cfg.EnableSystemLogHandler {
+		return ""
+	}
+	return "/var/log"
 }

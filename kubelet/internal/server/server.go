@@ -58,6 +58,9 @@ type Config struct {
 	Log           logr.Logger
 	// RootDir's file system is reported as the node's in /stats/summary.
 	RootDir string
+	// LogDir is served under /logs/ (upstream's system log handler:
+	// /var/log); empty disables it.
+	LogDir string
 }
 
 // Handler returns the node server's mux.
@@ -73,6 +76,10 @@ func Handler(cfg Config) http.Handler {
 	mux.HandleFunc("/attach/", s.attach)
 	mux.HandleFunc("/portForward/", s.portForward)
 	mux.HandleFunc("/stats/summary", s.statsSummary)
+	mux.Handle("/metrics/resource", s.resourceMetrics())
+	if cfg.LogDir != "" {
+		mux.Handle("/logs/", http.StripPrefix("/logs/", http.FileServer(http.Dir(cfg.LogDir))))
+	}
 	return s.guard(mux)
 }
 
