@@ -36,6 +36,7 @@ import (
 	remote "k8s.io/cri-client/pkg"
 
 	"trireme.dev/kubelet/internal/certificates"
+	"trireme.dev/kubelet/internal/eviction"
 	"trireme.dev/kubelet/internal/kubelet"
 	"trireme.dev/kubelet/internal/logging"
 	"trireme.dev/kubelet/internal/nodestatus"
@@ -215,6 +216,13 @@ func run(ctx context.Context, o *options.Options) error {
 		return fmt.Errorf("pod informer: %w", err)
 	}
 
+	evictions, imageGC, err := newEviction(o, k, rs, is, log)
+	if err != nil {
+		return err
+	}
+	go evictions.Run(ctx, evictionMonitoringPeriod)
+	go runImageGC(ctx, imageGC, log)
+
 	nodes := nodestatus.New(nodestatus.Config{
 		NodeName:        nodeName,
 		NodeIPs:         nodeIPs,
@@ -231,6 +239,7 @@ func run(ctx context.Context, o *options.Options) error {
 		LeaseDuration:   time.Duration(cfg.NodeLeaseDurationSeconds) * time.Second,
 		MaxImages:       int(*cfg.NodeStatusMaxImages),
 		ProviderID:      cfg.ProviderID,
+		Pressure:        evictions.Pressure,
 	}, client, rs, is, machine, log.WithName("node"))
 
 	var static *staticpod.Source
@@ -347,4 +356,61 @@ func startClientRotation(o *options.Options, log logr.Logger) error {
 	m.Start()
 	log.Info("Rotating the client certificate", "path", current)
 	return nil
+}
+
+// evictionMonitoringPeriod is how often the eviction thresholds are
+// checked (upstream's housekeeping interval); imageGCPeriod how often
+// image garbage collection runs, as upstream.
+const (
+	evictionMonitoringPeriod = 10 * time.Second
+	imageGCPeriod            = 5 * time.Minute
+)
+
+// newEviction builds the eviction manager over the host's signals and the
+// CRI, and the image garbage collector it reclaims image space with.
+func newEviction(o *options.Options, k *kubelet.Kubelet, rs cri.RuntimeService, is cri.ImageManagerService, log logr.Logger) (*eviction.Manager, *eviction.ImageGC, error) {
+	cfg := o.Config
+	thresholds, err := eviction.ParseThresholds(cfg.EvictionHard)
+	if err != nil {
+		return nil, nil, err
+	}
+	host := eviction.HostObserver{RootDir: o.RootDir, Images: is}
+	gc := &eviction.ImageGC{
+		Runtime: rs, Images: is,
+		HighPercent: *cfg.ImageGCHighThresholdPercent, LowPercent: *cfg.ImageGCLowThresholdPercent,
+		MinAge: cfg.ImageMinimumGCAge.Duration,
+		ImageFs: func(ctx context.Context) (eviction.Observation, error) {
+			obs, err := host.Observe(ctx)
+			if err != nil {
+				return eviction.Observation{}, err
+			}
+			return obs[eviction.ImageFsAvailable], nil
+		},
+		Log: log.WithName("imagegc"),
+	}
+	m := eviction.New(eviction.Config{
+		Thresholds:       thresholds,
+		TransitionPeriod: cfg.EvictionPressureTransitionPeriod.Duration,
+		Observe:          host.Observe,
+		Pods:             k.Pods,
+		Usage:            eviction.CRIUsage(rs),
+		Evict:            k.Evict,
+		ReclaimImages:    gc.Free,
+	}, log.WithName("eviction"))
+	return m, gc, nil
+}
+
+func runImageGC(ctx context.Context, gc *eviction.ImageGC, log logr.Logger) {
+	t := time.NewTicker(imageGCPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := gc.GarbageCollect(ctx); err != nil && ctx.Err() == nil {
+			log.Error(err, "Image garbage collection failed")
+		}
+	}
 }

@@ -108,6 +108,9 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		return 0, false, nil
 	}
 
+	if evicted, err := k.syncEvicted(ctx, w, pod, rt); evicted {
+		return 0, false, err
+	}
 	if deadline := activeDeadline(pod); !deadline.IsZero() && !time.Now().Before(deadline) {
 		log.Info("Pod exceeded its activeDeadlineSeconds; stopping it")
 		k.event(pod, corev1.EventTypeNormal, "DeadlineExceeded", "Pod was active on the node longer than the specified deadline")

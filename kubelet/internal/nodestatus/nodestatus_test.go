@@ -63,3 +63,23 @@ func TestSplitAddresses(t *testing.T) {
 		})
 	}
 }
+
+func TestPressureCondition(t *testing.T) {
+	cond := func(ty corev1.NodeConditionType, s corev1.ConditionStatus, reason, msg string) corev1.NodeCondition {
+		return corev1.NodeCondition{Type: ty, Status: s, Reason: reason, Message: msg}
+	}
+	tests := []struct {
+		under      bool
+		wantStatus corev1.ConditionStatus
+		wantReason string
+	}{
+		{false, corev1.ConditionFalse, "KubeletHasSufficientMemory"},
+		{true, corev1.ConditionTrue, "KubeletHasInsufficientMemory"},
+	}
+	for _, tt := range tests {
+		c := pressureCondition(cond, corev1.NodeMemoryPressure, tt.under, "KubeletHasSufficientMemory", "ok", "KubeletHasInsufficientMemory", "low")
+		if c.Status != tt.wantStatus || c.Reason != tt.wantReason {
+			t.Errorf("under=%v: %+v", tt.under, c)
+		}
+	}
+}

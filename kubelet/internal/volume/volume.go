@@ -218,8 +218,10 @@ func (m *Manager) projection(ctx context.Context, pod *corev1.Pod, v *corev1.Vol
 				files[s.ServiceAccountToken.Path] = File{Data: []byte(tok), Mode: mode}
 			}
 		case s.ClusterTrustBundle != nil:
-			if !ptr.Deref(s.ClusterTrustBundle.Optional, false) {
-				err = fmt.Errorf("clusterTrustBundle projections are not supported yet")
+			var data []byte
+			data, err = m.clusterTrustBundle(ctx, s.ClusterTrustBundle)
+			if err == nil && data != nil {
+				files[s.ClusterTrustBundle.Path] = File{Data: data, Mode: mode}
 			}
 		}
 		if err != nil {
