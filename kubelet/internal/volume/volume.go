@@ -102,6 +102,8 @@ func (m *Manager) setupOne(ctx context.Context, pod *corev1.Pod, v *corev1.Volum
 		return dir, nil
 	case v.HostPath != nil:
 		return m.hostPath(v.HostPath)
+	case v.PersistentVolumeClaim != nil:
+		return m.persistentVolume(ctx, pod, v.PersistentVolumeClaim)
 	case v.ConfigMap != nil, v.Secret != nil, v.DownwardAPI != nil, v.Projected != nil:
 		files, mode, err := m.projection(ctx, pod, v)
 		if err != nil {
