@@ -26,12 +26,21 @@ import (
 
 // kubeletConfigYAML is the suite kubelet's configuration file: its
 // serving certificate comes from the cluster, its client certificate is
-// renewed, and these cgroup v1 machines are accepted.
+// renewed, and these cgroup v1 machines are accepted. The eviction
+// thresholds are low because the test machines' shared disks often have
+// less free than upstream's defaults (10% nodefs, 15% imagefs) ask for,
+// and a kubelet under DiskPressure rightly evicts the suite's pods.
 const kubeletConfigYAML = `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 serverTLSBootstrap: true
 rotateCertificates: true
 failCgroupV1: false
+evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 1%
+  nodefs.inodesFree: 1%
+  imagefs.available: 1%
+  imagefs.inodesFree: 1%
 `
 
 // setUpBootstrapToken creates a bootstrap token with the RBAC kubeadm
