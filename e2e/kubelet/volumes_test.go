@@ -41,7 +41,9 @@ func TestPVCAndClusterTrustBundleVolumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = suite.client.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = suite.client.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{})
+	})
 	_, err = suite.client.CoreV1().PersistentVolumeClaims("default").Create(ctx, &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "data"},
 		Spec: corev1.PersistentVolumeClaimSpec{
@@ -75,7 +77,7 @@ func TestPVCAndClusterTrustBundleVolumes(t *testing.T) {
 
 	pod := boundPod("volumes-pvc", corev1.Container{
 		Name: "app", Image: suite.busybox,
-		Command: []string{"sh", "-c", "cat /data/greeting; echo; head -1 /trust/ca.pem; sleep 3600"},
+		Command:      []string{"sh", "-c", "cat /data/greeting; echo; head -1 /trust/ca.pem; sleep 3600"},
 		VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}, {Name: "trust", MountPath: "/trust"}},
 	})
 	pod.Spec.Volumes = []corev1.Volume{
