@@ -34,6 +34,10 @@ var suite struct {
 	busybox    string
 	dir        string
 	args       []string
+	// kubeconfig is the file the kubelet writes after TLS bootstrap with
+	// the token bootstrapToken.
+	kubeconfig     string
+	bootstrapToken string
 	// port is the kubelet's node server port; apiClient and userClient
 	// are the certificate and key files of the apiserver's kubelet client
 	// and of a user with no rights, both trusted by the kubelet.
@@ -105,7 +109,7 @@ func setUp(ctx context.Context) (func() error, error) {
 	}
 	srv, err := framework.LaunchAPIServer(ctx, framework.APIServerOptions{
 		ControllerManager: true,
-		ExtraArgs:         []string{"--kubelet-client-certificate", apiCert, "--kubelet-client-key", apiKey},
+		ExtraArgs:         []string{"--kubelet-client-certificate", apiCert, "--kubelet-client-key", apiKey, "--enable-bootstrap-token-auth"},
 	})
 	if err != nil {
 		return cleanup, err
@@ -129,19 +133,19 @@ func setUp(ctx context.Context) (func() error, error) {
 	closers = append(closers, cd.Close)
 	suite.busybox = cd.Images["busybox.tar"]
 
-	// The kubelet is a node: system:node:<name> in system:nodes, signed by
-	// the cluster CA, so the Node authorizer and NodeRestriction apply.
+	// The kubelet joins as kubeadm's nodes do: a bootstrap token buys its
+	// client certificate (system:node:<name> in system:nodes, so the Node
+	// authorizer and NodeRestriction apply) through a CSR the
+	// controller-manager approves and signs, and its serving certificate
+	// comes from a kubelet-serving CSR.
 	suite.nodeName = "trireme-e2e-kubelet-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 36)
-	clusterCA, err := loadCA(filepath.Join(srv.DataDir(), "pki", "ca.crt"), filepath.Join(srv.DataDir(), "pki", "ca.key"))
+	bootstrapKubeconfig, err := setUpBootstrapToken(ctx, dir, restConfig.Host, srv.CACertPath())
 	if err != nil {
 		return cleanup, err
 	}
-	nodeCert, nodeKey, err := clusterCA.clientCert(dir, "kubelet", "system:node:"+suite.nodeName, "system:nodes")
-	if err != nil {
-		return cleanup, err
-	}
-	kubeconfig := filepath.Join(dir, "kubelet.kubeconfig")
-	if err := writeKubeconfig(kubeconfig, restConfig.Host, filepath.Join(srv.DataDir(), "pki", "ca.crt"), nodeCert, nodeKey); err != nil {
+	suite.kubeconfig = filepath.Join(dir, "kubelet.kubeconfig")
+	kubeletConfig := filepath.Join(dir, "kubelet-config.yaml")
+	if err := os.WriteFile(kubeletConfig, []byte(kubeletConfigYAML), 0o644); err != nil {
 		return cleanup, err
 	}
 	port, err := framework.FreePort()
@@ -156,7 +160,9 @@ func setUp(ctx context.Context) (func() error, error) {
 	}
 	suite.userClient = [2]string{userCert, userKey}
 	suite.args = []string{
-		"--kubeconfig", kubeconfig,
+		"--config", kubeletConfig,
+		"--kubeconfig", suite.kubeconfig,
+		"--bootstrap-kubeconfig", bootstrapKubeconfig,
 		"--container-runtime-endpoint", cd.Endpoint(),
 		"--hostname-override", suite.nodeName,
 		"--node-ip", "127.0.0.1",
@@ -206,6 +212,14 @@ func setUp(ctx context.Context) (func() error, error) {
 		return false, nil
 	}); err != nil {
 		return cleanup, fmt.Errorf("node never became Ready: %w\n%s", err, suite.kubeletLog.tail(60))
+	}
+	// The node server has no certificate until its kubelet-serving CSR is
+	// signed.
+	if err := waitFor(ctx, 60*time.Second, func() (bool, error) {
+		_, err := servingCertificate()
+		return err == nil, nil
+	}); err != nil {
+		return cleanup, fmt.Errorf("node server never got its serving certificate: %w\n%s", err, suite.kubeletLog.tail(60))
 	}
 	// ServiceAccount admission needs the default ServiceAccount.
 	if err := waitFor(ctx, 60*time.Second, func() (bool, error) {

@@ -81,6 +81,20 @@ func TestNodeServer(t *testing.T) {
 	if code, body := kubeletGet(t, suite.apiClient, "/metrics"); code != http.StatusOK || !containsMetric(body, "trireme_kubelet_pod_start_duration_seconds") {
 		t.Errorf("/metrics: %d", code)
 	}
+	// /metrics/resource is what metrics-server scrapes.
+	code, body = kubeletGet(t, suite.apiClient, "/metrics/resource")
+	for _, want := range []string{"node_cpu_usage_seconds_total ", "node_memory_working_set_bytes ", `pod_memory_working_set_bytes{namespace="default",pod="stats"}`, `container_cpu_usage_seconds_total{container="app",namespace="default",pod="stats"}`, "scrape_error 0"} {
+		if code != http.StatusOK || !containsMetric(body, want) {
+			t.Errorf("/metrics/resource: %d, lacks %q:\n%s", code, want, body)
+		}
+	}
+	// /logs/ is the node's /var/log, authorized as nodes/log.
+	if code, body := kubeletGet(t, suite.userClient, "/logs/"); code != http.StatusForbidden {
+		t.Errorf("a user without nodes/log on /logs/: %d %s, want 403", code, body)
+	}
+	if code, body := kubeletGet(t, suite.apiClient, "/logs/"); code != http.StatusOK || !containsMetric(body, "<pre>") {
+		t.Errorf("/logs/: %d %s", code, body)
+	}
 }
 
 func containsMetric(body []byte, name string) bool {

@@ -8,14 +8,11 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
 )
@@ -24,22 +21,6 @@ import (
 type ca struct {
 	cert *x509.Certificate
 	key  crypto.Signer
-}
-
-func loadCA(certFile, keyFile string) (*ca, error) {
-	certs, err := certutil.CertsFromFile(certFile)
-	if err != nil {
-		return nil, err
-	}
-	key, err := keyutil.PrivateKeyFromFile(keyFile)
-	if err != nil {
-		return nil, err
-	}
-	signer, ok := key.(crypto.Signer)
-	if !ok {
-		return nil, fmt.Errorf("CA key %T cannot sign", key)
-	}
-	return &ca{cert: certs[0], key: signer}, nil
 }
 
 func newCA(cn string) (*ca, error) {
@@ -87,17 +68,6 @@ func (c *ca) clientCert(dir, name, cn string, groups ...string) (string, string,
 
 func (c *ca) writeCert(path string) error {
 	return os.WriteFile(path, pemCert(c.cert.Raw), 0o644)
-}
-
-// writeKubeconfig writes a kubeconfig for server with a client
-// certificate, trusting serverCA.
-func writeKubeconfig(path, server, serverCA, certFile, keyFile string) error {
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: serverCA}
-	cfg.AuthInfos["u"] = &clientcmdapi.AuthInfo{ClientCertificate: certFile, ClientKey: keyFile}
-	cfg.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
-	cfg.CurrentContext = "c"
-	return clientcmd.WriteToFile(*cfg, path)
 }
 
 func pemCert(der []byte) []byte {

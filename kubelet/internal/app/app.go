@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -34,6 +35,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	remote "k8s.io/cri-client/pkg"
 
+	"trireme.dev/kubelet/internal/certificates"
+	"trireme.dev/kubelet/internal/eviction"
 	"trireme.dev/kubelet/internal/kubelet"
 	"trireme.dev/kubelet/internal/logging"
 	"trireme.dev/kubelet/internal/nodestatus"
@@ -124,6 +127,17 @@ func run(ctx context.Context, o *options.Options) error {
 	log.Info("Connected to the container runtime", "runtime", v.RuntimeName, "version", v.RuntimeVersion, "criVersion", v.RuntimeApiVersion)
 	cgroupDriver := runtimeCgroupDriver(ctx, rs, cfg.CgroupDriver, log)
 
+	nodeName := o.HostnameOverride
+	if o.BootstrapKubeconfig != "" {
+		if err := certificates.Bootstrap(ctx, o.Kubeconfig, o.BootstrapKubeconfig, o.CertDir, nodeName, bootstrapTimeout, log.WithName("certificates")); err != nil {
+			return fmt.Errorf("TLS bootstrap: %w", err)
+		}
+	}
+	if cfg.RotateCertificates {
+		if err := startClientRotation(o, log.WithName("certificates")); err != nil {
+			return err
+		}
+	}
 	restConfig, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
 	if err != nil {
 		return fmt.Errorf("load kubeconfig: %w", err)
@@ -141,7 +155,6 @@ func run(ctx context.Context, o *options.Options) error {
 	if err != nil {
 		return err
 	}
-	nodeName := o.HostnameOverride
 
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
@@ -203,6 +216,13 @@ func run(ctx context.Context, o *options.Options) error {
 		return fmt.Errorf("pod informer: %w", err)
 	}
 
+	evictions, imageGC, err := newEviction(o, k, rs, is, log)
+	if err != nil {
+		return err
+	}
+	go evictions.Run(ctx, evictionMonitoringPeriod)
+	go runImageGC(ctx, imageGC, log)
+
 	nodes := nodestatus.New(nodestatus.Config{
 		NodeName:        nodeName,
 		NodeIPs:         nodeIPs,
@@ -219,6 +239,7 @@ func run(ctx context.Context, o *options.Options) error {
 		LeaseDuration:   time.Duration(cfg.NodeLeaseDurationSeconds) * time.Second,
 		MaxImages:       int(*cfg.NodeStatusMaxImages),
 		ProviderID:      cfg.ProviderID,
+		Pressure:        evictions.Pressure,
 	}, client, rs, is, machine, log.WithName("node"))
 
 	var static *staticpod.Source
@@ -228,7 +249,7 @@ func run(ctx context.Context, o *options.Options) error {
 	}
 
 	if *cfg.EnableServer {
-		if err := startServer(ctx, o, client, k, rs, nodeIPs, log.WithName("server")); err != nil {
+		if err := startServer(ctx, o, client, k, rs, nodeIPs, nodes.Addresses, log.WithName("server")); err != nil {
 			return err
 		}
 	}
@@ -308,4 +329,88 @@ func runtimeCgroupDriver(ctx context.Context, rs cri.RuntimeService, configured 
 		return "cgroupfs"
 	}
 	return configured
+}
+
+// bootstrapTimeout bounds the wait for the bootstrap CSR's certificate.
+const bootstrapTimeout = 15 * time.Minute
+
+// startClientRotation starts renewing the client certificate when the
+// kubeconfig authenticates with the certificate store's current pair (as
+// TLS bootstrap writes it); credentials from elsewhere are not ours to
+// replace, as upstream's kubelet only rotates what it can write back.
+func startClientRotation(o *options.Options, log logr.Logger) error {
+	kc, err := clientcmd.LoadFromFile(o.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("load kubeconfig: %w", err)
+	}
+	current := filepath.Join(o.CertDir, certificates.ClientPairName+"-current.pem")
+	ctx := kc.Contexts[kc.CurrentContext]
+	if ctx == nil || kc.AuthInfos[ctx.AuthInfo] == nil || kc.AuthInfos[ctx.AuthInfo].ClientCertificate != current {
+		log.Info("Not rotating the client certificate: the kubeconfig does not use the cert dir's current pair", "want", current)
+		return nil
+	}
+	m, err := certificates.NewClientManager(o.Kubeconfig, o.CertDir, o.HostnameOverride)
+	if err != nil {
+		return err
+	}
+	m.Start()
+	log.Info("Rotating the client certificate", "path", current)
+	return nil
+}
+
+// evictionMonitoringPeriod is how often the eviction thresholds are
+// checked (upstream's housekeeping interval); imageGCPeriod how often
+// image garbage collection runs, as upstream.
+const (
+	evictionMonitoringPeriod = 10 * time.Second
+	imageGCPeriod            = 5 * time.Minute
+)
+
+// newEviction builds the eviction manager over the host's signals and the
+// CRI, and the image garbage collector it reclaims image space with.
+func newEviction(o *options.Options, k *kubelet.Kubelet, rs cri.RuntimeService, is cri.ImageManagerService, log logr.Logger) (*eviction.Manager, *eviction.ImageGC, error) {
+	cfg := o.Config
+	thresholds, err := eviction.ParseThresholds(cfg.EvictionHard)
+	if err != nil {
+		return nil, nil, err
+	}
+	host := eviction.HostObserver{RootDir: o.RootDir, Images: is}
+	gc := &eviction.ImageGC{
+		Runtime: rs, Images: is,
+		HighPercent: *cfg.ImageGCHighThresholdPercent, LowPercent: *cfg.ImageGCLowThresholdPercent,
+		MinAge: cfg.ImageMinimumGCAge.Duration,
+		ImageFs: func(ctx context.Context) (eviction.Observation, error) {
+			obs, err := host.Observe(ctx)
+			if err != nil {
+				return eviction.Observation{}, err
+			}
+			return obs[eviction.ImageFsAvailable], nil
+		},
+		Log: log.WithName("imagegc"),
+	}
+	m := eviction.New(eviction.Config{
+		Thresholds:       thresholds,
+		TransitionPeriod: cfg.EvictionPressureTransitionPeriod.Duration,
+		Observe:          host.Observe,
+		Pods:             k.Pods,
+		Usage:            eviction.CRIUsage(rs),
+		Evict:            k.Evict,
+		ReclaimImages:    gc.Free,
+	}, log.WithName("eviction"))
+	return m, gc, nil
+}
+
+func runImageGC(ctx context.Context, gc *eviction.ImageGC, log logr.Logger) {
+	t := time.NewTicker(imageGCPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := gc.GarbageCollect(ctx); err != nil && ctx.Err() == nil {
+			log.Error(err, "Image garbage collection failed")
+		}
+	}
 }

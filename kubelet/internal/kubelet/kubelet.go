@@ -306,6 +306,8 @@ type podWorker struct {
 	finished bool
 	// startObserved is set once the pod's start-up time is recorded.
 	startObserved bool
+	// evicted is the eviction message once the pod is evicted.
+	evicted string
 }
 
 type waitingReason struct{ reason, message string }

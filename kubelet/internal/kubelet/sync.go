@@ -108,6 +108,9 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		return 0, false, nil
 	}
 
+	if evicted, err := k.syncEvicted(ctx, w, pod, rt); evicted {
+		return 0, false, err
+	}
 	if deadline := activeDeadline(pod); !deadline.IsZero() && !time.Now().Before(deadline) {
 		log.Info("Pod exceeded its activeDeadlineSeconds; stopping it")
 		k.event(pod, corev1.EventTypeNormal, "DeadlineExceeded", "Pod was active on the node longer than the specified deadline")
@@ -406,7 +409,11 @@ func (k *Kubelet) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 		return "", "ImagePullBackOff", fmt.Errorf("Back-off pulling image %q", c.Image)
 	}
 	k.event(pod, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))
-	ref, err := k.cfg.Images.PullImage(ctx, spec, nil, sc)
+	auths, warnings := k.pullAuths(ctx, pod, c.Image)
+	for _, w := range warnings {
+		k.event(pod, corev1.EventTypeWarning, "FailedToRetrieveImagePullSecret", w)
+	}
+	ref, err := k.pullImage(ctx, spec, auths, sc)
 	if err != nil {
 		k.imageBO.Next(key, time.Now())
 		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
@@ -416,6 +423,23 @@ func (k *Kubelet) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 	k.imageBO.Reset(key)
 	k.event(pod, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Successfully pulled image %q", c.Image))
 	return ref, "", nil
+}
+
+// pullImage pulls with each matching credential in turn (anonymously when
+// none matches), as upstream does; the last error is returned when all
+// fail.
+func (k *Kubelet) pullImage(ctx context.Context, spec *runtimeapi.ImageSpec, auths []*runtimeapi.AuthConfig, sc *runtimeapi.PodSandboxConfig) (string, error) {
+	if len(auths) == 0 {
+		return k.cfg.Images.PullImage(ctx, spec, nil, sc)
+	}
+	var err error
+	for _, a := range auths {
+		var ref string
+		if ref, err = k.cfg.Images.PullImage(ctx, spec, a, sc); err == nil {
+			return ref, nil
+		}
+	}
+	return "", err
 }
 
 // killPod stops every container (preStop hooks first, in parallel, within

@@ -58,6 +58,9 @@ type Config struct {
 	MaxImages int
 	// ProviderID is the node's spec.providerID.
 	ProviderID string
+	// Pressure reports memory, disk and PID pressure (the eviction
+	// manager's); nil means none.
+	Pressure func() (memory, disk, pid bool)
 }
 
 // Manager keeps the Node and its Lease.
@@ -372,10 +375,20 @@ func (m *Manager) computeStatus(ctx context.Context, node *corev1.Node) corev1.N
 	if !ready {
 		readyStatus = corev1.ConditionFalse
 	}
+	var memPressure, diskPressure, pidPressure bool
+	if m.cfg.Pressure != nil {
+		memPressure, diskPressure, pidPressure = m.cfg.Pressure()
+	}
 	st.Conditions = []corev1.NodeCondition{
-		cond(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
-		cond(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-		cond(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+		pressureCondition(cond, corev1.NodeMemoryPressure, memPressure,
+			"KubeletHasSufficientMemory", "kubelet has sufficient memory available",
+			"KubeletHasInsufficientMemory", "kubelet has insufficient memory available"),
+		pressureCondition(cond, corev1.NodeDiskPressure, diskPressure,
+			"KubeletHasNoDiskPressure", "kubelet has no disk pressure",
+			"KubeletHasDiskPressure", "kubelet has disk pressure"),
+		pressureCondition(cond, corev1.NodePIDPressure, pidPressure,
+			"KubeletHasSufficientPID", "kubelet has sufficient PID available",
+			"KubeletHasInsufficientPID", "kubelet has insufficient PID available"),
 		cond(corev1.NodeReady, readyStatus, reason, msg),
 	}
 	return st
@@ -461,4 +474,46 @@ func (m *Manager) onNode(ctx context.Context, obj any) {
 	if node, ok := obj.(*corev1.Node); ok {
 		m.observeNode(ctx, node)
 	}
+}
+
+// Addresses returns the node's addresses as last written to its status,
+// split into host names and IPs (none before the node is registered): the
+// names a kubelet-serving certificate asks for, which the CSR approver
+// checks against the same Node.
+func (m *Manager) Addresses() (hostnames []string, ips []net.IP) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lastStatus == nil {
+		return nil, nil
+	}
+	return SplitAddresses(m.lastStatus.Addresses)
+}
+
+// SplitAddresses splits node addresses into DNS names and IPs, each once.
+func SplitAddresses(addrs []corev1.NodeAddress) (hostnames []string, ips []net.IP) {
+	seen := map[string]bool{}
+	for _, a := range addrs {
+		if seen[a.Address] {
+			continue
+		}
+		seen[a.Address] = true
+		switch a.Type {
+		case corev1.NodeHostName, corev1.NodeInternalDNS, corev1.NodeExternalDNS:
+			hostnames = append(hostnames, a.Address)
+		case corev1.NodeInternalIP, corev1.NodeExternalIP:
+			if ip := net.ParseIP(a.Address); ip != nil {
+				ips = append(ips, ip)
+			}
+		}
+	}
+	return hostnames, ips
+}
+
+// pressureCondition is a pressure condition worded as upstream's.
+func pressureCondition(cond func(corev1.NodeConditionType, corev1.ConditionStatus, string, string) corev1.NodeCondition,
+	t corev1.NodeConditionType, under bool, okReason, okMsg, reason, msg string) corev1.NodeCondition {
+	if under {
+		return cond(t, corev1.ConditionTrue, reason, msg)
+	}
+	return cond(t, corev1.ConditionFalse, okReason, okMsg)
 }

@@ -1,6 +1,7 @@
 package nodestatus
 
 import (
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,5 +35,51 @@ func TestAllocatable(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestSplitAddresses(t *testing.T) {
+	tests := []struct {
+		name      string
+		addrs     []corev1.NodeAddress
+		wantHosts []string
+		wantIPs   []string
+	}{
+		{"none", nil, nil, nil},
+		{"ip and hostname", []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}, {Type: corev1.NodeHostName, Address: "n1"}}, []string{"n1"}, []string{"10.0.0.1"}},
+		{"duplicates and dns", []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}, {Type: corev1.NodeExternalIP, Address: "10.0.0.1"}, {Type: corev1.NodeInternalDNS, Address: "n1.local"}, {Type: corev1.NodeHostName, Address: "n1.local"}}, []string{"n1.local"}, []string{"10.0.0.1"}},
+		{"bad ip dropped", []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "nope"}}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hosts, ips := SplitAddresses(tt.addrs)
+			var gotIPs []string
+			for _, ip := range ips {
+				gotIPs = append(gotIPs, ip.String())
+			}
+			if fmt.Sprint(hosts) != fmt.Sprint(tt.wantHosts) || fmt.Sprint(gotIPs) != fmt.Sprint(tt.wantIPs) {
+				t.Errorf("got %v %v, want %v %v", hosts, gotIPs, tt.wantHosts, tt.wantIPs)
+			}
+		})
+	}
+}
+
+func TestPressureCondition(t *testing.T) {
+	cond := func(ty corev1.NodeConditionType, s corev1.ConditionStatus, reason, msg string) corev1.NodeCondition {
+		return corev1.NodeCondition{Type: ty, Status: s, Reason: reason, Message: msg}
+	}
+	tests := []struct {
+		under      bool
+		wantStatus corev1.ConditionStatus
+		wantReason string
+	}{
+		{false, corev1.ConditionFalse, "KubeletHasSufficientMemory"},
+		{true, corev1.ConditionTrue, "KubeletHasInsufficientMemory"},
+	}
+	for _, tt := range tests {
+		c := pressureCondition(cond, corev1.NodeMemoryPressure, tt.under, "KubeletHasSufficientMemory", "ok", "KubeletHasInsufficientMemory", "low")
+		if c.Status != tt.wantStatus || c.Reason != tt.wantReason {
+			t.Errorf("under=%v: %+v", tt.under, c)
+		}
 	}
 }

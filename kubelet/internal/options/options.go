@@ -5,6 +5,7 @@ package options
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -27,6 +28,13 @@ type Options struct {
 	NodeIP string
 	// RootDir is --root-dir, where pod volumes and state live.
 	RootDir string
+	// BootstrapKubeconfig is --bootstrap-kubeconfig: credentials (a
+	// bootstrap token) that may only ask for a client certificate, used
+	// when Kubeconfig is missing or its certificate has expired.
+	BootstrapKubeconfig string
+	// CertDir is --cert-dir, where bootstrapped and rotated certificates
+	// and the self-signed serving pair live; by default <root-dir>/pki.
+	CertDir string
 	// NodeLabels is --node-labels.
 	NodeLabels map[string]string
 	// LogFormat and Verbosity are --log-format and -v.
@@ -55,6 +63,7 @@ type Options struct {
 	healthzPort              int32
 	podLogsDir               string
 	fileCheckFrequency       time.Duration
+	rotateCertificates       bool
 }
 
 // New returns options with no flags parsed yet.
@@ -67,6 +76,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.fs = fs
 	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "A KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags given on the command line win over it.")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig for the apiserver.")
+	fs.StringVar(&o.BootstrapKubeconfig, "bootstrap-kubeconfig", o.BootstrapKubeconfig, "A kubeconfig whose credentials (a bootstrap token) are used to request a client certificate when --kubeconfig is missing or expired; the result is written to --kubeconfig.")
+	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "Directory of the kubelet's certificates; by default <root-dir>/pki.")
+	fs.BoolVar(&o.rotateCertificates, "rotate-certificates", false, "Renew the client certificate through CSRs as it nears expiry.")
 	fs.StringVar(&o.HostnameOverride, "hostname-override", o.HostnameOverride, "The node's name instead of the hostname.")
 	fs.StringVar(&o.NodeIP, "node-ip", o.NodeIP, "The node's InternalIP; by default the address of the interface holding the default route.")
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "Directory for the kubelet's files (volume mounts, pod state).")
@@ -162,6 +174,9 @@ func (o *Options) Complete() error {
 	if set("pod-logs-dir") {
 		cfg.PodLogsDir = o.podLogsDir
 	}
+	if set("rotate-certificates") {
+		cfg.RotateCertificates = o.rotateCertificates
+	}
 	if set("register-with-taints") {
 		taints, err := ParseTaints(o.registerWithTaints)
 		if err != nil {
@@ -174,6 +189,9 @@ func (o *Options) Complete() error {
 	}
 	if o.Kubeconfig == "" {
 		return fmt.Errorf("--kubeconfig is required")
+	}
+	if o.CertDir == "" {
+		o.CertDir = filepath.Join(o.RootDir, "pki")
 	}
 	if o.HostnameOverride == "" {
 		h, err := os.Hostname()

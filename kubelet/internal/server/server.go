@@ -58,6 +58,9 @@ type Config struct {
 	Log           logr.Logger
 	// RootDir's file system is reported as the node's in /stats/summary.
 	RootDir string
+	// LogDir is served under /logs/ (upstream's system log handler:
+	// /var/log); empty disables it.
+	LogDir string
 }
 
 // Handler returns the node server's mux.
@@ -73,6 +76,10 @@ func Handler(cfg Config) http.Handler {
 	mux.HandleFunc("/attach/", s.attach)
 	mux.HandleFunc("/portForward/", s.portForward)
 	mux.HandleFunc("/stats/summary", s.statsSummary)
+	mux.Handle("/metrics/resource", s.resourceMetrics())
+	if cfg.LogDir != "" {
+		mux.Handle("/logs/", http.StripPrefix("/logs/", http.FileServer(http.Dir(cfg.LogDir))))
+	}
 	return s.guard(mux)
 }
 
@@ -387,9 +394,11 @@ func (r responder) Error(w http.ResponseWriter, _ *http.Request, err error) {
 	http.Error(w, err.Error(), http.StatusInternalServerError)
 }
 
-// Serve serves handler over TLS on addr until ctx ends; clients may
-// present a certificate, which the authenticator verifies.
-func Serve(ctx context.Context, addr string, cert tls.Certificate, handler http.Handler, log logr.Logger) (net.Addr, error) {
+// Serve serves handler over TLS on addr until ctx ends with the
+// certificate getCert returns (a fixed one, or the serving certificate
+// manager's current one); clients may present a certificate, which the
+// authenticator verifies.
+func Serve(ctx context.Context, addr string, getCert func(*tls.ClientHelloInfo) (*tls.Certificate, error), handler http.Handler, log logr.Logger) (net.Addr, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
@@ -398,10 +407,10 @@ func Serve(ctx context.Context, addr string, cert tls.Certificate, handler http.
 		Handler:           handler,
 		ReadHeaderTimeout: 30 * time.Second,
 		TLSConfig: &tls.Config{
-			Certificates: []tls.Certificate{cert},
-			ClientAuth:   tls.RequestClientCert,
-			MinVersion:   tls.VersionTLS12,
-			NextProtos:   []string{"http/1.1"},
+			GetCertificate: getCert,
+			ClientAuth:     tls.RequestClientCert,
+			MinVersion:     tls.VersionTLS12,
+			NextProtos:     []string{"http/1.1"},
 		},
 	}
 	go func() {

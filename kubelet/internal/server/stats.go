@@ -35,6 +35,7 @@ func (s *server) statsSummary(w http.ResponseWriter, r *http.Request) {
 func (s *server) summary(ctx context.Context) (*statsv1alpha1.Summary, error) {
 	now := metav1.Now()
 	sum := &statsv1alpha1.Summary{Node: statsv1alpha1.NodeStats{NodeName: s.cfg.NodeName, StartTime: processStart}}
+	sum.Node.CPU = nodeCPU(now)
 	if mem := nodeMemory(now); mem != nil {
 		sum.Node.Memory = mem
 	}

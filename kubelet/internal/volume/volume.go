@@ -102,6 +102,8 @@ func (m *Manager) setupOne(ctx context.Context, pod *corev1.Pod, v *corev1.Volum
 		return dir, nil
 	case v.HostPath != nil:
 		return m.hostPath(v.HostPath)
+	case v.PersistentVolumeClaim != nil:
+		return m.persistentVolume(ctx, pod, v.PersistentVolumeClaim)
 	case v.ConfigMap != nil, v.Secret != nil, v.DownwardAPI != nil, v.Projected != nil:
 		files, mode, err := m.projection(ctx, pod, v)
 		if err != nil {
@@ -218,8 +220,10 @@ func (m *Manager) projection(ctx context.Context, pod *corev1.Pod, v *corev1.Vol
 				files[s.ServiceAccountToken.Path] = File{Data: []byte(tok), Mode: mode}
 			}
 		case s.ClusterTrustBundle != nil:
-			if !ptr.Deref(s.ClusterTrustBundle.Optional, false) {
-				err = fmt.Errorf("clusterTrustBundle projections are not supported yet")
+			var data []byte
+			data, err = m.clusterTrustBundle(ctx, s.ClusterTrustBundle)
+			if err == nil && data != nil {
+				files[s.ClusterTrustBundle.Path] = File{Data: data, Mode: mode}
 			}
 		}
 		if err != nil {
