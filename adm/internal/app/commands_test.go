@@ -19,7 +19,7 @@ func TestInitStopsAtMissingComponents(t *testing.T) {
 		t.Fatalf("init succeeded without a kubelet:\n%s", out)
 	}
 	for _, want := range []string{"[preflight] skipped", "[certs] Write the cluster's certificates and keys ... ok", "[control-plane]",
-		"[kubelet-start] Write the kubelet's configuration and start it ... failed", "phase kubelet-start: not available yet: trireme-kubelet not found", "triremeadm init phase kubelet-start", "triremeadm reset"} {
+		"[kubelet-start] Write the kubelet's configuration and start it ... failed", "phase kubelet-start: trireme-kubelet is neither beside triremeadm nor in PATH", "triremeadm init phase kubelet-start", "triremeadm reset"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("init output lacks %q:\n%s", want, out)
 		}

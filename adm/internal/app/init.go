@@ -319,9 +319,9 @@ func (d *initData) kubeletStart(_ context.Context, s *workflow.Status) error {
 		return err
 	}
 	s.Printf("wrote %s", path)
-	binary, err := exec.LookPath(kubelet.Binary)
+	binary, err := findBinary(kubelet.Binary)
 	if err != nil {
-		return fmt.Errorf("%w: %s not found in PATH (the Trireme kubelet is not part of the repository yet)", workflow.ErrNotAvailable, kubelet.Binary)
+		return err
 	}
 	pidFile := cfg.Paths.PIDFile("kubelet")
 	if pid, ok := supervisor.Running(pidFile); ok {
@@ -492,4 +492,20 @@ func printSuccess(out io.Writer, cfg *options.Config, tokens []string) error {
 	endpoint := strings.TrimPrefix(cfg.ControlPlaneURL(), "https://")
 	fmt.Fprintf(out, "Join worker nodes by running, as root on each:\n\n  triremeadm join %s --token %s \\\n    --discovery-token-ca-cert-hash %s\n", endpoint, tokens[0], CAHash(ca.Cert))
 	return nil
+}
+
+// findBinary looks for a Trireme executable beside triremeadm (as `make build` lays
+// them out in _output/bin), then in PATH.
+func findBinary(name string) (string, error) {
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s is neither beside triremeadm nor in PATH (build it with `make build`)", name)
+	}
+	return p, nil
 }
