@@ -39,7 +39,6 @@ func TestCommandErrors(t *testing.T) {
 	}{
 		{[]string{"init", "--skip-phases", "nope", "--apiserver-advertise-address", "127.0.0.1"}, `unknown phase "nope"`},
 		{[]string{"join", "10.0.0.1:6443"}, "not available yet"},
-		{[]string{"init", "phase", "addon", "--apiserver-advertise-address", "127.0.0.1"}, "not available yet"},
 		{[]string{"init", "phase", "certs", "--service-cidr", "bad", "--apiserver-advertise-address", "127.0.0.1"}, "networking.serviceSubnet"},
 		{[]string{"token", "delete", "x!", "--kubeconfig", "/nonexistent"}, "kubeconfig"},
 	}

@@ -132,7 +132,7 @@ func initPhases(d *initData) []workflow.Phase {
 		{Name: "upload-config", Short: "Store the ClusterConfiguration in kube-system/" + clusterphases.ConfigMapName, Run: d.uploadConfig},
 		{Name: "mark-control-plane", Short: "Label (and taint) this node as a control-plane node", Run: d.markControlPlane},
 		{Name: "bootstrap-token", Short: "Create bootstrap tokens and the RBAC and cluster-info nodes join with", Run: d.bootstrapToken},
-		{Name: "addon", Short: "Install the proxy and cluster DNS", Run: notAvailable("the Trireme proxy and cluster DNS images are not part of the repository yet")},
+		{Name: "addon", Short: "Install the proxy (cluster DNS is not available yet)", Run: d.addon},
 	}
 }
 
@@ -470,6 +470,24 @@ func (d *initData) bootstrapToken(ctx context.Context, s *workflow.Status) error
 		return err
 	}
 	s.Printf("published kube-public/cluster-info and the RBAC for joining nodes")
+	return nil
+}
+
+func (d *initData) addon(ctx context.Context, s *workflow.Status) error {
+	cfg, err := d.config()
+	if err != nil {
+		return err
+	}
+	c, err := d.client(ctx)
+	if err != nil {
+		return err
+	}
+	in := clusterphases.ProxyInputs{Image: cfg.Image("proxy"), Server: cfg.ControlPlaneURL(),
+		ClusterCIDR: cfg.Cluster.Networking.PodSubnet, Mode: "nftables"}
+	if err := clusterphases.ProxyAddon(ctx, c, in); err != nil {
+		return err
+	}
+	s.Printf("installed the proxy DaemonSet kube-system/%s (%s, mode %s); cluster DNS is not installed (no CoreDNS image yet)", clusterphases.ProxyName, in.Image, in.Mode)
 	return nil
 }
 
