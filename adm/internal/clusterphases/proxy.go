@@ -67,7 +67,9 @@ users:
 }
 
 // ProxyDaemonSet runs trireme-proxy on every node: host network, privileged (it
-// programs the node's nftables or iptables), tolerating every taint.
+// programs the node's nftables or iptables), tolerating every taint. Unlike
+// kube-proxy's it mounts no /lib/modules: it loads no kernel modules, and some
+// hosts (these VMs) have no such directory.
 func ProxyDaemonSet(in ProxyInputs) *appsv1.DaemonSet {
 	labels := map[string]string{"k8s-app": ProxyName}
 	hostPath := func(name, path string, t corev1.HostPathType) corev1.Volume {
@@ -90,21 +92,19 @@ func ProxyDaemonSet(in ProxyInputs) *appsv1.DaemonSet {
 						Name:            ProxyName,
 						Image:           in.Image,
 						ImagePullPolicy: corev1.PullIfNotPresent,
-						Command:         []string{"/usr/local/bin/trireme-proxy", "--config=/var/lib/kube-proxy/config.conf", "--hostname-override=$(NODE_NAME)"},
+						Command:         []string{"/usr/local/bin/trireme-proxy", "--config=/var/lib/kube-proxy/config.conf", "--kubeconfig=/var/lib/kube-proxy/kubeconfig.conf", "--hostname-override=$(NODE_NAME)"},
 						Env: []corev1.EnvVar{{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{
 							FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "spec.nodeName"}}}},
 						SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
 						VolumeMounts: []corev1.VolumeMount{
 							{Name: "kube-proxy", MountPath: "/var/lib/kube-proxy"},
 							{Name: "xtables-lock", MountPath: "/run/xtables.lock"},
-							{Name: "lib-modules", MountPath: "/lib/modules", ReadOnly: true},
 						},
 					}},
 					Volumes: []corev1.Volume{
 						{Name: "kube-proxy", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 							LocalObjectReference: corev1.LocalObjectReference{Name: ProxyName}}}},
 						hostPath("xtables-lock", "/run/xtables.lock", corev1.HostPathFileOrCreate),
-						hostPath("lib-modules", "/lib/modules", corev1.HostPathDirectory),
 					},
 				},
 			},
