@@ -26,9 +26,16 @@ start=$(date +%s)
 
 export KUBECONFIG=$ADMIN
 kubectl wait --for=condition=Ready nodes --all --timeout=120s
-# Static pods and addons: every kube-system pod running and ready.
+# Static pods and addons: the four control-plane mirror pods present and every
+# kube-system pod ready.
+ready() {
+	local n
+	n=$(kubectl -n kube-system get pods -l tier=control-plane --no-headers 2>/dev/null | wc -l)
+	((n >= 4)) && kubectl -n kube-system wait --for=condition=Ready pods --all --timeout=10s >/dev/null 2>&1
+}
 deadline=$(($(date +%s) + 120))
-until kubectl -n kube-system wait --for=condition=Ready pods --all --timeout=10s >/dev/null 2>&1; do
+until ready; do
+	sleep 1
 	if (($(date +%s) > deadline)); then
 		kubectl -n kube-system get pods -o wide
 		echo "up: kube-system pods not ready after 120s (logs in /var/log/trireme)" >&2
