@@ -103,15 +103,19 @@ func TestWorkload(t *testing.T) {
 	if _, err := kubectl("-n", "demo", "wait", "--for=condition=Ready", "pod/client", "--timeout=60s"); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := kubectl("-n", "kube-system", "rollout", "status", "daemonset/kube-proxy", "--timeout=60s"); err != nil {
+		t.Fatal(err)
+	}
 	ip, err := kubectl("-n", "demo", "get", "service", "web", "-o", "jsonpath={.spec.clusterIP}")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// nc, not wget: Debian's busybox-static wget crashes (SIGSEGV) on any URL.
 	var got string
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		got, err = kubectl("-n", "demo", "exec", "client", "--", "wget", "-qO-", "-T", "2", "http://"+ip+"/")
-		if err == nil && got == "hello from trireme\n" {
+		got, err = kubectl("-n", "demo", "exec", "client", "--", "sh", "-c", `printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 2 `+ip+" 80")
+		if err == nil && strings.HasSuffix(got, "\r\n\r\nhello from trireme\n") {
 			break
 		}
 		if time.Now().After(deadline) {
