@@ -132,7 +132,7 @@ func initPhases(d *initData) []workflow.Phase {
 		{Name: "upload-config", Short: "Store the ClusterConfiguration in kube-system/" + clusterphases.ConfigMapName, Run: d.uploadConfig},
 		{Name: "mark-control-plane", Short: "Label (and taint) this node as a control-plane node", Run: d.markControlPlane},
 		{Name: "bootstrap-token", Short: "Create bootstrap tokens and the RBAC and cluster-info nodes join with", Run: d.bootstrapToken},
-		{Name: "addon", Short: "Install the proxy (cluster DNS is not available yet)", Run: d.addon},
+		{Name: "addon", Short: "Install the proxy and cluster DNS", Run: d.addon},
 	}
 }
 
@@ -487,7 +487,19 @@ func (d *initData) addon(ctx context.Context, s *workflow.Status) error {
 	if err := clusterphases.ProxyAddon(ctx, c, in); err != nil {
 		return err
 	}
-	s.Printf("installed the proxy DaemonSet kube-system/%s (%s, mode %s); cluster DNS is not installed (no CoreDNS image yet)", clusterphases.ProxyName, in.Image, in.Mode)
+	s.Printf("installed the proxy DaemonSet kube-system/%s (%s, mode %s)", clusterphases.ProxyName, in.Image, in.Mode)
+	dnsIP, err := kubelet.DNSIP(cfg.Cluster.Networking.ServiceSubnet)
+	if err != nil {
+		return err
+	}
+	dns := clusterphases.DNSInputs{Image: cfg.Image("coredns"), ServiceIP: dnsIP, Domain: cfg.Cluster.Networking.DNSDomain, Replicas: 2}
+	if cfg.SingleNode {
+		dns.Replicas = 1
+	}
+	if err := clusterphases.DNSAddon(ctx, c, dns); err != nil {
+		return err
+	}
+	s.Printf("installed CoreDNS kube-system/%s (%s, %d replica(s)) behind Service %s at %s", clusterphases.DNSName, dns.Image, dns.Replicas, clusterphases.DNSServiceName, dnsIP)
 	return nil
 }
 
