@@ -132,3 +132,31 @@ func TestWorkload(t *testing.T) {
 		t.Errorf("kubectl logs %s: %q, %v", pod, logs, err)
 	}
 }
+
+// TestDNS: CoreDNS answers a Service's name from a pod, through the resolver the
+// kubelet configured (clusterDNS).
+func TestDNS(t *testing.T) {
+	if _, err := kubectl("-n", "kube-system", "rollout", "status", "deployment/coredns", "--timeout=90s"); err != nil {
+		out, _ := kubectl("-n", "kube-system", "get", "pods", "-o", "wide")
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if _, err := kubectl("-n", "demo", "wait", "--for=condition=Ready", "pod/client", "--timeout=60s"); err != nil {
+		t.Fatal(err)
+	}
+	want, err := kubectl("-n", "demo", "get", "service", "web", "-o", "jsonpath={.spec.clusterIP}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err = kubectl("-n", "demo", "exec", "client", "--", "nslookup", "web.demo.svc.cluster.local")
+		if err == nil && strings.Contains(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nslookup web.demo.svc.cluster.local: want %s, got %q, %v", want, got, err)
+		}
+		time.Sleep(time.Second)
+	}
+}
