@@ -155,7 +155,8 @@ func TestDNS(t *testing.T) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("nslookup web.demo.svc.cluster.local: want %s, got %q, %v", want, got, err)
+			logs, _ := kubectl("-n", "kube-system", "logs", "deployment/coredns", "--previous")
+			t.Fatalf("nslookup web.demo.svc.cluster.local: want %s, got %q, %v\ncoredns (previous):\n%s", want, got, err, logs)
 		}
 		time.Sleep(time.Second)
 	}

@@ -56,7 +56,7 @@ func Corefile(domain string) string {
 `, domain)
 }
 
-// DNSDeployment runs CoreDNS as kubeadm does: non-root with NET_BIND_SERVICE,
+// DNSDeployment runs CoreDNS as kubeadm does, with NET_BIND_SERVICE,
 // liveness on health's :8080/health, readiness on ready's :8181/ready.
 func DNSDeployment(in DNSInputs) *appsv1.Deployment {
 	labels := map[string]string{"k8s-app": DNSServiceName}
@@ -93,8 +93,11 @@ func DNSDeployment(in DNSInputs) *appsv1.Deployment {
 							Path: "/ready", Port: intstr.FromInt32(8181)}}, PeriodSeconds: 1},
 						SecurityContext: &corev1.SecurityContext{
 							AllowPrivilegeEscalation: ptr.To(false),
-							Capabilities:             &corev1.Capabilities{Add: []corev1.Capability{"NET_BIND_SERVICE"}, Drop: []corev1.Capability{"ALL"}},
-							ReadOnlyRootFilesystem:   ptr.To(true),
+							// kubeadm also drops ALL; with the Trireme kubelet on
+							// containerd 1.6 that leaves CoreDNS unable to bind :53
+							// ("permission denied"), so the runtime's defaults stay.
+							Capabilities:           &corev1.Capabilities{Add: []corev1.Capability{"NET_BIND_SERVICE"}},
+							ReadOnlyRootFilesystem: ptr.To(true),
 						},
 						VolumeMounts: []corev1.VolumeMount{{Name: "config-volume", MountPath: "/etc/coredns", ReadOnly: true}},
 					}},
