@@ -20,7 +20,7 @@ GO_LDFLAGS    := -s -w \
 TEST_PKGS     := ./api/... ./apiserver/... ./controller-manager/... ./images/... ./adm/... ./kubelet/... ./proxy/... ./scheduler/...
 GO_TEST_FLAGS ?=
 
-.PHONY: all build test e2e bench generate verify fix images check clean run
+.PHONY: all build test e2e bench generate verify fix images check clean run up down
 
 all: build
 
@@ -82,6 +82,15 @@ check: verify test e2e
 ## (KUBECONFIG=_output/dev/admin.kubeconfig)
 run: build
 	./hack/run-dev.sh
+
+## up: a ready single-node cluster on this machine (root): packages, build, images,
+## triremeadm init --single-node (UP_FLAGS adds init flags); prints the kubectl line
+up:
+	./hack/up.sh
+
+## down: triremeadm reset -f (stops what up started, removes its files and rules)
+down:
+	$(BIN)/triremeadm reset -f
 
 clean:
 	rm -rf _output

@@ -17,9 +17,9 @@ BUSYBOX           ?= /bin/busybox
 IMAGE_BUILD       := _output/bin/image-build
 IMAGES_DIR        := _output/images
 
-.PHONY: images _output/bin/image-build _output/bin/pause _output/bin/etcd
+.PHONY: images _output/bin/image-build _output/bin/pause _output/bin/etcd _output/bin/coredns
 
-images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/trireme-scheduler.tar $(IMAGES_DIR)/proxy.tar $(IMAGES_DIR)/etcd.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar
+images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/trireme-scheduler.tar $(IMAGES_DIR)/proxy.tar $(IMAGES_DIR)/etcd.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar $(IMAGES_DIR)/coredns.tar
 
 # go decides what is stale, so the binaries are always "rebuilt" (cheaply, from cache).
 _output/bin/image-build:
@@ -87,3 +87,16 @@ $(IMAGES_DIR)/proxy.tar: _output/bin/trireme-proxy $(IMAGE_BUILD)
 		--base-dir _output/rootfs/proxy \
 		--file _output/bin/trireme-proxy=/usr/local/bin/trireme-proxy:0755 \
 		--entrypoint /usr/local/bin/trireme-proxy
+
+# CoreDNS from its Go module with the plugins a cluster's DNS uses
+# (images/coredns/main.go). It is a module of its own, outside go.work: CoreDNS's
+# dependency graph (cloud SDKs, quic-go, ...) would otherwise join every Trireme
+# module's version selection. Its k8s.io libraries are pinned to ours anyway.
+_output/bin/coredns:
+	cd images/coredns && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o ../../$@ .
+
+# The pod drops every capability but NET_BIND_SERVICE (port 53) and mounts its root read-only.
+$(IMAGES_DIR)/coredns.tar: _output/bin/coredns $(IMAGE_BUILD)
+	$(IMAGE_BUILD) --name trireme.dev/coredns:$(IMAGE_VERSION) --out $@ \
+		--file _output/bin/coredns=/coredns:0755 \
+		--entrypoint /coredns

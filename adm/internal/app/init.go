@@ -132,7 +132,7 @@ func initPhases(d *initData) []workflow.Phase {
 		{Name: "upload-config", Short: "Store the ClusterConfiguration in kube-system/" + clusterphases.ConfigMapName, Run: d.uploadConfig},
 		{Name: "mark-control-plane", Short: "Label (and taint) this node as a control-plane node", Run: d.markControlPlane},
 		{Name: "bootstrap-token", Short: "Create bootstrap tokens and the RBAC and cluster-info nodes join with", Run: d.bootstrapToken},
-		{Name: "addon", Short: "Install the proxy and cluster DNS", Run: notAvailable("the Trireme proxy and cluster DNS images are not part of the repository yet")},
+		{Name: "addon", Short: "Install the proxy and cluster DNS", Run: d.addon},
 	}
 }
 
@@ -319,9 +319,9 @@ func (d *initData) kubeletStart(_ context.Context, s *workflow.Status) error {
 		return err
 	}
 	s.Printf("wrote %s", path)
-	binary, err := exec.LookPath(kubelet.Binary)
+	binary, err := findBinary(kubelet.Binary)
 	if err != nil {
-		return fmt.Errorf("%w: %s not found in PATH (the Trireme kubelet is not part of the repository yet)", workflow.ErrNotAvailable, kubelet.Binary)
+		return err
 	}
 	pidFile := cfg.Paths.PIDFile("kubelet")
 	if pid, ok := supervisor.Running(pidFile); ok {
@@ -473,6 +473,36 @@ func (d *initData) bootstrapToken(ctx context.Context, s *workflow.Status) error
 	return nil
 }
 
+func (d *initData) addon(ctx context.Context, s *workflow.Status) error {
+	cfg, err := d.config()
+	if err != nil {
+		return err
+	}
+	c, err := d.client(ctx)
+	if err != nil {
+		return err
+	}
+	in := clusterphases.ProxyInputs{Image: cfg.Image("proxy"), Server: cfg.ControlPlaneURL(),
+		ClusterCIDR: cfg.Cluster.Networking.PodSubnet, Mode: "nftables"}
+	if err := clusterphases.ProxyAddon(ctx, c, in); err != nil {
+		return err
+	}
+	s.Printf("installed the proxy DaemonSet kube-system/%s (%s, mode %s)", clusterphases.ProxyName, in.Image, in.Mode)
+	dnsIP, err := kubelet.DNSIP(cfg.Cluster.Networking.ServiceSubnet)
+	if err != nil {
+		return err
+	}
+	dns := clusterphases.DNSInputs{Image: cfg.Image("coredns"), ServiceIP: dnsIP, Domain: cfg.Cluster.Networking.DNSDomain, Replicas: 2}
+	if cfg.SingleNode {
+		dns.Replicas = 1
+	}
+	if err := clusterphases.DNSAddon(ctx, c, dns); err != nil {
+		return err
+	}
+	s.Printf("installed CoreDNS kube-system/%s (%s, %d replica(s)) behind Service %s at %s", clusterphases.DNSName, dns.Image, dns.Replicas, clusterphases.DNSServiceName, dnsIP)
+	return nil
+}
+
 // CAHash is the --discovery-token-ca-cert-hash of a CA certificate.
 func CAHash(ca *x509.Certificate) string {
 	sum := sha256.Sum256(ca.RawSubjectPublicKeyInfo)
@@ -492,4 +522,20 @@ func printSuccess(out io.Writer, cfg *options.Config, tokens []string) error {
 	endpoint := strings.TrimPrefix(cfg.ControlPlaneURL(), "https://")
 	fmt.Fprintf(out, "Join worker nodes by running, as root on each:\n\n  triremeadm join %s --token %s \\\n    --discovery-token-ca-cert-hash %s\n", endpoint, tokens[0], CAHash(ca.Cert))
 	return nil
+}
+
+// findBinary looks for a Trireme executable beside triremeadm (as `make build` lays
+// them out in _output/bin), then in PATH.
+func findBinary(name string) (string, error) {
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s is neither beside triremeadm nor in PATH (build it with `make build`)", name)
+	}
+	return p, nil
 }

@@ -77,6 +77,9 @@ func Render(c Config) ([]byte, error) {
 // q quotes a TOML basic string.
 func q(s string) string { return strconv.Quote(s) }
 
+// BridgeName is the node's CNI bridge, which reset deletes.
+const BridgeName = "trireme0"
+
 // CNITemplate is the conf_template: a bridge network with host-local IPAM over the
 // node's pod CIDRs and portmap for hostPorts. containerd's CRI plugin sets up each
 // sandbox's loopback itself with the loopback plugin from bin_dir, so it is not in
@@ -88,7 +91,7 @@ func CNITemplate(dataDir string) []byte {
   "plugins": [
     {
       "type": "bridge",
-      "bridge": "trireme0",
+      "bridge": "` + BridgeName + `",
       "isGateway": true,
       "ipMasq": true,
       "hairpinMode": true,

@@ -20,7 +20,8 @@ var Names = []string{
 	"trireme-apiserver",
 	"trireme-controller-manager",
 	"trireme-scheduler",
-	"trireme-proxy",
+	"proxy",
+	"coredns",
 	"pause",
 }
 

@@ -5,6 +5,7 @@
 package reset
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -45,7 +46,18 @@ func Targets(in Inputs) []string {
 // through report. It carries on past failures and returns them all.
 func Run(in Inputs, report func(format string, args ...any)) error {
 	var errs []error
+	ctx := context.Background()
 	for _, name := range Supervised {
+		if name == "containerd" {
+			// The kubelet is stopped, so nothing recreates the pods now.
+			n, err := RemovePods(ctx, in.Paths.ContainerdSocket())
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if n > 0 {
+				report("removed %d pod(s) and their containers", n)
+			}
+		}
 		pidFile := in.Paths.PIDFile(name)
 		pid, _ := supervisor.ReadPID(pidFile)
 		stopped, err := supervisor.Stop(pidFile, 20*time.Second)
@@ -56,6 +68,23 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 		if stopped {
 			report("stopped %s (PID %d)", name, pid)
 		}
+	}
+	if ok, err := CleanupProxyRules(ctx); err != nil {
+		errs = append(errs, err)
+	} else if ok {
+		report("removed the proxy's nftables table and iptables chains")
+	}
+	if ok, err := DeleteLink(containerd.BridgeName); err != nil {
+		errs = append(errs, err)
+	} else if ok {
+		report("deleted the CNI bridge %s", containerd.BridgeName)
+	}
+	unmounted, err := UnmountBelow(in.Paths.KubeletDir())
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, m := range unmounted {
+		report("unmounted %s", m)
 	}
 	for _, t := range Targets(in) {
 		if _, err := os.Lstat(t); errors.Is(err, os.ErrNotExist) {

@@ -200,30 +200,26 @@ func APIServerPod(cfg *options.Config) (*corev1.Pod, error) {
 }
 
 // ControllerManagerPod is the controller-manager: it allocates node pod CIDRs, runs
-// every default controller plus the bootstrap-token ones, signs CSRs with the
-// cluster CA and service account tokens with sa.key.
+// every default controller plus the bootstrap-token ones and signs CSRs with the
+// cluster CA. Its controllers' service account tokens come from the apiserver's
+// TokenRequest API, and its health endpoints need no delegated authentication, so
+// it takes no sa.key and no authentication/authorization kubeconfig.
 func ControllerManagerPod(cfg *options.Config) *corev1.Pod {
 	pkiDir := cfg.PKIDir()
 	in := func(n string) string { return filepath.Join(pkiDir, n) }
 	kc := cfg.Paths.Kubeconfig("controller-manager.conf")
 	flags := map[string]string{
-		"allocate-node-cidrs":              "true",
-		"cluster-cidr":                     cfg.Cluster.Networking.PodSubnet,
-		"service-cluster-ip-range":         cfg.Cluster.Networking.ServiceSubnet,
-		"cluster-name":                     cfg.Cluster.ClusterName,
-		"controllers":                      "*,bootstrapsigner,tokencleaner",
-		"use-service-account-credentials":  "true",
-		"kubeconfig":                       kc,
-		"authentication-kubeconfig":        kc,
-		"authorization-kubeconfig":         kc,
-		"bind-address":                     "127.0.0.1",
-		"leader-elect":                     "true",
-		"client-ca-file":                   in("ca.crt"),
-		"requestheader-client-ca-file":     in("front-proxy-ca.crt"),
-		"root-ca-file":                     in("ca.crt"),
-		"cluster-signing-cert-file":        in("ca.crt"),
-		"cluster-signing-key-file":         in("ca.key"),
-		"service-account-private-key-file": in("sa.key"),
+		"allocate-node-cidrs":             "true",
+		"cluster-cidr":                    cfg.Cluster.Networking.PodSubnet,
+		"service-cluster-ip-range":        cfg.Cluster.Networking.ServiceSubnet,
+		"controllers":                     "*,bootstrapsigner,tokencleaner",
+		"use-service-account-credentials": "true",
+		"kubeconfig":                      kc,
+		"bind-address":                    "127.0.0.1",
+		"leader-elect":                    "true",
+		"root-ca-file":                    in("ca.crt"),
+		"cluster-signing-cert-file":       in("ca.crt"),
+		"cluster-signing-key-file":        in("ca.key"),
 	}
 	args := Args(flags, cfg.Cluster.ControllerManager.ExtraArgs)
 	probe := httpProbe("127.0.0.1", ControllerManagerPort, "/healthz", corev1.URISchemeHTTPS)
@@ -239,11 +235,9 @@ func ControllerManagerPod(cfg *options.Config) *corev1.Pod {
 func SchedulerPod(cfg *options.Config) *corev1.Pod {
 	kc := cfg.Paths.Kubeconfig("scheduler.conf")
 	flags := map[string]string{
-		"kubeconfig":                kc,
-		"authentication-kubeconfig": kc,
-		"authorization-kubeconfig":  kc,
-		"bind-address":              "127.0.0.1",
-		"leader-elect":              "true",
+		"kubeconfig":   kc,
+		"bind-address": "127.0.0.1",
+		"leader-elect": "true",
 	}
 	args := Args(flags, cfg.Cluster.Scheduler.ExtraArgs)
 	probe := httpProbe("127.0.0.1", SchedulerPort, "/livez", corev1.URISchemeHTTPS)

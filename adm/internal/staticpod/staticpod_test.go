@@ -60,7 +60,7 @@ func TestPods(t *testing.T) {
 			[]string{"/etc/ssl/certs", pki}},
 		{ControllerManager, map[string]string{"allocate-node-cidrs": "true", "cluster-cidr": "10.244.0.0/16",
 			"controllers": "*,bootstrapsigner,tokencleaner", "use-service-account-credentials": "true",
-			"cluster-signing-key-file": filepath.Join(pki, "ca.key"), "service-account-private-key-file": filepath.Join(pki, "sa.key"),
+			"cluster-signing-key-file": filepath.Join(pki, "ca.key"), "root-ca-file": filepath.Join(pki, "ca.crt"),
 			"kubeconfig": filepath.Join(root, "etc/trireme/controller-manager.conf")}, "/healthz", corev1.URISchemeHTTPS,
 			[]string{pki, filepath.Join(root, "etc/trireme/controller-manager.conf")}},
 		{Scheduler, map[string]string{"kubeconfig": filepath.Join(root, "etc/trireme/scheduler.conf"), "leader-elect": "true"},

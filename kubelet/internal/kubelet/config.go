@@ -63,9 +63,10 @@ func (k *Kubelet) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.Po
 	}
 	hostNetwork := pod.Spec.HostNetwork
 	if hostNetwork {
-		if h, err := os.Hostname(); err == nil {
-			hostname = h
-		}
+		// A host-network sandbox shares the node's UTS namespace, where the
+		// runtime may not set a hostname (runc refuses): leave it empty, as
+		// upstream's kubelet does.
+		hostname = ""
 	}
 	logDir := k.podLogDir(pod)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {

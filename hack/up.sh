@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# up.sh takes this machine (Debian 12, root) to a ready single-node Trireme cluster:
+# the Debian packages if missing, the binaries and images, containerd with the
+# images imported, `triremeadm init --single-node`, then it waits for the node to be
+# Ready and the system pods to run. Extra init flags: UP_FLAGS="--node-name x ...".
+# UP_ROOT=DIR installs below DIR instead of / (triremeadm's --root-dir, for tests).
+# `triremeadm reset -f` (make down) undoes it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BIN=_output/bin
+ROOT=${UP_ROOT:-}
+ADMIN=$ROOT/etc/trireme/admin.conf
+FLAGS="${UP_FLAGS:-}${ROOT:+ --root-dir $ROOT}"
+
+hack/install-deps.sh
+make build images
+# init's container-runtime phase starts containerd first, so the images are in
+# its k8s.io namespace before the kubelet looks for them.
+# shellcheck disable=SC2086
+"$BIN/triremeadm" init phase container-runtime $FLAGS
+"$BIN/triremeadm" images import --dir _output/images --containerd-socket "$ROOT/run/containerd/containerd.sock"
+start=$(date +%s)
+# shellcheck disable=SC2086
+"$BIN/triremeadm" init --single-node $FLAGS
+
+export KUBECONFIG=$ADMIN
+kubectl wait --for=condition=Ready nodes --all --timeout=120s
+# Static pods and addons: the four control-plane mirror pods present and every
+# kube-system pod ready.
+ready() {
+	local n
+	n=$(kubectl -n kube-system get pods -l tier=control-plane --no-headers 2>/dev/null | wc -l)
+	((n >= 4)) && kubectl -n kube-system wait --for=condition=Ready pods --all --timeout=10s >/dev/null 2>&1
+}
+deadline=$(($(date +%s) + 120))
+until ready; do
+	sleep 1
+	if (($(date +%s) > deadline)); then
+		kubectl -n kube-system get pods -o wide
+		echo "up: kube-system pods not ready after 120s (logs in /var/log/trireme)" >&2
+		exit 1
+	fi
+done
+kubectl get nodes -o wide
+kubectl -n kube-system get pods -o wide
+echo
+echo "Cluster ready in $(($(date +%s) - start))s. Use it with:"
+echo
+echo "  export KUBECONFIG=$ADMIN; kubectl get pods -A"
