@@ -161,6 +161,8 @@ func TestCertificateSigningRequest(t *testing.T) {
 		want   []want
 	}{
 		{"valid", func(c *certificatesv1.CertificateSigningRequest) {}, nil},
+		{"kubelet's digest name", func(c *certificatesv1.CertificateSigningRequest) { c.Name = "node-csr-Ab_9-xYz" }, nil},
+		{"slash in name", func(c *certificatesv1.CertificateSigningRequest) { c.Name = "a/b" }, []want{invalid("metadata.name")}},
 		{"request not PEM", func(c *certificatesv1.CertificateSigningRequest) { c.Spec.Request = []byte("junk") }, []want{invalid("spec.request")}},
 		{"signer required", func(c *certificatesv1.CertificateSigningRequest) { c.Spec.SignerName = "" }, []want{required("spec.signerName")}},
 		{"signer needs a path", func(c *certificatesv1.CertificateSigningRequest) { c.Spec.SignerName = "example.com" }, []want{invalid("spec.signerName")}},
