@@ -17,6 +17,7 @@ import (
 	"trireme.dev/scheduler/internal/plugins/prioritysort"
 	"trireme.dev/scheduler/internal/plugins/schedulinggates"
 	"trireme.dev/scheduler/internal/plugins/tainttoleration"
+	"trireme.dev/scheduler/internal/plugins/volumebinding"
 	"trireme.dev/scheduler/internal/plugins/volumerestrictions"
 )
 
@@ -37,6 +38,7 @@ func Registry() framework.Registry {
 		interpodaffinity.Name:                interpodaffinity.New,
 		defaultbinder.Name:                   defaultbinder.New,
 		volumerestrictions.Name:              volumerestrictions.New,
+		volumebinding.Name:                   volumebinding.New,
 		defaultpreemption.Name:               defaultpreemption.New,
 	}
 }
