@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // nodeSpec describes a node a test creates.
@@ -57,29 +58,45 @@ func createNodes(t *testing.T, cs kubernetes.Interface, specs ...nodeSpec) {
 			v1.ResourceMemory: resource.MustParse(s.memory),
 			v1.ResourcePods:   resource.MustParse(s.pods),
 		}
-		created.Status = v1.NodeStatus{
-			Capacity:    capacity,
-			Allocatable: capacity,
-			Conditions:  []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
-			Phase:       v1.NodeRunning,
-		}
-		updated, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
-		if err != nil {
+		// The controller-manager (node IPAM, lifecycle) writes new nodes
+		// too, so each write retries on conflict from a fresh read.
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur, err := cs.CoreV1().Nodes().Get(ctx, created.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			cur.Status = v1.NodeStatus{
+				Capacity:    capacity,
+				Allocatable: capacity,
+				Conditions:  []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
+				Phase:       v1.NodeRunning,
+			}
+			_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
 			t.Fatalf("mark node %s ready: %v", s.name, err)
 		}
 		// Admission adds the not-ready taint to new nodes; a ready node
 		// loses it, as the node lifecycle controller would do.
-		var kept []v1.Taint
-		for _, tn := range updated.Spec.Taints {
-			if tn.Key != v1.TaintNodeNotReady && tn.Key != v1.TaintNodeUnreachable {
-				kept = append(kept, tn)
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur, err := cs.CoreV1().Nodes().Get(ctx, created.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
 			}
-		}
-		if len(kept) != len(updated.Spec.Taints) {
-			updated.Spec.Taints = kept
-			if _, err := cs.CoreV1().Nodes().Update(ctx, updated, metav1.UpdateOptions{}); err != nil {
-				t.Fatalf("untaint node %s: %v", s.name, err)
+			var kept []v1.Taint
+			for _, tn := range cur.Spec.Taints {
+				if tn.Key != v1.TaintNodeNotReady && tn.Key != v1.TaintNodeUnreachable {
+					kept = append(kept, tn)
+				}
 			}
+			if len(kept) == len(cur.Spec.Taints) {
+				return nil
+			}
+			cur.Spec.Taints = kept
+			_, err = cs.CoreV1().Nodes().Update(ctx, cur, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
+			t.Fatalf("untaint node %s: %v", s.name, err)
 		}
 	}
 }
