@@ -723,8 +723,9 @@ func (f *Framework) SharedInformerFactory() informers.SharedInformerFactory {
 // plugin asks.
 func (f *Framework) SharedDRAManager() fwk.SharedDRAManager { return nil }
 
-// SharedCSIManager implements fwk.Handle; NodeVolumeLimits, the plugin
-// that asks, is not implemented.
+// SharedCSIManager implements fwk.Handle; nil: our NodeVolumeLimits reads
+// CSINode objects through its own listers, and a plugin built for
+// upstream's framework that needs the CSI manager gets nil.
 func (f *Framework) SharedCSIManager() fwk.CSIManager { return nil }
 
 // Extenders implements fwk.Handle; extenders are not supported.
