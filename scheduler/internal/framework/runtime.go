@@ -74,6 +74,9 @@ type Framework struct {
 
 	waitingMu sync.RWMutex
 	waiting   map[types.UID]*waitingPod
+
+	preBindMu sync.Mutex
+	inPreBind map[types.UID]*podInPreBind
 }
 
 var _ fwk.Handle = &Framework{}
@@ -87,6 +90,7 @@ func New(ctx context.Context, registry Registry, profile *configv1.KubeScheduler
 		weights:                  map[string]int64{},
 		Events:                   map[string][]fwk.ClusterEventWithHint{},
 		waiting:                  map[types.UID]*waitingPod{},
+		inPreBind:                map[types.UID]*podInPreBind{},
 	}
 	if f.Parallelism <= 0 {
 		f.Parallelism = kubescheduler.DefaultParallelism
@@ -694,15 +698,63 @@ func (f *Framework) RejectWaitingPod(uid types.UID) bool {
 	return false
 }
 
-// AddPodInPreBind implements fwk.Handle; no trireme plugin cancels a
-// pre-bind, so nothing is tracked.
-func (f *Framework) AddPodInPreBind(types.UID, context.CancelCauseFunc) {}
+// AddPodInPreBind implements fwk.Handle: the binding cycle registers the
+// cancel function of its context, so that deleting the pod ends a PreBind
+// that waits (VolumeBinding waiting for the binder, say).
+func (f *Framework) AddPodInPreBind(uid types.UID, cancel context.CancelCauseFunc) {
+	f.preBindMu.Lock()
+	defer f.preBindMu.Unlock()
+	f.inPreBind[uid] = &podInPreBind{cancel: cancel}
+}
 
 // GetPodInPreBind implements fwk.Handle.
-func (f *Framework) GetPodInPreBind(types.UID) fwk.PodInPreBind { return nil }
+func (f *Framework) GetPodInPreBind(uid types.UID) fwk.PodInPreBind {
+	f.preBindMu.Lock()
+	defer f.preBindMu.Unlock()
+	if p, ok := f.inPreBind[uid]; ok {
+		return p
+	}
+	return nil
+}
 
 // RemovePodInPreBind implements fwk.Handle.
-func (f *Framework) RemovePodInPreBind(types.UID) {}
+func (f *Framework) RemovePodInPreBind(uid types.UID) {
+	f.preBindMu.Lock()
+	defer f.preBindMu.Unlock()
+	delete(f.inPreBind, uid)
+}
+
+// podInPreBind is a binding cycle that may still be cancelled: until it is
+// marked prebound (about to Bind), CancelPod ends its context.
+type podInPreBind struct {
+	mu        sync.Mutex
+	cancel    context.CancelCauseFunc
+	prebound  bool
+	cancelled bool
+}
+
+// CancelPod implements fwk.PodInPreBind.
+func (p *podInPreBind) CancelPod(reason string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.prebound {
+		return false
+	}
+	p.cancelled = true
+	p.cancel(errors.New(reason))
+	return true
+}
+
+// MarkPrebound implements fwk.PodInPreBind.
+func (p *podInPreBind) MarkPrebound() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cancelled {
+		return false
+	}
+	p.prebound = true
+	return true
+}
 
 // ClientSet implements fwk.Handle.
 func (f *Framework) ClientSet() clientset.Interface { return f.Options.ClientSet }

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -11,6 +12,10 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 )
+
+// errPodDeleted is the cause a deleted pod's binding cycle is cancelled
+// with.
+var errPodDeleted = errors.New("pod deleted")
 
 // addEventHandlers wires the informers: pending pods of our profiles to
 // the queue, assigned pods and nodes to the cache, and both as cluster
@@ -73,6 +78,9 @@ func (s *Scheduler) addEventHandlers(ctx context.Context) error {
 				s.Queue.Delete(pod)
 				for _, f := range s.Profiles {
 					f.RejectWaitingPod(pod.UID)
+					if p := f.GetPodInPreBind(pod.UID); p != nil {
+						p.CancelPod(errPodDeleted.Error())
+					}
 				}
 			},
 		},
