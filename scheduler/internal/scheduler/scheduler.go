@@ -36,6 +36,10 @@ const (
 	minFeasibleNodesPercentageToFind = 5
 )
 
+// pluginMetricsSamplePercent is the share of cycles whose plugins are
+// timed one by one (upstream's value).
+const pluginMetricsSamplePercent = 10
+
 // Scheduler places pending pods on nodes.
 type Scheduler struct {
 	client    clientset.Interface
@@ -157,6 +161,8 @@ func (s *Scheduler) ScheduleOne(ctx context.Context) {
 	cycle := s.Queue.Cycle()
 	start := time.Now()
 	state := framework.NewCycleState()
+	// As upstream, one cycle in ten times its plugins one by one.
+	state.SetRecordPluginMetrics(rand.IntN(100) < pluginMetricsSamplePercent)
 	s.Cache.UpdateSnapshot(s.snapshot)
 
 	host, err := s.schedulePod(ctx, f, state, pod)
