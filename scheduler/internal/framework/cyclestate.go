@@ -25,6 +25,9 @@ func NewCycleState() *CycleState {
 	return &CycleState{data: map[fwk.StateKey]fwk.StateData{}}
 }
 
+// SetRecordPluginMetrics samples this cycle for per-plugin metrics.
+func (c *CycleState) SetRecordPluginMetrics(b bool) { c.recordMetrics = b }
+
 // ShouldRecordPluginMetrics implements fwk.CycleState.
 func (c *CycleState) ShouldRecordPluginMetrics() bool { return c.recordMetrics }
 

@@ -22,6 +22,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"trireme.dev/api/config/kubescheduler"
+	"trireme.dev/scheduler/internal/metrics"
 )
 
 // Factory builds a plugin from its (defaulted) args, or nil args when the
@@ -74,6 +75,9 @@ type Framework struct {
 
 	waitingMu sync.RWMutex
 	waiting   map[types.UID]*waitingPod
+
+	preBindMu sync.Mutex
+	inPreBind map[types.UID]*podInPreBind
 }
 
 var _ fwk.Handle = &Framework{}
@@ -87,6 +91,7 @@ func New(ctx context.Context, registry Registry, profile *configv1.KubeScheduler
 		weights:                  map[string]int64{},
 		Events:                   map[string][]fwk.ClusterEventWithHint{},
 		waiting:                  map[types.UID]*waitingPod{},
+		inPreBind:                map[types.UID]*podInPreBind{},
 	}
 	if f.Parallelism <= 0 {
 		f.Parallelism = kubescheduler.DefaultParallelism
@@ -305,7 +310,9 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 	skip := sets.New[string]()
 	rejected := sets.New[string]()
 	for _, p := range f.preFilter {
+		t0 := f.startTimer(state)
 		r, s := p.PreFilter(ctx, state, pod, nodes)
+		f.observe(state, p.Name(), "PreFilter", t0, s)
 		if s.IsSkip() {
 			skip.Insert(p.Name())
 			continue
@@ -364,7 +371,10 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state fwk.CycleState, 
 		if skip.Has(p.Name()) {
 			continue
 		}
-		if s := p.Filter(ctx, state, pod, ni); !s.IsSuccess() {
+		t0 := f.startTimer(state)
+		s := p.Filter(ctx, state, pod, ni)
+		f.observe(state, p.Name(), "Filter", t0, s)
+		if !s.IsSuccess() {
 			if !s.IsRejected() {
 				s = fwk.AsStatus(fmt.Errorf("running %q filter plugin: %w", p.Name(), s.AsError()))
 			}
@@ -442,7 +452,9 @@ func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *CycleState,
 func (f *Framework) RunPreScorePlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	skip := sets.New[string]()
 	for _, p := range f.preScore {
+		t0 := f.startTimer(state)
 		s := p.PreScore(ctx, state, pod, nodes)
+		f.observe(state, p.Name(), "PreScore", t0, s)
 		if s.IsSkip() {
 			skip.Insert(p.Name())
 			continue
@@ -482,7 +494,9 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state fwk.CycleState, p
 	var firstErr *fwk.Status
 	f.Parallelizer().Until(ctx, len(nodes), func(i int) {
 		for j, p := range plugins {
+			t0 := f.startTimer(state)
 			s, st := p.Score(ctx, state, pod, nodes[i])
+			f.observe(state, p.Name(), "Score", t0, st)
 			if !st.IsSuccess() {
 				errMu.Lock()
 				if firstErr == nil {
@@ -521,7 +535,10 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state fwk.CycleState, p
 // RunReservePluginsReserve implements fwk.PluginsRunner.
 func (f *Framework) RunReservePluginsReserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
 	for _, p := range f.reserve {
-		if s := p.Reserve(ctx, state, pod, node); !s.IsSuccess() {
+		t0 := f.startTimer(state)
+		s := p.Reserve(ctx, state, pod, node)
+		f.observe(state, p.Name(), "Reserve", t0, s)
+		if !s.IsSuccess() {
 			if s.IsRejected() {
 				return s.WithPlugin(p.Name())
 			}
@@ -545,7 +562,9 @@ func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state fwk.Cy
 func (f *Framework) RunPermitPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, node string) *fwk.Status {
 	waits := map[string]time.Duration{}
 	for _, p := range f.permit {
+		t0 := f.startTimer(state)
 		s, timeout := p.Permit(ctx, state, pod, node)
+		f.observe(state, p.Name(), "Permit", t0, s)
 		if s.IsSuccess() {
 			continue
 		}
@@ -595,7 +614,10 @@ func (f *Framework) RunPreBindPlugins(ctx context.Context, state *CycleState, po
 		if state.GetSkipPreBindPlugins().Has(p.Name()) {
 			continue
 		}
-		if s := p.PreBind(ctx, state, pod, node); !s.IsSuccess() {
+		t0 := f.startTimer(state)
+		s := p.PreBind(ctx, state, pod, node)
+		f.observe(state, p.Name(), "PreBind", t0, s)
+		if !s.IsSuccess() {
 			if s.IsRejected() {
 				return s.WithPlugin(p.Name())
 			}
@@ -608,7 +630,9 @@ func (f *Framework) RunPreBindPlugins(ctx context.Context, state *CycleState, po
 // RunBindPlugins runs Bind until a plugin does not skip.
 func (f *Framework) RunBindPlugins(ctx context.Context, state *CycleState, pod *v1.Pod, node string) *fwk.Status {
 	for _, p := range f.bind {
+		t0 := f.startTimer(state)
 		s := p.Bind(ctx, state, pod, node)
+		f.observe(state, p.Name(), "Bind", t0, s)
 		if s.IsSkip() {
 			continue
 		}
@@ -694,15 +718,63 @@ func (f *Framework) RejectWaitingPod(uid types.UID) bool {
 	return false
 }
 
-// AddPodInPreBind implements fwk.Handle; no trireme plugin cancels a
-// pre-bind, so nothing is tracked.
-func (f *Framework) AddPodInPreBind(types.UID, context.CancelCauseFunc) {}
+// AddPodInPreBind implements fwk.Handle: the binding cycle registers the
+// cancel function of its context, so that deleting the pod ends a PreBind
+// that waits (VolumeBinding waiting for the binder, say).
+func (f *Framework) AddPodInPreBind(uid types.UID, cancel context.CancelCauseFunc) {
+	f.preBindMu.Lock()
+	defer f.preBindMu.Unlock()
+	f.inPreBind[uid] = &podInPreBind{cancel: cancel}
+}
 
 // GetPodInPreBind implements fwk.Handle.
-func (f *Framework) GetPodInPreBind(types.UID) fwk.PodInPreBind { return nil }
+func (f *Framework) GetPodInPreBind(uid types.UID) fwk.PodInPreBind {
+	f.preBindMu.Lock()
+	defer f.preBindMu.Unlock()
+	if p, ok := f.inPreBind[uid]; ok {
+		return p
+	}
+	return nil
+}
 
 // RemovePodInPreBind implements fwk.Handle.
-func (f *Framework) RemovePodInPreBind(types.UID) {}
+func (f *Framework) RemovePodInPreBind(uid types.UID) {
+	f.preBindMu.Lock()
+	defer f.preBindMu.Unlock()
+	delete(f.inPreBind, uid)
+}
+
+// podInPreBind is a binding cycle that may still be cancelled: until it is
+// marked prebound (about to Bind), CancelPod ends its context.
+type podInPreBind struct {
+	mu        sync.Mutex
+	cancel    context.CancelCauseFunc
+	prebound  bool
+	cancelled bool
+}
+
+// CancelPod implements fwk.PodInPreBind.
+func (p *podInPreBind) CancelPod(reason string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.prebound {
+		return false
+	}
+	p.cancelled = true
+	p.cancel(errors.New(reason))
+	return true
+}
+
+// MarkPrebound implements fwk.PodInPreBind.
+func (p *podInPreBind) MarkPrebound() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cancelled {
+		return false
+	}
+	p.prebound = true
+	return true
+}
 
 // ClientSet implements fwk.Handle.
 func (f *Framework) ClientSet() clientset.Interface { return f.Options.ClientSet }
@@ -723,8 +795,9 @@ func (f *Framework) SharedInformerFactory() informers.SharedInformerFactory {
 // plugin asks.
 func (f *Framework) SharedDRAManager() fwk.SharedDRAManager { return nil }
 
-// SharedCSIManager implements fwk.Handle; NodeVolumeLimits, the plugin
-// that asks, is not implemented.
+// SharedCSIManager implements fwk.Handle; nil: our NodeVolumeLimits reads
+// CSINode objects through its own listers, and a plugin built for
+// upstream's framework that needs the CSI manager gets nil.
 func (f *Framework) SharedCSIManager() fwk.CSIManager { return nil }
 
 // Extenders implements fwk.Handle; extenders are not supported.
@@ -847,3 +920,20 @@ func (w *waitingPod) Preempt(plugin, msg string) bool { return w.Reject(plugin, 
 // ErrNoNodes is the error of a cycle with no node at all, upstream's
 // wording.
 var ErrNoNodes = errors.New("no nodes available to schedule pods")
+
+// startTimer returns now when the cycle samples per-plugin metrics, and
+// the zero time otherwise (so unsampled cycles pay no clock reads).
+func (f *Framework) startTimer(state fwk.CycleState) time.Time {
+	if state == nil || !state.ShouldRecordPluginMetrics() {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// observe records one plugin call of a sampled cycle.
+func (f *Framework) observe(_ fwk.CycleState, plugin, point string, start time.Time, st *fwk.Status) {
+	if start.IsZero() {
+		return
+	}
+	metrics.PluginExecutionDuration.WithLabelValues(plugin, point, st.Code().String()).Observe(time.Since(start).Seconds())
+}

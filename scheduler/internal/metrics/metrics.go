@@ -49,6 +49,12 @@ var (
 		Help:    "Latency of running the plugins of an extension point, by extension point and profile.",
 		Buckets: prometheus.ExponentialBuckets(0.00001, 2, 20),
 	}, []string{"extension_point", "profile"})
+	// PluginExecutionDuration times single plugins in sampled cycles.
+	PluginExecutionDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: namespace, Subsystem: subsystem, Name: "plugin_execution_duration_seconds",
+		Help:    "Duration of running one plugin at one extension point, in the one cycle in ten sampled, by plugin, extension point and status.",
+		Buckets: prometheus.ExponentialBuckets(0.00001, 1.5, 20),
+	}, []string{"plugin", "extension_point", "status"})
 	// BindingDuration times the binding cycle.
 	BindingDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: namespace, Subsystem: subsystem, Name: "binding_duration_seconds",
@@ -100,7 +106,7 @@ func init() {
 	Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		ScheduleAttempts, AttemptDuration, E2EDuration, ExtensionPointDuration, BindingDuration,
+		ScheduleAttempts, AttemptDuration, E2EDuration, ExtensionPointDuration, PluginExecutionDuration, BindingDuration,
 		PreemptionAttempts, PreemptionVictims, Leader,
 	)
 }

@@ -13,11 +13,14 @@ import (
 	"trireme.dev/scheduler/internal/plugins/nodeports"
 	"trireme.dev/scheduler/internal/plugins/noderesources"
 	"trireme.dev/scheduler/internal/plugins/nodeunschedulable"
+	"trireme.dev/scheduler/internal/plugins/nodevolumelimits"
 	"trireme.dev/scheduler/internal/plugins/podtopologyspread"
 	"trireme.dev/scheduler/internal/plugins/prioritysort"
 	"trireme.dev/scheduler/internal/plugins/schedulinggates"
 	"trireme.dev/scheduler/internal/plugins/tainttoleration"
+	"trireme.dev/scheduler/internal/plugins/volumebinding"
 	"trireme.dev/scheduler/internal/plugins/volumerestrictions"
+	"trireme.dev/scheduler/internal/plugins/volumezone"
 )
 
 // Registry returns every in-tree plugin by its upstream name.
@@ -37,6 +40,9 @@ func Registry() framework.Registry {
 		interpodaffinity.Name:                interpodaffinity.New,
 		defaultbinder.Name:                   defaultbinder.New,
 		volumerestrictions.Name:              volumerestrictions.New,
+		volumebinding.Name:                   volumebinding.New,
+		volumezone.Name:                      volumezone.New,
+		nodevolumelimits.Name:                nodevolumelimits.New,
 		defaultpreemption.Name:               defaultpreemption.New,
 	}
 }

@@ -75,8 +75,15 @@ type Handle struct {
 // supplied when registry has them.
 func New(t testing.TB, registry framework.Registry, enabled []string, args map[string]runtime.Object, nodes []*v1.Node, pods []*v1.Pod) *Handle {
 	t.Helper()
+	return NewWithObjects(t, registry, enabled, args, nodes, pods, nil)
+}
+
+// NewWithObjects is New with further API objects (claims, volumes,
+// storage classes, CSINodes) served to the plugins' informers.
+func NewWithObjects(t testing.TB, registry framework.Registry, enabled []string, args map[string]runtime.Object, nodes []*v1.Node, pods []*v1.Pod, extra []runtime.Object) *Handle {
+	t.Helper()
 	snap := cache.NewSnapshot(pods, nodes)
-	var objs []runtime.Object
+	objs := append([]runtime.Object(nil), extra...)
 	for _, p := range pods {
 		objs = append(objs, p)
 	}

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -11,6 +12,10 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 )
+
+// errPodDeleted is the cause a deleted pod's binding cycle is cancelled
+// with.
+var errPodDeleted = errors.New("pod deleted")
 
 // addEventHandlers wires the informers: pending pods of our profiles to
 // the queue, assigned pods and nodes to the cache, and both as cluster
@@ -73,6 +78,9 @@ func (s *Scheduler) addEventHandlers(ctx context.Context) error {
 				s.Queue.Delete(pod)
 				for _, f := range s.Profiles {
 					f.RejectWaitingPod(pod.UID)
+					if p := f.GetPodInPreBind(pod.UID); p != nil {
+						p.CancelPod(errPodDeleted.Error())
+					}
 				}
 			},
 		},
@@ -113,6 +121,54 @@ func (s *Scheduler) addEventHandlers(ctx context.Context) error {
 		},
 	}); err != nil {
 		return fmt.Errorf("add node handler: %w", err)
+	}
+	return s.addStorageEventHandlers(ctx)
+}
+
+// addStorageEventHandlers turns changes to claims, volumes, classes and
+// CSI objects into cluster events, but only when a plugin registered for
+// them: otherwise their informers are never started.
+func (s *Scheduler) addStorageEventHandlers(ctx context.Context) error {
+	wanted := map[fwk.EventResource]bool{}
+	for _, f := range s.Profiles {
+		for _, evs := range f.Events {
+			for _, ev := range evs {
+				wanted[ev.Event.Resource] = true
+			}
+		}
+	}
+	f := s.informers
+	for _, src := range []struct {
+		res      fwk.EventResource
+		informer func() cache.SharedIndexInformer
+	}{
+		{fwk.PersistentVolumeClaim, func() cache.SharedIndexInformer { return f.Core().V1().PersistentVolumeClaims().Informer() }},
+		{fwk.PersistentVolume, func() cache.SharedIndexInformer { return f.Core().V1().PersistentVolumes().Informer() }},
+		{fwk.StorageClass, func() cache.SharedIndexInformer { return f.Storage().V1().StorageClasses().Informer() }},
+		{fwk.CSINode, func() cache.SharedIndexInformer { return f.Storage().V1().CSINodes().Informer() }},
+		{fwk.CSIDriver, func() cache.SharedIndexInformer { return f.Storage().V1().CSIDrivers().Informer() }},
+		{fwk.CSIStorageCapacity, func() cache.SharedIndexInformer { return f.Storage().V1().CSIStorageCapacities().Informer() }},
+	} {
+		if !wanted[src.res] {
+			continue
+		}
+		res := src.res
+		if _, err := src.informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) {
+				s.Queue.MoveAllToActiveOrBackoffQueue(ctx, fwk.ClusterEvent{Resource: res, ActionType: fwk.Add}, nil, obj)
+			},
+			UpdateFunc: func(oldObj, newObj any) {
+				s.Queue.MoveAllToActiveOrBackoffQueue(ctx, fwk.ClusterEvent{Resource: res, ActionType: fwk.Update}, oldObj, newObj)
+			},
+			DeleteFunc: func(obj any) {
+				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = t.Obj
+				}
+				s.Queue.MoveAllToActiveOrBackoffQueue(ctx, fwk.ClusterEvent{Resource: res, ActionType: fwk.Delete}, obj, nil)
+			},
+		}); err != nil {
+			return fmt.Errorf("add %s handler: %w", res, err)
+		}
 	}
 	return nil
 }

@@ -36,6 +36,10 @@ const (
 	minFeasibleNodesPercentageToFind = 5
 )
 
+// pluginMetricsSamplePercent is the share of cycles whose plugins are
+// timed one by one (upstream's value).
+const pluginMetricsSamplePercent = 10
+
 // Scheduler places pending pods on nodes.
 type Scheduler struct {
 	client    clientset.Interface
@@ -157,6 +161,8 @@ func (s *Scheduler) ScheduleOne(ctx context.Context) {
 	cycle := s.Queue.Cycle()
 	start := time.Now()
 	state := framework.NewCycleState()
+	// As upstream, one cycle in ten times its plugins one by one.
+	state.SetRecordPluginMetrics(rand.IntN(100) < pluginMetricsSamplePercent)
 	s.Cache.UpdateSnapshot(s.snapshot)
 
 	host, err := s.schedulePod(ctx, f, state, pod)
@@ -242,9 +248,20 @@ func (s *Scheduler) forget(ctx context.Context, pod *v1.Pod) {
 // failure forgets the assumed pod and requeues it.
 func (s *Scheduler) bind(ctx context.Context, f *framework.Framework, state *framework.CycleState, qpi *framework.QueuedPodInfo, assumed *v1.Pod, host string, cycle int64) {
 	start := time.Now()
+	// Deleting the pod cancels PreBind (see podDeleted) until the cycle
+	// is marked prebound, just before Bind.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	f.AddPodInPreBind(assumed.UID, cancel)
+	defer f.RemovePodInPreBind(assumed.UID)
 	st := f.WaitOnPermit(ctx, assumed)
 	if st.IsSuccess() {
 		st = f.RunPreBindPlugins(ctx, state, assumed, host)
+	}
+	if st.IsSuccess() {
+		if p := f.GetPodInPreBind(assumed.UID); p != nil && !p.MarkPrebound() {
+			st = fwk.AsStatus(fmt.Errorf("binding cycle cancelled: %w", context.Cause(ctx)))
+		}
 	}
 	if st.IsSuccess() {
 		st = f.RunBindPlugins(ctx, state, assumed, host)
@@ -261,6 +278,10 @@ func (s *Scheduler) bind(ctx context.Context, f *framework.Framework, state *fra
 		// The room this pod took is free again: others may fit now.
 		s.Queue.MoveAllToActiveOrBackoffQueue(ctx, fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete, CustomLabel: "AssignedPodDelete"}, assumed, nil)
 		if st.Code() == fwk.Error && apierrors.IsNotFound(st.AsError()) {
+			return
+		}
+		if cur, err := s.podLister.Pods(assumed.Namespace).Get(assumed.Name); apierrors.IsNotFound(err) || (err == nil && cur.UID != assumed.UID) {
+			klog.FromContext(ctx).V(2).Info("Binding cycle ended: pod deleted", "status", st, "pod", klog.KObj(assumed))
 			return
 		}
 		s.fail(ctx, f, qpi, statusErr(st, qpi), clearNomination, cycle)
