@@ -306,6 +306,15 @@ func (s *APIServer) ControllerManagerForbidden() []string {
 	return s.cmOut.Lines()
 }
 
+// ControllerManagerPID is the controller-manager's process ID, or 0 when
+// it does not run.
+func (s *APIServer) ControllerManagerPID() int {
+	if s.cm == nil {
+		return 0
+	}
+	return s.cm.PID()
+}
+
 // Logs returns the tail of the server's combined stdout and stderr.
 func (s *APIServer) Logs() string { return s.log.String() }
 

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // nodeSpec describes a node a test creates.
@@ -44,8 +45,7 @@ func createNodes(t *testing.T, cs kubernetes.Interface, specs ...nodeSpec) {
 			labels[k] = v
 		}
 		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.name, Labels: labels}, Spec: v1.NodeSpec{Taints: s.taints}}
-		created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-		if err != nil {
+		if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create node %s: %v", s.name, err)
 		}
 		name := s.name
@@ -57,30 +57,50 @@ func createNodes(t *testing.T, cs kubernetes.Interface, specs ...nodeSpec) {
 			v1.ResourceMemory: resource.MustParse(s.memory),
 			v1.ResourcePods:   resource.MustParse(s.pods),
 		}
-		created.Status = v1.NodeStatus{
-			Capacity:    capacity,
-			Allocatable: capacity,
-			Conditions:  []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
-			Phase:       v1.NodeRunning,
-		}
-		updated, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
-		if err != nil {
-			t.Fatalf("mark node %s ready: %v", s.name, err)
-		}
+		// The controller-manager's node controllers write these nodes too
+		// (pod CIDRs, lifecycle taints), so each change retries on conflict.
+		updateNode(t, cs, s.name, true, func(n *v1.Node) {
+			n.Status = v1.NodeStatus{
+				Capacity:    capacity,
+				Allocatable: capacity,
+				Conditions:  []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
+				Phase:       v1.NodeRunning,
+			}
+		})
 		// Admission adds the not-ready taint to new nodes; a ready node
 		// loses it, as the node lifecycle controller would do.
-		var kept []v1.Taint
-		for _, tn := range updated.Spec.Taints {
-			if tn.Key != v1.TaintNodeNotReady && tn.Key != v1.TaintNodeUnreachable {
-				kept = append(kept, tn)
+		updateNode(t, cs, s.name, false, func(n *v1.Node) {
+			var kept []v1.Taint
+			for _, tn := range n.Spec.Taints {
+				if tn.Key != v1.TaintNodeNotReady && tn.Key != v1.TaintNodeUnreachable {
+					kept = append(kept, tn)
+				}
 			}
+			n.Spec.Taints = kept
+		})
+	}
+}
+
+// updateNode applies change to the latest copy of node name, through the
+// status subresource when status is set, retrying on conflicts.
+func updateNode(t *testing.T, cs kubernetes.Interface, name string, status bool, change func(*v1.Node)) {
+	t.Helper()
+	ctx := context.Background()
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
 		}
-		if len(kept) != len(updated.Spec.Taints) {
-			updated.Spec.Taints = kept
-			if _, err := cs.CoreV1().Nodes().Update(ctx, updated, metav1.UpdateOptions{}); err != nil {
-				t.Fatalf("untaint node %s: %v", s.name, err)
-			}
+		change(n)
+		if status {
+			_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		} else {
+			_, err = cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("update node %s: %v", name, err)
 	}
 }
 

@@ -10,14 +10,18 @@ import (
 
 	"trireme.dev/controller-manager/internal/controllers/bootstrapsigner"
 	"trireme.dev/controller-manager/internal/controllers/clusterroleaggregation"
+	"trireme.dev/controller-manager/internal/controllers/cronjob"
 	"trireme.dev/controller-manager/internal/controllers/csrapproving"
 	"trireme.dev/controller-manager/internal/controllers/csrsigning"
+	"trireme.dev/controller-manager/internal/controllers/daemonset"
+	"trireme.dev/controller-manager/internal/controllers/deployment"
 	"trireme.dev/controller-manager/internal/controllers/disruption"
 	"trireme.dev/controller-manager/internal/controllers/endpoints"
 	"trireme.dev/controller-manager/internal/controllers/endpointslice"
 	"trireme.dev/controller-manager/internal/controllers/endpointslicemirroring"
 	"trireme.dev/controller-manager/internal/controllers/ephemeral"
 	"trireme.dev/controller-manager/internal/controllers/garbagecollector"
+	"trireme.dev/controller-manager/internal/controllers/job"
 	"trireme.dev/controller-manager/internal/controllers/namespace"
 	"trireme.dev/controller-manager/internal/controllers/nodeipam"
 	"trireme.dev/controller-manager/internal/controllers/nodelifecycle"
@@ -26,11 +30,15 @@ import (
 	"trireme.dev/controller-manager/internal/controllers/podgc"
 	"trireme.dev/controller-manager/internal/controllers/pvcprotection"
 	"trireme.dev/controller-manager/internal/controllers/pvprotection"
+	"trireme.dev/controller-manager/internal/controllers/replicaset"
+	"trireme.dev/controller-manager/internal/controllers/replicationcontroller"
 	"trireme.dev/controller-manager/internal/controllers/resourcequota"
 	"trireme.dev/controller-manager/internal/controllers/rootcacertpublisher"
 	"trireme.dev/controller-manager/internal/controllers/serviceaccount"
+	"trireme.dev/controller-manager/internal/controllers/statefulset"
 	"trireme.dev/controller-manager/internal/controllers/tainteviction"
 	"trireme.dev/controller-manager/internal/controllers/tokencleaner"
+	"trireme.dev/controller-manager/internal/controllers/ttlafterfinished"
 )
 
 // All is every controller, in start order. Adding a controller is one
@@ -180,6 +188,54 @@ var All = []Descriptor{
 		Requires:   []schema.GroupVersion{{Group: "autoscaling", Version: "v2"}},
 		Build:      buildHorizontalPodAutoscaler,
 	},
+	{
+		Name:       replicaset.Name,
+		Aliases:    []string{"replicaset-controller"},
+		ClientName: "replicaset-controller",
+		Build:      buildReplicaSet,
+	},
+	{
+		Name:       replicationcontroller.Name,
+		Aliases:    []string{"replicationcontroller-controller"},
+		ClientName: "replication-controller",
+		Build:      buildReplicationController,
+	},
+	{
+		Name:       deployment.Name,
+		Aliases:    []string{"deployment-controller"},
+		ClientName: "deployment-controller",
+		Build:      buildDeployment,
+	},
+	{
+		Name:       statefulset.Name,
+		Aliases:    []string{"statefulset-controller"},
+		ClientName: "statefulset-controller",
+		Build:      buildStatefulSet,
+	},
+	{
+		Name:       daemonset.Name,
+		Aliases:    []string{"daemonset-controller"},
+		ClientName: "daemon-set-controller",
+		Build:      buildDaemonSet,
+	},
+	{
+		Name:       job.Name,
+		Aliases:    []string{"job-controller"},
+		ClientName: "job-controller",
+		Build:      buildJob,
+	},
+	{
+		Name:       cronjob.Name,
+		Aliases:    []string{"cronjob-controller"},
+		ClientName: "cronjob-controller",
+		Build:      buildCronJob,
+	},
+	{
+		Name:       ttlafterfinished.Name,
+		Aliases:    []string{"ttl-after-finished-controller"},
+		ClientName: "ttl-after-finished-controller",
+		Build:      buildTTLAfterFinished,
+	},
 }
 
 func buildServiceAccount(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
@@ -230,4 +286,83 @@ func buildClusterRoleAggregation(_ context.Context, cc *Context, client kubernet
 	}
 	// Upstream runs five workers: aggregated roles are few and cheap.
 	return c, 5, nil
+}
+
+// workers is the configured worker count, or upstream's default when the
+// configuration leaves it unset.
+func workers(configured, upstream int32) int {
+	if configured > 0 {
+		return int(configured)
+	}
+	return int(upstream)
+}
+
+func buildReplicaSet(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	src := replicaset.NewReplicaSets(client, cc.Informers.Apps().V1().ReplicaSets())
+	c, err := replicaset.New(replicaset.Name, client, src, cc.Informers.Core().V1().Pods(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.ReplicaSetController.ConcurrentRSSyncs, 5), nil
+}
+
+func buildReplicationController(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	core := cc.Informers.Core().V1()
+	c, err := replicationcontroller.New(client, core.ReplicationControllers(), core.Pods(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.ReplicationController.ConcurrentRCSyncs, 5), nil
+}
+
+func buildDeployment(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	apps := cc.Informers.Apps().V1()
+	c, err := deployment.New(client, apps.Deployments(), apps.ReplicaSets(), cc.Informers.Core().V1().Pods(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.DeploymentController.ConcurrentDeploymentSyncs, 5), nil
+}
+
+func buildStatefulSet(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	apps, core := cc.Informers.Apps().V1(), cc.Informers.Core().V1()
+	c, err := statefulset.New(client, apps.StatefulSets(), core.Pods(), core.PersistentVolumeClaims(), apps.ControllerRevisions(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.StatefulSetController.ConcurrentStatefulSetSyncs, 5), nil
+}
+
+func buildDaemonSet(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	apps, core := cc.Informers.Apps().V1(), cc.Informers.Core().V1()
+	c, err := daemonset.New(client, apps.DaemonSets(), core.Pods(), core.Nodes(), apps.ControllerRevisions(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.DaemonSetController.ConcurrentDaemonSetSyncs, 2), nil
+}
+
+func buildJob(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	c, err := job.New(client, cc.Informers.Batch().V1().Jobs(), cc.Informers.Core().V1().Pods(), events)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.JobController.ConcurrentJobSyncs, 5), nil
+}
+
+func buildCronJob(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	batch := cc.Informers.Batch().V1()
+	c, err := cronjob.New(client, batch.CronJobs(), batch.Jobs(), events, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.CronJobController.ConcurrentCronJobSyncs, 5), nil
+}
+
+func buildTTLAfterFinished(_ context.Context, cc *Context, client kubernetes.Interface, _ record.EventRecorder) (Runner, int, error) {
+	c, err := ttlafterfinished.New(client, cc.Informers.Batch().V1().Jobs(), nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, workers(cc.Config.TTLAfterFinishedController.ConcurrentTTLSyncs, 5), nil
 }
