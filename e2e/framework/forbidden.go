@@ -7,7 +7,8 @@ import (
 )
 
 // forbiddenWatch passes a process's output on and keeps each line in which
-// the apiserver refused a request with RBAC ("is forbidden"): a controller
+// the apiserver refused a request with RBAC (`is forbidden: User "...`;
+// admission refusals such as a terminating namespace do not count): a controller
 // that lacks a permission in its least-privilege role shows up there long
 // before a test times out on its effect.
 type forbiddenWatch struct {
@@ -27,7 +28,7 @@ func (w *forbiddenWatch) Write(p []byte) (int, error) {
 			break
 		}
 		line := w.partial[:i]
-		if bytes.Contains(line, []byte("is forbidden")) && len(w.lines) < 100 {
+		if bytes.Contains(line, []byte(`is forbidden: User \"`)) || bytes.Contains(line, []byte(`is forbidden: User "`)) && len(w.lines) < 100 {
 			w.lines = append(w.lines, string(line))
 		}
 		w.partial = w.partial[i+1:]

@@ -13,8 +13,9 @@ func TestForbiddenWatch(t *testing.T) {
 	}{
 		{"none", []string{"INFO synced\n", "ERROR conflict\n"}, 0},
 		{"one line", []string{`ERROR Sync failed {"error": "pods is forbidden: User \"system:serviceaccount:kube-system:x\" cannot list"}` + "\n"}, 1},
-		{"split across writes", []string{"ERROR configmaps is forb", "idden: User\nINFO ok\n"}, 1},
-		{"unterminated line not yet counted", []string{"secrets is forbidden"}, 0},
+		{"split across writes", []string{"ERROR configmaps is forb", "idden: User \"x\" cannot\nINFO ok\n"}, 1},
+		{"admission refusal", []string{"ERROR pods is forbidden: unable to create new content in namespace ns because it is being terminated\n"}, 0},
+		{"unterminated line not yet counted", []string{"secrets is forbidden: User \"x\""}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
