@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"trireme.dev/e2e/framework"
@@ -38,6 +39,12 @@ func runSuite(m *testing.M) int {
 	}
 	srv = s
 	code := m.Run()
+	// The controllers run as their own service accounts: a request their
+	// roles do not allow is a gap in the bootstrap policy.
+	if lines := s.ControllerManagerForbidden(); len(lines) > 0 {
+		fmt.Fprintf(os.Stderr, "e2e/apiserver: controllers were refused by RBAC:\n%s\n", strings.Join(lines, "\n"))
+		code = max(code, 1)
+	}
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "trireme-apiserver log (last lines):\n%s\n", s.LogTail(200))
 	}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // daemonNodes returns the nodes ds's pods in ns are pinned to, sorted.
@@ -51,9 +52,19 @@ func TestDaemonSetFollowsNodes(t *testing.T) {
 		t.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(context.Background(), n.Name, metav1.DeleteOptions{}) })
 		// Admission taints a new node not-ready until node lifecycle sees
 		// it Ready; with no kubelet here, the test lifts the taint itself.
+		// The node lifecycle controller writes the new node too: retry on
+		// conflict.
 		if len(created.Spec.Taints) > 0 {
-			created.Spec.Taints = nil
-			if _, err := cs.CoreV1().Nodes().Update(ctx, created, metav1.UpdateOptions{}); err != nil {
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				cur, err := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				cur.Spec.Taints = nil
+				_, err = cs.CoreV1().Nodes().Update(ctx, cur, metav1.UpdateOptions{})
+				return err
+			})
+			if err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"trireme.dev/e2e/framework"
@@ -29,6 +30,13 @@ func runSuite(m *testing.M) int {
 	}
 	srv = s
 	code := m.Run()
+	// Every controller runs as its own service account: a request its role
+	// does not allow is a gap in the bootstrap policy or a controller
+	// using the wrong client, even when a retry hid it from the tests.
+	if lines := s.ControllerManagerForbidden(); len(lines) > 0 {
+		fmt.Fprintf(os.Stderr, "e2e/controllermanager: controllers were refused by RBAC:\n%s\n", strings.Join(lines, "\n"))
+		code = max(code, 1)
+	}
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "apiserver and controller-manager log (last lines):\n%s\n", s.LogTail(300))
 	}

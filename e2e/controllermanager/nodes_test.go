@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +48,12 @@ func TestNodeControllers(t *testing.T) {
 		},
 	})
 	cs := srv.Clientset(t)
+	t.Cleanup(func() {
+		// Runs after the parallel subtests, before the server stops.
+		if lines := srv.ControllerManagerForbidden(); len(lines) > 0 {
+			t.Errorf("controllers were refused by RBAC:\n%s", strings.Join(lines, "\n"))
+		}
+	})
 	t.Run("lifecycle", func(t *testing.T) { t.Parallel(); testNodeLifecycle(t, cs) })
 	t.Run("ipam", func(t *testing.T) { t.Parallel(); testNodeIPAM(t, cs) })
 	t.Run("csr", func(t *testing.T) { t.Parallel(); testCSR(t, srv, cs) })
@@ -267,16 +274,22 @@ func testNodeLifecycle(t *testing.T, cs kubernetes.Interface) {
 
 	// The kubelet comes back: renewing its Lease and posting Ready lifts
 	// the taints.
-	node, err := cs.CoreV1().Nodes().Get(ctx, "nl-lost", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			node.Status.Conditions[i] = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}
+	// The node lifecycle controller writes the same Node: retry on
+	// conflict, as a kubelet does.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := cs.CoreV1().Nodes().Get(ctx, "nl-lost", metav1.GetOptions{})
+		if err != nil {
+			return err
 		}
-	}
-	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		for i, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				node.Status.Conditions[i] = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}
+			}
+		}
+		_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	go func() {

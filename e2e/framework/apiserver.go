@@ -43,6 +43,12 @@ type APIServerOptions struct {
 	// ControllerManagerArgs are appended to the controller-manager's
 	// command line.
 	ControllerManagerArgs []string
+	// ControllerManagerSharedCredentials runs every controller with the
+	// controller-manager's own (admin) credentials. By default each
+	// controller acts as its own ServiceAccount in kube-system
+	// (--use-service-account-credentials, as kubeadm runs it), so the tests
+	// hold the controllers to their least-privilege RBAC roles.
+	ControllerManagerSharedCredentials bool
 }
 
 // APIServer is a dev-mode trireme-apiserver process: embedded etcd, its own
@@ -56,6 +62,7 @@ type APIServer struct {
 	proc    *Process
 	stopped bool     // proc was stopped, or found dead, by Stop
 	cm      *Process // the controller-manager, when opts.ControllerManager
+	cmOut   *forbiddenWatch
 }
 
 // StartAPIServer starts an apiserver and waits until it is ready, failing tb
@@ -170,9 +177,13 @@ func (s *APIServer) startControllerManager() error {
 	// The cluster CA signs CSRs, as kubeadm configures it.
 	args := []string{"--kubeconfig", s.KubeconfigPath(), "--secure-port=0", "--leader-elect=false",
 		"--cluster-signing-cert-file", s.CACertPath(), "--cluster-signing-key-file", s.CAKeyPath()}
+	if !s.opts.ControllerManagerSharedCredentials {
+		args = append(args, "--use-service-account-credentials")
+	}
 	args = append(args, s.opts.ControllerManagerArgs...)
 	fmt.Fprintf(s.log, "=== start %s %s\n", binary, strings.Join(args, " "))
-	s.cm, err = StartProcess(binary, args, s.log)
+	s.cmOut = &forbiddenWatch{out: s.log}
+	s.cm, err = StartProcess(binary, args, s.cmOut)
 	return err
 }
 
@@ -284,6 +295,16 @@ func (s *APIServer) Port() int { return s.port }
 
 // PID is the process id of the running server.
 func (s *APIServer) PID() int { return s.proc.PID() }
+
+// ControllerManagerForbidden returns the controller-manager's log lines
+// (at most 100) that report a request RBAC refused; a suite that runs the
+// controllers with their own service accounts fails on any.
+func (s *APIServer) ControllerManagerForbidden() []string {
+	if s.cmOut == nil {
+		return nil
+	}
+	return s.cmOut.Lines()
+}
 
 // ControllerManagerPID is the controller-manager's process ID, or 0 when
 // it does not run.

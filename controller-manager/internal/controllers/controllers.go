@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/record"
 	kcmconfig "k8s.io/kube-controller-manager/config/v1alpha1"
@@ -32,7 +33,6 @@ type Context struct {
 	Metadata  metadatainformer.SharedInformerFactory
 	Resolver  resourcequota.Resolver
 	Discovery discovery.DiscoveryInterface
-	Events    record.EventBroadcaster
 	// RootCA is the PEM bundle the root CA publisher writes.
 	RootCA []byte
 }
@@ -128,6 +128,15 @@ func Start(ctx context.Context, cc *Context, all []Descriptor) error {
 		workers int
 	}
 	var run []started
+	// Each controller records its Events with its own client, as
+	// upstream's do, so the events rule of its RBAC role is what lets it;
+	// controllers sharing an identity share a broadcaster.
+	broadcasters := map[string]record.EventBroadcaster{}
+	defer func() {
+		for _, b := range broadcasters {
+			b.Shutdown()
+		}
+	}()
 	for _, d := range all {
 		if !Enabled(d, cc.Config.Generic.Controllers) {
 			log.Info("Controller disabled", "controller", d.Name)
@@ -145,7 +154,14 @@ func Start(ctx context.Context, cc *Context, all []Descriptor) error {
 		if err != nil {
 			return fmt.Errorf("controller %s: %w", d.Name, err)
 		}
-		events := cc.Events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: d.ClientName})
+		broadcaster, ok := broadcasters[d.ClientName]
+		if !ok {
+			broadcaster = record.NewBroadcaster(record.WithContext(ctx))
+			broadcaster.StartStructuredLogging(2)
+			broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+			broadcasters[d.ClientName] = broadcaster
+		}
+		events := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: d.ClientName})
 		runner, workers, err := d.Build(logr.NewContext(ctx, log.WithValues("controller", d.Name)), cc, client, events)
 		if err != nil {
 			return fmt.Errorf("build controller %s: %w", d.Name, err)

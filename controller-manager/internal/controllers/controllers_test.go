@@ -123,7 +123,6 @@ func TestStartBuildsEnabledServedControllersInOrder(t *testing.T) {
 		Informers: informers.NewSharedInformerFactory(client, 0),
 		Metadata:  metadatainformer.NewSharedInformerFactory(metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme()), 0),
 		Discovery: client.Discovery(),
-		Events:    record.NewBroadcaster(),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)

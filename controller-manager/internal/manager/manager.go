@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
@@ -26,7 +25,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
-	"k8s.io/client-go/tools/record"
 	certutil "k8s.io/client-go/util/cert"
 	componentbaseconfig "k8s.io/component-base/config/v1alpha1"
 
@@ -196,14 +194,6 @@ func (m *Manager) runControllers(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("metadata client: %w", err)
 	}
-	eventClient, err := root.Client("events")
-	if err != nil {
-		return err
-	}
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartStructuredLogging(2)
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
-	defer broadcaster.Shutdown()
 
 	resync := resyncPeriod(generic.MinResyncPeriod.Duration)
 	cc := &controllers.Context{
@@ -213,7 +203,6 @@ func (m *Manager) runControllers(ctx context.Context) error {
 		Metadata:  metadatainformer.NewSharedInformerFactory(metaClient, resync),
 		Resolver:  restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery())),
 		Discovery: client.Discovery(),
-		Events:    broadcaster,
 		RootCA:    m.rootCA,
 	}
 	return controllers.Start(ctx, cc, m.controllers)

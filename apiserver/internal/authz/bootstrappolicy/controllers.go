@@ -157,6 +157,9 @@ func controllerRoles() map[string][]rule {
 			allow("list", "watch", "delete").in(core).on("pods"),
 			allow(read...).in(core).on("nodes"),
 			allow("patch").in(core).on("pods/status"),
+			// Beyond upstream: Trireme's collector records a Warning when
+			// it cannot mark a pod Failed.
+			eventsRule(),
 		},
 		"replicaset-controller": {
 			allow("get", "list", "watch", "update").in(apps, extensions).on("replicasets"),

@@ -6,6 +6,7 @@ package podgc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -237,18 +239,19 @@ func (c *Controller) gcUnscheduledTerminating(ctx context.Context, pods []*corev
 func (c *Controller) forceDelete(ctx context.Context, p *corev1.Pod, reason string) error {
 	pods := c.o.Client.CoreV1().Pods(p.Namespace)
 	if reason != "" && !terminated(p) {
-		upd := p.DeepCopy()
-		upd.Status.Phase = corev1.PodFailed
+		// A strategic merge patch of status, as upstream's collector
+		// writes it: its role may patch pods/status, not update it.
 		cond := corev1.PodCondition{
 			Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "DeletionByPodGC",
 			Message: reason, LastTransitionTime: metav1.NewTime(c.now()),
 		}
-		if i := slices.IndexFunc(upd.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.DisruptionTarget }); i >= 0 {
-			upd.Status.Conditions[i] = cond
-		} else {
-			upd.Status.Conditions = append(upd.Status.Conditions, cond)
+		patch, err := json.Marshal(map[string]any{"status": map[string]any{
+			"phase": corev1.PodFailed, "conditions": []corev1.PodCondition{cond},
+		}})
+		if err != nil {
+			return fmt.Errorf("status patch of pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
-		if _, err := pods.UpdateStatus(ctx, upd, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		if _, err := pods.Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil && !apierrors.IsNotFound(err) {
 			c.o.Recorder.Eventf(p, corev1.EventTypeWarning, "FailedToMarkPod", "Error marking pod failed before deletion: %v", err)
 		}
 	}

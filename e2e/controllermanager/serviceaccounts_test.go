@@ -1,0 +1,24 @@
+package controllermanager_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestControllersUseOwnServiceAccounts checks that the suite's
+// controller-manager runs each controller as its own ServiceAccount in
+// kube-system (--use-service-account-credentials, the framework's
+// default), so every other test here also tests the controllers' RBAC
+// roles.
+func TestControllersUseOwnServiceAccounts(t *testing.T) {
+	cs := srv.Clientset(t)
+	for _, name := range []string{"generic-garbage-collector", "namespace-controller", "endpointslice-controller", "resourcequota-controller"} {
+		eventually(t, 30*time.Second, "service account "+name, func(ctx context.Context) (bool, error) {
+			_, err := cs.CoreV1().ServiceAccounts("kube-system").Get(ctx, name, metav1.GetOptions{})
+			return err == nil, nil
+		})
+	}
+}

@@ -1,0 +1,45 @@
+package framework
+
+import (
+	"bytes"
+	"io"
+	"sync"
+)
+
+// forbiddenWatch passes a process's output on and keeps each line in which
+// the apiserver refused a request with RBAC (`is forbidden: User "...`;
+// admission refusals such as a terminating namespace do not count): a controller
+// that lacks a permission in its least-privilege role shows up there long
+// before a test times out on its effect.
+type forbiddenWatch struct {
+	out     io.Writer
+	mu      sync.Mutex
+	partial []byte
+	lines   []string
+}
+
+// Write implements io.Writer.
+func (w *forbiddenWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := w.partial[:i]
+		if bytes.Contains(line, []byte(`is forbidden: User \"`)) || bytes.Contains(line, []byte(`is forbidden: User "`)) && len(w.lines) < 100 {
+			w.lines = append(w.lines, string(line))
+		}
+		w.partial = w.partial[i+1:]
+	}
+	w.mu.Unlock()
+	return w.out.Write(p)
+}
+
+// Lines returns the forbidden lines seen so far (at most 100).
+func (w *forbiddenWatch) Lines() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.lines...)
+}
