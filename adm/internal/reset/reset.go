@@ -50,7 +50,7 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 	for _, name := range Supervised {
 		if name == "containerd" {
 			// The kubelet is stopped, so nothing recreates the pods now.
-			n, err := RemovePods(ctx, in.Paths.ContainerdSocket())
+			n, err := RemovePods(ctx, in.Paths.ContainerdSocket(), in.Paths.In("/var/log/pods"))
 			if err != nil {
 				errs = append(errs, err)
 			}
