@@ -9,9 +9,11 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -106,6 +108,25 @@ func run(m *testing.M) int {
 		return 1
 	}
 	suite.root, suite.adm, suite.admin = root, adm, filepath.Join(root, "etc/trireme/admin.conf")
+	// The machine is cleaned up even when the suite is interrupted or hangs: go
+	// test's -timeout kills the binary without running deferred code, so the
+	// suite stops itself first.
+	var once sync.Once
+	abort := func(why string) {
+		once.Do(func() {
+			fmt.Printf("e2e/cluster: %s: resetting the cluster\n", why)
+			dumpLogs()
+			if err := teardown(); err != nil {
+				fmt.Println(err)
+			}
+			os.Exit(1)
+		})
+	}
+	watchdog := time.AfterFunc(suiteTimeout, func() { abort(fmt.Sprintf("suite still running after %s", suiteTimeout)) })
+	defer watchdog.Stop()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() { abort(fmt.Sprint("signal ", <-sigs)) }()
 	code := 0
 	extra := map[string]bool{}
 	if err := setup(); err != nil {
@@ -120,7 +141,11 @@ func run(m *testing.M) int {
 			dumpLogs()
 		}
 	}
-	if err := teardown(); err != nil {
+	watchdog.Stop()
+	signal.Stop(sigs)
+	var err error
+	once.Do(func() { err = teardown() })
+	if err != nil {
 		fmt.Printf("e2e/cluster: reset left something behind:\n%v\n", err)
 		extra["reset (nothing left behind)"] = false
 		code = 1
@@ -139,7 +164,15 @@ func admArgs(args ...string) []string {
 	return append(args, "--root-dir", suite.root)
 }
 
+// suiteTimeout bounds the whole suite, below the Makefile's go test -timeout.
+const suiteTimeout = 15 * time.Minute
+
 func setup() error {
+	// What an interrupted earlier run may have left (the names are the suite's own).
+	for _, w := range []string{"trclw1", "trclw2"} {
+		_ = exec.Command("ip", "netns", "delete", w).Run()
+	}
+	_ = exec.Command("ip", "link", "delete", hostBridge).Run()
 	suite.config = filepath.Join(suite.root, "triremeadm.yaml")
 	if err := os.WriteFile(suite.config, []byte(clusterConfig), 0o600); err != nil {
 		return err
@@ -247,10 +280,12 @@ func mountsBelow(dir string) []string {
 // does.
 func filesBelow(dir string, keep ...string) []string {
 	var out []string
-	kept := map[string]bool{filepath.Join(dir, "var/log/trireme"): true, filepath.Join(dir, "var/lib/containerd"): true}
+	kept := func(p string) bool {
+		return strings.HasSuffix(p, "/var/log/trireme") || strings.HasSuffix(p, "/var/lib/containerd")
+	}
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
-			if d != nil && d.IsDir() && kept[p] {
+			if d != nil && d.IsDir() && kept(p) {
 				return filepath.SkipDir
 			}
 			return nil

@@ -21,7 +21,7 @@ import (
 var Supervised = []string{"kubelet", "containerd"}
 
 // Kubeconfigs are the kubeconfig files init writes.
-var Kubeconfigs = []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf", "kubelet.conf"}
+var Kubeconfigs = []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf", "kubelet.conf", "bootstrap-kubelet.conf"}
 
 // Inputs names what to remove.
 type Inputs struct {
@@ -35,7 +35,9 @@ func Targets(in Inputs) []string {
 	p := in.Paths
 	out := []string{p.ManifestsDir(), in.PKIDir, in.EtcdDataDir, p.KubeletDir(), p.ContainerdDir(),
 		filepath.Dir(p.CNITemplate()), filepath.Join(p.CNIConfDir(), containerd.GeneratedCNIConfig),
-		filepath.Join(p.CNIDataDir(), "trireme")}
+		filepath.Join(p.CNIDataDir(), "trireme"),
+		// containerd leaves its sockets behind when it stops.
+		p.ContainerdSocket(), p.ContainerdSocket() + ".ttrpc"}
 	for _, k := range Kubeconfigs {
 		out = append(out, p.Kubeconfig(k))
 	}
