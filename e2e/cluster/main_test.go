@@ -143,9 +143,9 @@ func run(m *testing.M) int {
 	}
 	watchdog.Stop()
 	signal.Stop(sigs)
-	var err error
-	once.Do(func() { err = teardown() })
-	if err != nil {
+	var resetErr error
+	once.Do(func() { resetErr = teardown() })
+	if err := resetErr; err != nil {
 		fmt.Printf("e2e/cluster: reset left something behind:\n%v\n", err)
 		extra["reset (nothing left behind)"] = false
 		code = 1
