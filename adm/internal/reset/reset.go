@@ -37,7 +37,10 @@ func Targets(in Inputs) []string {
 		filepath.Dir(p.CNITemplate()), filepath.Join(p.CNIConfDir(), containerd.GeneratedCNIConfig),
 		filepath.Join(p.CNIDataDir(), "trireme"),
 		// containerd leaves its sockets behind when it stops.
-		p.ContainerdSocket(), p.ContainerdSocket() + ".ttrpc"}
+		p.ContainerdSocket(), p.ContainerdSocket() + ".ttrpc",
+		// The containers' logs, as the kubelet-start phase configures them (the
+		// kubelet keeps those of deleted pods until its garbage collection).
+		p.In("/var/log/pods")}
 	for _, k := range Kubeconfigs {
 		out = append(out, p.Kubeconfig(k))
 	}
