@@ -192,9 +192,11 @@ func TestMultiNode(t *testing.T) {
 	for i := 1; i <= 2; i++ {
 		w := newWorker(i)
 		workers = append(workers, w)
+		start := time.Now()
 		if err := w.create(); err != nil {
 			t.Fatal(err)
 		}
+		fmt.Printf("e2e/cluster: %s: network namespace, containerd and image import: %s\n", w.name, time.Since(start).Round(100*time.Millisecond))
 	}
 	for _, w := range workers {
 		start := time.Now()

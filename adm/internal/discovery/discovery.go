@@ -28,9 +28,11 @@ import (
 
 // Result is what discovery learnt: the apiserver's URL and the cluster CA.
 type Result struct {
+	// Server is the apiserver URL cluster-info names.
 	Server string
-	CAPEM  []byte
-	CA     *x509.Certificate
+	// CAPEM and CA are the cluster CA certificate, PEM-encoded and parsed.
+	CAPEM []byte
+	CA    *x509.Certificate
 }
 
 // CAHash is the --discovery-token-ca-cert-hash of a CA certificate.
