@@ -1,9 +1,18 @@
 package cluster
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -11,6 +20,7 @@ import (
 // TestIdleRSS reports the resident memory of each control-plane component with
 // the cluster empty (before the workload tests).
 func TestIdleRSS(t *testing.T) {
+	begin(t)
 	time.Sleep(5 * time.Second)
 	total := 0
 	for _, bin := range []string{"etcd", "trireme-apiserver", "trireme-controller-manager", "trireme-scheduler"} {
@@ -65,6 +75,14 @@ spec:
   ports: [{port: 80, targetPort: 8080}]
 ---
 apiVersion: v1
+kind: Service
+metadata: {name: web-np, namespace: demo}
+spec:
+  type: NodePort
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: v1
 kind: Pod
 metadata: {name: client, namespace: demo}
 spec:
@@ -74,90 +92,328 @@ spec:
     command: ["sleep", "3600"]
 `
 
-// TestWorkload: a 3-replica Deployment becomes Available, its ClusterIP Service
-// answers from a pod, and kubectl logs and exec work.
+// TestWorkload: a 3-replica Deployment becomes Available and `kubectl rollout
+// status` returns; its ClusterIP Service answers from a pod and from the node, a
+// NodePort Service from the node's IP; kubectl logs works.
 func TestWorkload(t *testing.T) {
-	images, err := kubectl("get", "node", nodeName, "-o", "jsonpath={.status.images[*].names[*]}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	busybox := ""
-	for _, n := range strings.Fields(images) {
-		if strings.HasPrefix(n, "trireme.dev/busybox:") {
-			busybox = n
-		}
-	}
-	if busybox == "" {
-		t.Fatalf("no trireme.dev/busybox image on the node: %s", images)
-	}
-	if out, err := kubectlStdin(fmt.Sprintf(workload, busybox), "apply", "-f", "-"); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	if _, err := kubectl("-n", "demo", "rollout", "status", "deployment/web", "--timeout=90s"); err != nil {
+	begin(t)
+	apply(t, workload)
+	if _, err := kubectl("-n", "demo", "rollout", "status", "deployment/web", "--timeout=120s"); err != nil {
 		out, _ := kubectl("-n", "demo", "get", "deploy,rs,pods", "-o", "wide")
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if _, err := kubectl("-n", "demo", "wait", "--for=condition=Available", "deployment/web", "--timeout=30s"); err != nil {
-		t.Fatal(err)
+	must(t, "-n", "demo", "wait", "--for=condition=Available", "deployment/web", "--timeout=30s")
+	if n := must(t, "-n", "demo", "get", "deployment", "web", "-o", "jsonpath={.status.availableReplicas}"); n != "3" {
+		t.Fatalf("available replicas %q, want 3", n)
 	}
-	if _, err := kubectl("-n", "demo", "wait", "--for=condition=Ready", "pod/client", "--timeout=60s"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kubectl("-n", "kube-system", "rollout", "status", "daemonset/kube-proxy", "--timeout=60s"); err != nil {
-		t.Fatal(err)
-	}
-	ip, err := kubectl("-n", "demo", "get", "service", "web", "-o", "jsonpath={.spec.clusterIP}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// nc, not wget: Debian's busybox-static wget crashes (SIGSEGV) on any URL.
-	var got string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got, err = kubectl("-n", "demo", "exec", "client", "--", "sh", "-c", `printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 2 `+ip+" 80")
-		if err == nil && strings.HasSuffix(got, "\r\n\r\nhello from trireme\n") {
-			break
+	must(t, "-n", "demo", "wait", "--for=condition=Ready", "pod/client", "--timeout=60s")
+	must(t, "-n", "kube-system", "rollout", "status", "daemonset/kube-proxy", "--timeout=60s")
+	ip := must(t, "-n", "demo", "get", "service", "web", "-o", "jsonpath={.spec.clusterIP}")
+	const want = "hello from trireme\n"
+	eventually(t, 30*time.Second, "ClusterIP service from a pod", func() error {
+		got, err := httpGet("demo", "client", ip, "80")
+		if err == nil && got != want {
+			err = fmt.Errorf("body %q", got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("service %s from a pod: %q, %v", ip, got, err)
-		}
-		time.Sleep(time.Second)
-	}
-	pod, err := kubectl("-n", "demo", "get", "pods", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.name}")
-	if err != nil {
-		t.Fatal(err)
-	}
+		return err
+	})
+	eventually(t, 30*time.Second, "ClusterIP service from the node", func() error {
+		return hostGet(net.JoinHostPort(ip, "80"), want)
+	})
+	nodePort := must(t, "-n", "demo", "get", "service", "web-np", "-o", "jsonpath={.spec.ports[0].nodePort}")
+	eventually(t, 30*time.Second, "NodePort service from the node's IP", func() error {
+		return hostGet(net.JoinHostPort(nodeIP, nodePort), want)
+	})
+	pod := must(t, "-n", "demo", "get", "pods", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.name}")
 	logs, err := kubectl("-n", "demo", "logs", pod)
 	if err != nil || !strings.Contains(logs, "serving") {
 		t.Errorf("kubectl logs %s: %q, %v", pod, logs, err)
 	}
 }
 
-// TestDNS: CoreDNS answers a Service's name from a pod, through the resolver the
-// kubelet configured (clusterDNS).
-func TestDNS(t *testing.T) {
-	if _, err := kubectl("-n", "kube-system", "rollout", "status", "deployment/coredns", "--timeout=90s"); err != nil {
-		out, _ := kubectl("-n", "kube-system", "get", "pods", "-o", "wide")
-		t.Fatalf("%v\n%s", err, out)
+// hostGet asks addr for / from this process, in the host's network namespace.
+func hostGet(addr, want string) error {
+	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
+	if err != nil {
+		return err
 	}
-	if _, err := kubectl("-n", "demo", "wait", "--for=condition=Ready", "pod/client", "--timeout=60s"); err != nil {
-		t.Fatal(err)
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("GET / HTTP/1.0\r\n\r\n")); err != nil {
+		return err
 	}
-	want, err := kubectl("-n", "demo", "get", "service", "web", "-o", "jsonpath={.spec.clusterIP}")
+	data, err := io.ReadAll(c)
+	if err != nil {
+		return err
+	}
+	if _, body, _ := strings.Cut(string(data), "\r\n\r\n"); body != want {
+		return fmt.Errorf("%s answered %q", addr, data)
+	}
+	return nil
+}
+
+// TestExecPortForward: kubectl exec runs a command in a container and
+// kubectl port-forward reaches a pod's port from this machine's loopback.
+func TestExecPortForward(t *testing.T) {
+	begin(t)
+	must(t, "-n", "demo", "wait", "--for=condition=Ready", "pod/client", "--timeout=60s")
+	out, err := execIn("demo", "client", "echo exec-ok; hostname")
+	if err != nil || out != "exec-ok\nclient\n" {
+		t.Fatalf("kubectl exec: %q, %v", out, err)
+	}
+	must(t, "-n", "demo", "rollout", "status", "deployment/web", "--timeout=120s")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "kubectl", "--kubeconfig", suite.admin, "-n", "demo", "port-forward", "deployment/web", ":8080")
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got, err = kubectl("-n", "demo", "exec", "client", "--", "nslookup", "web.demo.svc.cluster.local")
-		if err == nil && strings.Contains(got, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			logs, _ := kubectl("-n", "kube-system", "logs", "deployment/coredns", "--previous")
-			t.Fatalf("nslookup web.demo.svc.cluster.local: want %s, got %q, %v\ncoredns (previous):\n%s", want, got, err, logs)
-		}
-		time.Sleep(time.Second)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
+	defer func() { cancel(); _ = cmd.Wait() }()
+	lines := bufio.NewScanner(stdout)
+	addr := ""
+	for lines.Scan() {
+		// "Forwarding from 127.0.0.1:40123 -> 8080"
+		if rest, ok := strings.CutPrefix(lines.Text(), "Forwarding from 127.0.0.1:"); ok {
+			addr = "127.0.0.1:" + strings.Fields(rest)[0]
+			break
+		}
+	}
+	if addr == "" {
+		t.Fatalf("kubectl port-forward printed no local port: %s", stderr.String())
+	}
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	if err := hostGet(addr, "hello from trireme\n"); err != nil {
+		t.Fatalf("through port-forward: %v (%s)", err, stderr.String())
+	}
+}
+
+const probes = `apiVersion: v1
+kind: Pod
+metadata: {name: liveness, namespace: demo}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: %[1]s
+    command: ["sleep", "3600"]
+    livenessProbe: {exec: {command: ["cat", "/tmp/healthy"]}, periodSeconds: 1, failureThreshold: 1}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: ready, namespace: demo, labels: {app: ready}}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: %[1]s
+    command: ["sh", "-c", "touch /tmp/ready; exec sleep 3600"]
+    readinessProbe: {exec: {command: ["cat", "/tmp/ready"]}, periodSeconds: 1, failureThreshold: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: ready, namespace: demo}
+spec:
+  selector: {app: ready}
+  ports: [{port: 80}]
+`
+
+// TestProbes: a failing liveness probe restarts its container; a failing
+// readiness probe takes the pod out of its Service's endpoints, and a passing
+// one puts it back.
+func TestProbes(t *testing.T) {
+	begin(t)
+	apply(t, probes)
+	// The crash-looping pod would only load the node for the rest of the suite.
+	t.Cleanup(func() { _, _ = kubectl("-n", "demo", "delete", "pod", "liveness", "--wait=false") })
+	eventually(t, 90*time.Second, "liveness restart", func() error {
+		n, err := kubectl("-n", "demo", "get", "pod", "liveness", "-o", "jsonpath={.status.containerStatuses[0].restartCount}")
+		if err == nil && (n == "" || n == "0") {
+			err = fmt.Errorf("restartCount %q", n)
+		}
+		return err
+	})
+	must(t, "-n", "demo", "wait", "--for=condition=Ready", "pod/ready", "--timeout=60s")
+	ip := must(t, "-n", "demo", "get", "pod", "ready", "-o", "jsonpath={.status.podIP}")
+	inEndpoints := func(want bool) func() error {
+		return func() error {
+			ips, err := readyEndpoints("demo", "ready")
+			if err == nil && contains(ips, ip) != want {
+				err = fmt.Errorf("ready endpoints %v, pod %s expected: %v", ips, ip, want)
+			}
+			return err
+		}
+	}
+	eventually(t, 30*time.Second, "ready pod in the endpoints", inEndpoints(true))
+	if _, err := execIn("demo", "ready", "rm /tmp/ready"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "unready pod out of the endpoints", inEndpoints(false))
+	if _, err := execIn("demo", "ready", "touch /tmp/ready"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "ready again", inEndpoints(true))
+}
+
+const job = `apiVersion: batch/v1
+kind: Job
+metadata: {name: once, namespace: demo}
+spec:
+  backoffLimit: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: %[1]s
+        command: ["sh", "-c", "echo job done"]
+`
+
+// TestJob: a Job's pod runs to completion and the Job is Complete.
+func TestJob(t *testing.T) {
+	begin(t)
+	apply(t, job)
+	if _, err := kubectl("-n", "demo", "wait", "--for=condition=Complete", "job/once", "--timeout=120s"); err != nil {
+		out, _ := kubectl("-n", "demo", "get", "job,pods", "-o", "wide")
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if logs := must(t, "-n", "demo", "logs", "job/once"); logs != "job done\n" {
+		t.Errorf("job logs %q", logs)
+	}
+}
+
+const volumes = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: demo}
+data: {color: blue}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: creds, namespace: demo}
+stringData: {password: first}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: volumes, namespace: demo}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: %[1]s
+    command: ["sleep", "3600"]
+    volumeMounts:
+    - {name: settings, mountPath: /etc/settings}
+    - {name: creds, mountPath: /etc/creds}
+  volumes:
+  - {name: settings, configMap: {name: settings}}
+  - {name: creds, secret: {secretName: creds}}
+`
+
+// TestConfigMapSecretVolumes: configMap and secret volumes mount, and follow
+// updates of their objects.
+func TestConfigMapSecretVolumes(t *testing.T) {
+	begin(t)
+	apply(t, volumes)
+	must(t, "-n", "demo", "wait", "--for=condition=Ready", "pod/volumes", "--timeout=60s")
+	read := func(want string) func() error {
+		return func() error {
+			got, err := execIn("demo", "volumes", "cat /etc/settings/color; echo; cat /etc/creds/password")
+			if err == nil && got != want {
+				err = fmt.Errorf("volumes hold %q, want %q", got, want)
+			}
+			return err
+		}
+	}
+	eventually(t, 30*time.Second, "mounted volumes", read("blue\nfirst"))
+	must(t, "-n", "demo", "patch", "configmap", "settings", "-p", `{"data":{"color":"green"}}`)
+	must(t, "-n", "demo", "patch", "secret", "creds", "-p", `{"stringData":{"password":"second"}}`)
+	eventually(t, 120*time.Second, "updated volumes", read("green\nsecond"))
+}
+
+// TestStaticPodRestart: killing the apiserver's container makes the kubelet
+// start it again from its static pod manifest.
+func TestStaticPodRestart(t *testing.T) {
+	begin(t)
+	mirror := "kube-apiserver-" + nodeName
+	before := must(t, "-n", "kube-system", "get", "pod", mirror, "-o", "jsonpath={.status.containerStatuses[0].restartCount}")
+	pid := 0
+	for _, p := range procs() {
+		if f := strings.Fields(p.cmdline); len(f) > 0 && filepath.Base(f[0]) == "trireme-apiserver" && strings.Contains(p.cmdline, suite.root) {
+			pid = p.pid
+		}
+	}
+	if pid == 0 {
+		t.Fatal("no apiserver process of this cluster")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 120*time.Second, "apiserver back", func() error {
+		n, err := kubectl("-n", "kube-system", "get", "pod", mirror, "-o", "jsonpath={.status.containerStatuses[0].restartCount}")
+		if err == nil && n == before {
+			err = fmt.Errorf("restartCount still %s", n)
+		}
+		return err
+	})
+	must(t, "get", "--raw", "/readyz")
+}
+
+// TestRuntimeRestart: stopping the kubelet and containerd and starting them
+// again (the init phases that start them) leaves the workloads running: the same
+// containers, no restarts, the Service still answering.
+func TestRuntimeRestart(t *testing.T) {
+	begin(t)
+	must(t, "-n", "demo", "rollout", "status", "deployment/web", "--timeout=120s")
+	containers := func() string {
+		return must(t, "-n", "demo", "get", "pods", "-l", "app=web", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.containerStatuses[0].containerID}/{.status.containerStatuses[0].restartCount} {end}")
+	}
+	before := containers()
+	for _, name := range []string{"kubelet", "containerd"} {
+		pidFile := filepath.Join(suite.root, "var/run/trireme", name+".pid")
+		data, err := os.ReadFile(pidFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, name+" stopped", func() error {
+			if _, err := os.Stat(pidFile); err == nil {
+				return fmt.Errorf("%s still has its PID file", name)
+			}
+			return nil
+		})
+	}
+	ip := must(t, "-n", "demo", "get", "service", "web", "-o", "jsonpath={.spec.clusterIP}")
+	if err := hostGet(net.JoinHostPort(ip, "80"), "hello from trireme\n"); err != nil {
+		t.Errorf("service with the kubelet and containerd stopped: %v", err)
+	}
+	for _, phase := range []string{"container-runtime", "kubelet-start"} {
+		if out, err := exec.Command(suite.adm, admArgs(append([]string{"init", "phase", phase}, suite.initFlags...)...)...).CombinedOutput(); err != nil {
+			t.Fatalf("init phase %s: %v\n%s", phase, err, out)
+		}
+	}
+	must(t, "wait", "--for=condition=Ready", "node/"+nodeName, "--timeout=120s")
+	must(t, "-n", "demo", "rollout", "status", "deployment/web", "--timeout=120s")
+	eventually(t, 60*time.Second, "same containers after the restart", func() error {
+		if after := containers(); after != before {
+			return fmt.Errorf("before %s, after %s", before, after)
+		}
+		return nil
+	})
+	eventually(t, 30*time.Second, "service after the restart", func() error {
+		return hostGet(net.JoinHostPort(ip, "80"), "hello from trireme\n")
+	})
 }

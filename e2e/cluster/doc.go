@@ -1,11 +1,14 @@
-// Package cluster is the single-node end-to-end suite: the real
-// `triremeadm init --single-node` installs a cluster below a temporary root
-// directory (its own containerd, kubelet, static control plane and proxy), the
-// tests drive it with kubectl, and `triremeadm reset` removes it at the end,
-// even when a test fails.
+// Package cluster is the end-to-end suite of a cluster installed as users
+// install one: the real `triremeadm init --single-node` below a temporary root
+// directory (its own containerd, kubelet, static control plane, proxy and
+// CoreDNS), two workers in network namespaces joined with the command init
+// printed, tests that drive it with kubectl, and `triremeadm reset` at the end,
+// even when a test fails, checked to leave nothing behind. It prints
+// "N passed, N failed".
 //
-// It changes the host — an address on a bridge of its own, the CNI bridge
-// trireme0 and the proxy's nftables table in the host's network namespace,
-// ports 6443, 2379-2381, 10250, 10256, 10257 and 10259 — so it is opt-in:
-// set TRIREME_E2E_CLUSTER=1. Build first: `make build images`.
+// It changes the host — the bridge trclhost0 (10.213.7.0/24) and network
+// namespaces trclw1 and trclw2, the CNI bridge trireme0 and the proxy's nftables
+// table in the host's network namespace, ports 6443, 2379-2381, 10250, 10256,
+// 10257 and 10259 — so it is opt-in: set TRIREME_E2E_CLUSTER=1 (`make e2e` does
+// as root). Build first: `make build images`.
 package cluster

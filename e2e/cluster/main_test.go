@@ -4,29 +4,88 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"trireme.dev/e2e/framework"
 )
 
-// The node's address: a /32 on a bridge the suite creates, so that nothing the
-// cluster sends leaves this machine.
+// The node's address on a bridge the suite creates (a /24, which the worker
+// "nodes" of the multi-node test join from network namespaces), so that nothing
+// the cluster sends leaves this machine.
 const (
 	hostBridge = "trclhost0"
 	nodeIP     = "10.213.7.1"
 	nodeName   = "trireme-e2e-cluster"
 )
 
+// clusterConfig is init's --config: the kubelet must neither evict pods nor
+// collect the imported images (which no registry could give back) on a build
+// machine's busy disk, and re-reads volumes often; the controller-manager marks a
+// silent node NotReady quickly, so that the eviction test stays short.
+const clusterConfig = `apiVersion: triremeadm.config.trireme.dev/v1alpha1
+kind: ClusterConfiguration
+controllerManager:
+  extraArgs:
+  - {name: node-monitor-grace-period, value: 20s}
+---
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+evictionHard: {"nodefs.available": "1%", "imagefs.available": "1%", "memory.available": "50Mi"}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+syncFrequency: 10s
+`
+
 var suite struct {
-	root, admin, adm string
-	initToReady      time.Duration
+	root, admin, adm, config string
+	initFlags                []string
+	joinCommand              string
+	initToReady              time.Duration
+	results                  map[string]bool
+	order                    []string
+}
+
+// begin records the test's outcome for the suite's summary line.
+func begin(t *testing.T) {
+	t.Helper()
+	if suite.results == nil {
+		suite.results = map[string]bool{}
+	}
+	name := t.Name()
+	suite.order = append(suite.order, name)
+	t.Cleanup(func() { suite.results[name] = !t.Failed() })
+}
+
+func summary(extra map[string]bool) (passed, failed int) {
+	for _, name := range suite.order {
+		if suite.results[name] {
+			passed++
+		} else {
+			failed++
+			fmt.Printf("e2e/cluster: FAILED %s\n", name)
+		}
+	}
+	for name, ok := range extra {
+		if ok {
+			passed++
+		} else {
+			failed++
+			fmt.Printf("e2e/cluster: FAILED %s\n", name)
+		}
+	}
+	return passed, failed
 }
 
 func TestMain(m *testing.M) {
@@ -49,15 +108,54 @@ func run(m *testing.M) int {
 		return 1
 	}
 	suite.root, suite.adm, suite.admin = root, adm, filepath.Join(root, "etc/trireme/admin.conf")
-	defer teardown()
+	// The machine is cleaned up even when the suite is interrupted or hangs: go
+	// test's -timeout kills the binary without running deferred code, so the
+	// suite stops itself first.
+	var once sync.Once
+	abort := func(why string) {
+		once.Do(func() {
+			fmt.Printf("e2e/cluster: %s: resetting the cluster\n", why)
+			dumpLogs()
+			if err := teardown(); err != nil {
+				fmt.Println(err)
+			}
+			os.Exit(1)
+		})
+	}
+	watchdog := time.AfterFunc(suiteTimeout, func() { abort(fmt.Sprintf("suite still running after %s", suiteTimeout)) })
+	defer watchdog.Stop()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() { abort(fmt.Sprint("signal ", <-sigs)) }()
+	code := 0
+	extra := map[string]bool{}
 	if err := setup(); err != nil {
 		fmt.Println("e2e/cluster setup:", err)
 		dumpLogs()
-		return 1
+		extra["setup (triremeadm init --single-node)"] = false
+		code = 1
+	} else {
+		extra["setup (triremeadm init --single-node)"] = true
+		code = m.Run()
+		if code != 0 {
+			dumpLogs()
+		}
 	}
-	code := m.Run()
-	if code != 0 {
-		dumpLogs()
+	watchdog.Stop()
+	signal.Stop(sigs)
+	var resetErr error
+	once.Do(func() { resetErr = teardown() })
+	if err := resetErr; err != nil {
+		fmt.Printf("e2e/cluster: reset left something behind:\n%v\n", err)
+		extra["reset (nothing left behind)"] = false
+		code = 1
+	} else {
+		extra["reset (nothing left behind)"] = true
+	}
+	passed, failed := summary(extra)
+	fmt.Printf("e2e/cluster: %d passed, %d failed\n", passed, failed)
+	if failed > 0 && code == 0 {
+		code = 1
 	}
 	return code
 }
@@ -66,17 +164,30 @@ func admArgs(args ...string) []string {
 	return append(args, "--root-dir", suite.root)
 }
 
+// suiteTimeout bounds the whole suite, below the Makefile's go test -timeout.
+const suiteTimeout = 15 * time.Minute
+
 func setup() error {
+	// What an interrupted earlier run may have left (the names are the suite's own).
+	for _, w := range []string{"trclw1", "trclw2"} {
+		_ = exec.Command("ip", "netns", "delete", w).Run()
+	}
+	_ = exec.Command("ip", "link", "delete", hostBridge).Run()
+	suite.config = filepath.Join(suite.root, "triremeadm.yaml")
+	if err := os.WriteFile(suite.config, []byte(clusterConfig), 0o600); err != nil {
+		return err
+	}
 	for _, c := range [][]string{
 		{"ip", "link", "add", hostBridge, "type", "bridge"},
-		{"ip", "addr", "add", nodeIP + "/32", "dev", hostBridge},
+		{"ip", "addr", "add", nodeIP + "/24", "dev", hostBridge},
 		{"ip", "link", "set", hostBridge, "up"},
 	} {
 		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
 			return fmt.Errorf("%v: %w: %s", c, err, out)
 		}
 	}
-	flags := []string{"--apiserver-advertise-address", nodeIP, "--node-name", nodeName}
+	flags := []string{"--apiserver-advertise-address", nodeIP, "--node-name", nodeName, "--config", suite.config}
+	suite.initFlags = flags
 	if out, err := exec.Command(suite.adm, admArgs(append([]string{"init", "phase", "container-runtime"}, flags...)...)...).CombinedOutput(); err != nil {
 		return fmt.Errorf("container-runtime: %w\n%s", err, out)
 	}
@@ -90,6 +201,15 @@ func setup() error {
 	if err != nil {
 		return fmt.Errorf("init: %w\n%s", err, out)
 	}
+	for _, l := range strings.Split(string(out), "\n") {
+		l = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l), "\\"))
+		switch {
+		case strings.HasPrefix(l, "triremeadm join "):
+			suite.joinCommand = l
+		case suite.joinCommand != "" && strings.HasPrefix(l, "--discovery-token-ca-cert-hash"):
+			suite.joinCommand += " " + l
+		}
+	}
 	if _, err := kubectl("wait", "--for=condition=Ready", "node/"+nodeName, "--timeout=120s"); err != nil {
 		return err
 	}
@@ -98,16 +218,87 @@ func setup() error {
 	return nil
 }
 
-func teardown() {
+// teardown resets the cluster (workers first), removes the bridge and checks
+// that nothing of the cluster is left: no process, mount, nftables table or
+// iptables chain of the proxy, CNI bridge, pod log or file below the root.
+func teardown() error {
+	var problems []string
+	teardownWorkers()
 	out, err := exec.Command(suite.adm, admArgs("reset", "-f")...).CombinedOutput()
 	if err != nil {
-		fmt.Printf("e2e/cluster: reset: %v\n%s", err, out)
+		problems = append(problems, fmt.Sprintf("reset: %v\n%s", err, out))
 	}
 	if leftovers := processesBelow(suite.root); len(leftovers) > 0 {
-		fmt.Printf("e2e/cluster: processes left after reset: %v\n", leftovers)
+		problems = append(problems, fmt.Sprintf("processes: %v", leftovers))
+		for _, l := range leftovers {
+			if pid, err := strconv.Atoi(strings.Fields(l)[0]); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+	if mounts := mountsBelow(suite.root); len(mounts) > 0 {
+		problems = append(problems, fmt.Sprintf("mounts: %v", mounts))
+	}
+	if out, _ := exec.Command("nft", "list", "tables").CombinedOutput(); strings.Contains(string(out), "trireme") || strings.Contains(string(out), "kube-proxy") {
+		problems = append(problems, fmt.Sprintf("nftables: %s", out))
+	}
+	if out, _ := exec.Command("iptables-save").CombinedOutput(); strings.Contains(string(out), "KUBE-") || strings.Contains(string(out), "TRIREME") {
+		problems = append(problems, "iptables chains of the proxy are left")
+	}
+	if _, err := net.InterfaceByName("trireme0"); err == nil {
+		problems = append(problems, "the CNI bridge trireme0 is left")
+	}
+	if files := filesBelow(suite.root, suite.config); len(files) > 0 {
+		problems = append(problems, fmt.Sprintf("files: %v", files))
 	}
 	_ = exec.Command("ip", "link", "delete", hostBridge).Run()
+	for _, m := range mountsBelow(suite.root) {
+		_ = syscall.Unmount(m, syscall.MNT_DETACH)
+	}
 	_ = os.RemoveAll(suite.root)
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	return nil
+}
+
+// mountsBelow lists the mount points below dir.
+func mountsBelow(dir string) []string {
+	data, _ := os.ReadFile("/proc/self/mountinfo")
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+			out = append(out, f[4])
+		}
+	}
+	return out
+}
+
+// filesBelow lists the regular files and symlinks below dir that reset should
+// have removed: all but the suite's own (keep), the logs under /var/log/trireme
+// and containerd's root with the imported images, which reset keeps as kubeadm
+// does.
+func filesBelow(dir string, keep ...string) []string {
+	var out []string
+	kept := func(p string) bool {
+		return strings.HasSuffix(p, "/var/log/trireme") || strings.HasSuffix(p, "/var/lib/containerd")
+	}
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			if d != nil && d.IsDir() && kept(p) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		for _, k := range keep {
+			if p == k {
+				return nil
+			}
+		}
+		out = append(out, p)
+		return nil
+	})
+	return out
 }
 
 func dumpLogs() {

@@ -48,7 +48,7 @@ func NewCommand(out, errOut io.Writer) *cobra.Command {
 	_ = cmd.PersistentFlags().MarkHidden("root-dir")
 	cmd.AddCommand(
 		newInitCommand(g, out),
-		newJoinCommand(),
+		newJoinCommand(g, out),
 		newResetCommand(g, out),
 		newTokenCommand(g, out),
 		newCertsCommand(g, out),

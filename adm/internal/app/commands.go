@@ -26,16 +26,6 @@ import (
 	"trireme.dev/adm/internal/workflow"
 )
 
-func newJoinCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "join <host:port>",
-		Short: "Join this machine to a cluster as a worker node (not available yet)",
-		RunE: func(*cobra.Command, []string) error {
-			return fmt.Errorf("join: %w: it needs the Trireme kubelet, which is not part of the repository yet", workflow.ErrNotAvailable)
-		},
-	}
-}
-
 func newResetCommand(g *global, out io.Writer) *cobra.Command {
 	var (
 		certDir     string

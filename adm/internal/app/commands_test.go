@@ -38,7 +38,7 @@ func TestCommandErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"init", "--skip-phases", "nope", "--apiserver-advertise-address", "127.0.0.1"}, `unknown phase "nope"`},
-		{[]string{"join", "10.0.0.1:6443"}, "not available yet"},
+		{[]string{"join", "10.0.0.1:6443"}, "--token is required"},
 		{[]string{"init", "phase", "certs", "--service-cidr", "bad", "--apiserver-advertise-address", "127.0.0.1"}, "networking.serviceSubnet"},
 		{[]string{"token", "delete", "x!", "--kubeconfig", "/nonexistent"}, "kubeconfig"},
 	}

@@ -2,9 +2,7 @@ package app
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +22,7 @@ import (
 
 	"trireme.dev/adm/internal/clusterphases"
 	"trireme.dev/adm/internal/containerd"
+	"trireme.dev/adm/internal/discovery"
 	"trireme.dev/adm/internal/kubeconfig"
 	"trireme.dev/adm/internal/kubelet"
 	"trireme.dev/adm/internal/options"
@@ -504,10 +503,7 @@ func (d *initData) addon(ctx context.Context, s *workflow.Status) error {
 }
 
 // CAHash is the --discovery-token-ca-cert-hash of a CA certificate.
-func CAHash(ca *x509.Certificate) string {
-	sum := sha256.Sum256(ca.RawSubjectPublicKeyInfo)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+func CAHash(ca *x509.Certificate) string { return discovery.CAHash(ca) }
 
 func printSuccess(out io.Writer, cfg *options.Config, tokens []string) error {
 	ca, err := pki.Load(cfg.PKIDir(), pki.CA)

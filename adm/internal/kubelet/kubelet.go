@@ -45,27 +45,46 @@ func Configuration(cfg *options.Config, cgroupV1 bool) (*kubeletv1beta1.KubeletC
 	if err != nil {
 		return nil, err
 	}
-	kc := &kubeletv1beta1.KubeletConfiguration{
-		TypeMeta:      metav1.TypeMeta{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration"},
-		StaticPodPath: cfg.Paths.ManifestsDir(),
-		ClusterDNS:    []string{dns},
-		ClusterDomain: cfg.Cluster.Networking.DNSDomain,
-		Authentication: kubeletv1beta1.KubeletAuthentication{
-			X509:      kubeletv1beta1.KubeletX509Authentication{ClientCAFile: filepath.Join(cfg.PKIDir(), "ca.crt")},
-			Webhook:   kubeletv1beta1.KubeletWebhookAuthentication{Enabled: ptr.To(true)},
-			Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: ptr.To(false)},
-		},
-		Authorization:            kubeletv1beta1.KubeletAuthorization{Mode: kubeletv1beta1.KubeletAuthorizationModeWebhook},
-		CgroupDriver:             "cgroupfs",
-		ContainerRuntimeEndpoint: "unix://" + cfg.Paths.ContainerdSocket(),
-		RotateCertificates:       true,
-		FailSwapOn:               ptr.To(false),
-		HealthzBindAddress:       "127.0.0.1",
+	kc := &kubeletv1beta1.KubeletConfiguration{}
+	if cfg.Kubelet != nil {
+		kc = cfg.Kubelet.DeepCopy()
 	}
-	if cgroupV1 {
+	// The user's document wins over triremeadm's choices, as in kubeadm.
+	kc.TypeMeta = metav1.TypeMeta{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration"}
+	setString(&kc.StaticPodPath, cfg.Paths.ManifestsDir())
+	if len(kc.ClusterDNS) == 0 {
+		kc.ClusterDNS = []string{dns}
+	}
+	setString(&kc.ClusterDomain, cfg.Cluster.Networking.DNSDomain)
+	setString(&kc.Authentication.X509.ClientCAFile, filepath.Join(cfg.PKIDir(), "ca.crt"))
+	if kc.Authentication.Webhook.Enabled == nil {
+		kc.Authentication.Webhook.Enabled = ptr.To(true)
+	}
+	if kc.Authentication.Anonymous.Enabled == nil {
+		kc.Authentication.Anonymous.Enabled = ptr.To(false)
+	}
+	if kc.Authorization.Mode == "" {
+		kc.Authorization.Mode = kubeletv1beta1.KubeletAuthorizationModeWebhook
+	}
+	setString(&kc.CgroupDriver, "cgroupfs")
+	setString(&kc.ContainerRuntimeEndpoint, "unix://"+cfg.Paths.ContainerdSocket())
+	// Below a test root the containers' logs stay below it too.
+	setString(&kc.PodLogsDir, cfg.Paths.In("/var/log/pods"))
+	kc.RotateCertificates = true
+	if kc.FailSwapOn == nil {
+		kc.FailSwapOn = ptr.To(false)
+	}
+	setString(&kc.HealthzBindAddress, "127.0.0.1")
+	if cgroupV1 && kc.FailCgroupV1 == nil {
 		kc.FailCgroupV1 = ptr.To(false)
 	}
 	return kc, nil
+}
+
+func setString(field *string, value string) {
+	if *field == "" {
+		*field = value
+	}
 }
 
 // Write writes the KubeletConfiguration and returns its path.

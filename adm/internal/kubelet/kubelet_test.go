@@ -57,3 +57,44 @@ func TestConfiguration(t *testing.T) {
 		t.Errorf("command %s", cmd)
 	}
 }
+
+func TestConfigurationFromUserDocument(t *testing.T) {
+	root := t.TempDir()
+	cfg, err := (&options.Init{}).Resolve(nil, root, options.Environment{
+		Hostname:          func() (string, error) { return "n1", nil },
+		DefaultAddress:    func() (net.IP, error) { return net.ParseIP("10.0.0.2"), nil },
+		DefaultK8sVersion: "v1.37.0",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hundred := int32(100)
+	cfg.Kubelet = &kubeletv1beta1.KubeletConfiguration{
+		EvictionHard:                map[string]string{"nodefs.available": "1%"},
+		ImageGCHighThresholdPercent: &hundred,
+		ClusterDomain:               "example.org",
+	}
+	kc, err := Configuration(cfg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		field     string
+		got, want any
+	}{
+		{"evictionHard (user)", kc.EvictionHard["nodefs.available"], "1%"},
+		{"imageGCHighThresholdPercent (user)", *kc.ImageGCHighThresholdPercent, int32(100)},
+		{"clusterDomain (user wins)", kc.ClusterDomain, "example.org"},
+		{"staticPodPath (triremeadm)", kc.StaticPodPath, root + "/etc/trireme/manifests"},
+		{"podLogsDir below the root", kc.PodLogsDir, root + "/var/log/pods"},
+		{"kind", kc.Kind, "KubeletConfiguration"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s = %v, want %v", tt.field, tt.got, tt.want)
+		}
+	}
+	if cfg.Kubelet.StaticPodPath != "" {
+		t.Error("Configuration changed the user's document")
+	}
+}

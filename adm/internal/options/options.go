@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"trireme.dev/api/config/v1alpha1"
 
 	"trireme.dev/adm/internal/kubeconfig"
@@ -47,7 +48,7 @@ type Init struct {
 
 // AddFlags registers kubeadm's init flags on fs.
 func (o *Init) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.ConfigFile, "config", "", "Path to a triremeadm configuration file (InitConfiguration and ClusterConfiguration of "+v1alpha1.APIVersion+"); flags override it.")
+	fs.StringVar(&o.ConfigFile, "config", "", "Path to a triremeadm configuration file (InitConfiguration and ClusterConfiguration of "+v1alpha1.APIVersion+", optionally a KubeletConfiguration); flags override it.")
 	fs.StringVar(&o.AdvertiseAddress, "apiserver-advertise-address", "", "The IP address the apiserver advertises; default the address of the default route's interface.")
 	fs.Int32Var(&o.BindPort, "apiserver-bind-port", v1alpha1.DefaultAPIBindPort, "The port the apiserver listens on.")
 	fs.StringSliceVar(&o.CertSANs, "apiserver-cert-extra-sans", nil, "Extra Subject Alternative Names (IPs or DNS names) for the apiserver serving certificate.")
@@ -71,6 +72,9 @@ func (o *Init) AddFlags(fs *pflag.FlagSet) {
 type Config struct {
 	Init    *v1alpha1.InitConfiguration
 	Cluster *v1alpha1.ClusterConfiguration
+	// Kubelet is the file's KubeletConfiguration, if any: the base of the
+	// configuration triremeadm writes for the kubelet.
+	Kubelet *kubeletv1beta1.KubeletConfiguration
 	// Paths places every file, below --root-dir in tests.
 	Paths paths.Paths
 	// SingleNode leaves the node schedulable.
@@ -93,10 +97,15 @@ func HostEnvironment() Environment {
 // in fs, static and dynamic defaults, then validates it.
 func (o *Init) Resolve(fs *pflag.FlagSet, root string, env Environment) (*Config, error) {
 	init, cluster := &v1alpha1.InitConfiguration{}, &v1alpha1.ClusterConfiguration{}
+	var kubelet *kubeletv1beta1.KubeletConfiguration
 	if o.ConfigFile != "" {
 		data, err := os.ReadFile(o.ConfigFile)
 		if err != nil {
 			return nil, fmt.Errorf("read --config: %w", err)
+		}
+		data, kubelet, err = SplitComponentConfigs(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", o.ConfigFile, err)
 		}
 		docs, err := v1alpha1.Decode(data)
 		if err != nil {
@@ -190,7 +199,7 @@ func (o *Init) Resolve(fs *pflag.FlagSet, root string, env Environment) (*Config
 	if err := errs.ToAggregate(); err != nil {
 		return nil, fmt.Errorf("invalid configuration: %w", err)
 	}
-	return &Config{Init: init, Cluster: cluster, Paths: paths.Paths{Root: root}, SingleNode: o.SingleNode}, nil
+	return &Config{Init: init, Cluster: cluster, Kubelet: kubelet, Paths: paths.Paths{Root: root}, SingleNode: o.SingleNode}, nil
 }
 
 // PKIDir is the certificates directory, below the root.

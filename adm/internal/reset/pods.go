@@ -22,8 +22,9 @@ import (
 // runs, through CRI, so that their containers end, their network namespaces and
 // CNI allocations are released and their mounts go before containerd stops (a
 // container outlives a stopped containerd under its shim). It returns how many it
-// removed; a socket nobody serves is no error.
-func RemovePods(ctx context.Context, socket string) (int, error) {
+// removed; a socket nobody serves is no error. The kubelet's log directory of each
+// removed pod (podLogsDir/<namespace>_<name>_<uid>) goes too, when podLogsDir is set.
+func RemovePods(ctx context.Context, socket, podLogsDir string) (int, error) {
 	if c, err := net.DialTimeout("unix", socket, time.Second); err != nil {
 		return 0, nil
 	} else {
@@ -53,6 +54,12 @@ func RemovePods(ctx context.Context, socket string) (int, error) {
 			continue
 		}
 		n++
+		if md := sb.GetMetadata(); podLogsDir != "" && md != nil && md.Uid != "" {
+			dir := filepath.Join(podLogsDir, md.Namespace+"_"+md.Name+"_"+md.Uid)
+			if err := os.RemoveAll(dir); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	return n, errors.Join(errs...)
 }

@@ -21,7 +21,7 @@ import (
 var Supervised = []string{"kubelet", "containerd"}
 
 // Kubeconfigs are the kubeconfig files init writes.
-var Kubeconfigs = []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf", "kubelet.conf"}
+var Kubeconfigs = []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf", "kubelet.conf", "bootstrap-kubelet.conf"}
 
 // Inputs names what to remove.
 type Inputs struct {
@@ -35,7 +35,12 @@ func Targets(in Inputs) []string {
 	p := in.Paths
 	out := []string{p.ManifestsDir(), in.PKIDir, in.EtcdDataDir, p.KubeletDir(), p.ContainerdDir(),
 		filepath.Dir(p.CNITemplate()), filepath.Join(p.CNIConfDir(), containerd.GeneratedCNIConfig),
-		filepath.Join(p.CNIDataDir(), "trireme")}
+		filepath.Join(p.CNIDataDir(), "trireme"),
+		// containerd leaves its sockets behind when it stops.
+		p.ContainerdSocket(), p.ContainerdSocket() + ".ttrpc",
+		// The containers' logs, as the kubelet-start phase configures them (the
+		// kubelet keeps those of deleted pods until its garbage collection).
+		p.In("/var/log/pods")}
 	for _, k := range Kubeconfigs {
 		out = append(out, p.Kubeconfig(k))
 	}
@@ -50,7 +55,7 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 	for _, name := range Supervised {
 		if name == "containerd" {
 			// The kubelet is stopped, so nothing recreates the pods now.
-			n, err := RemovePods(ctx, in.Paths.ContainerdSocket())
+			n, err := RemovePods(ctx, in.Paths.ContainerdSocket(), in.Paths.In("/var/log/pods"))
 			if err != nil {
 				errs = append(errs, err)
 			}

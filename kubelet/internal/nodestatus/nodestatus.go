@@ -98,16 +98,22 @@ func New(cfg Config, client kubernetes.Interface, runtime cri.RuntimeService, im
 // Run registers the node (retrying until it succeeds), then updates its
 // status and renews its lease until ctx ends.
 func (m *Manager) Run(ctx context.Context) error {
-	backoff := wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Steps: 1 << 30, Cap: 7 * time.Second}
-	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
-		if err := m.register(ctx); err != nil {
-			m.log.Error(err, "Register node failed; retrying")
-			return false, nil
+	// A plain loop, not wait.Backoff: a Backoff whose Duration reaches its Cap
+	// stops stepping, which gave up registration after ~15 s when the apiserver
+	// (a static pod of this very kubelet) took longer to come up.
+	delay := 500 * time.Millisecond
+	for {
+		err := m.register(ctx)
+		if err == nil {
+			break
 		}
-		return true, nil
-	})
-	if err != nil {
-		return err
+		m.log.Error(err, "Register node failed; retrying", "after", delay)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 7*time.Second)
 	}
 	m.log.Info("Registered node", "node", m.cfg.NodeName)
 	go m.watchNode(ctx)

@@ -1,0 +1,239 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
+	"trireme.dev/api/config/v1alpha1"
+
+	"trireme.dev/adm/internal/clusterphases"
+	"trireme.dev/adm/internal/discovery"
+	"trireme.dev/adm/internal/kubeconfig"
+	"trireme.dev/adm/internal/kubelet"
+	"trireme.dev/adm/internal/options"
+	"trireme.dev/adm/internal/paths"
+	"trireme.dev/adm/internal/pki"
+	"trireme.dev/adm/internal/supervisor"
+	"trireme.dev/adm/internal/workflow"
+)
+
+// BootstrapKubeconfig is the kubelet's bootstrap kubeconfig (the token's
+// credentials) that join writes, as kubeadm's bootstrap-kubelet.conf.
+const BootstrapKubeconfig = "bootstrap-kubelet.conf"
+
+// joinData is the state join's phases share.
+type joinData struct {
+	g                  *global
+	endpoint           string
+	token              string
+	hashes             []string
+	skipCAVerification bool
+	nodeName, nodeIP   string
+	configFile         string
+	timeout            time.Duration
+
+	found *discovery.Result
+	cfg   *options.Config
+}
+
+func newJoinCommand(g *global, out io.Writer) *cobra.Command {
+	d := &joinData{g: g}
+	cmd := &cobra.Command{
+		Use:   "join <host:port>",
+		Short: "Join this machine to a cluster as a worker node",
+		Long: "Join this machine to a cluster as a worker node: discover the cluster through kube-public/cluster-info " +
+			"(signed for the token, its CA pinned by --discovery-token-ca-cert-hash), start containerd, and start the " +
+			"kubelet, which gets its client certificate through a CSR (TLS bootstrap).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d.endpoint = args[0]
+			if d.token == "" {
+				return errors.New("--token is required")
+			}
+			phases := []workflow.Phase{
+				{Name: "preflight", Short: "Check that this machine can join", Run: d.preflight},
+				{Name: "discovery", Short: "Find and trust the cluster through kube-public/cluster-info", Run: d.discover},
+				{Name: "container-runtime", Short: "Configure and start containerd", Run: d.containerRuntime},
+				{Name: "kubelet-start", Short: "Write the kubelet's configuration and bootstrap kubeconfig and start it", Run: d.kubeletStart},
+				{Name: "kubelet-tls-bootstrap", Short: "Wait for the kubelet's client certificate and its Node", Run: d.waitBootstrap},
+			}
+			if err := workflow.NewRunner(out).Run(cmd.Context(), phases, nil); err != nil {
+				return fmt.Errorf("%w\n\n`triremeadm reset` undoes what join did", err)
+			}
+			fmt.Fprintf(out, "\nThis node has joined the cluster as %s. See it with `kubectl get nodes` on the control plane.\n", d.cfg.NodeName())
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&d.token, "token", "", "The bootstrap token (for discovery and the kubelet's TLS bootstrap).")
+	fs.StringSliceVar(&d.hashes, "discovery-token-ca-cert-hash", nil, "Pins the cluster CA: sha256:<hex of its SubjectPublicKeyInfo>, as init prints it.")
+	fs.BoolVar(&d.skipCAVerification, "discovery-token-unsafe-skip-ca-verification", false, "Trust whichever CA cluster-info names.")
+	fs.StringVar(&d.nodeName, "node-name", "", "The node's name; default the host name.")
+	fs.StringVar(&d.nodeIP, "node-ip", "", "The node's InternalIP; default the address of the default route's interface.")
+	fs.StringVar(&d.configFile, "config", "", "A file with a KubeletConfiguration (kubelet.config.k8s.io/v1beta1) the kubelet's configuration starts from.")
+	fs.DurationVar(&d.timeout, "discovery-timeout", 5*time.Minute, "How long discovery may take.")
+	return cmd
+}
+
+func (d *joinData) preflight(_ context.Context, s *workflow.Status) error {
+	if os.Geteuid() != 0 {
+		return errors.New("join must run as root")
+	}
+	p := paths.Paths{Root: d.g.root}
+	if _, err := os.Stat(p.Kubeconfig("kubelet.conf")); err == nil {
+		return fmt.Errorf("%s exists: this machine is a node already (triremeadm reset first)", p.Kubeconfig("kubelet.conf"))
+	}
+	if d.nodeName == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return err
+		}
+		d.nodeName = strings.ToLower(h)
+	}
+	if d.nodeIP == "" {
+		ip, err := options.DefaultRouteAddress()
+		if err != nil {
+			return fmt.Errorf("node IP (set --node-ip): %w", err)
+		}
+		d.nodeIP = ip.String()
+	}
+	s.Printf("node %s at %s", d.nodeName, d.nodeIP)
+	return nil
+}
+
+func (d *joinData) discover(ctx context.Context, s *workflow.Status) error {
+	found, err := discovery.Discover(ctx, d.endpoint, d.token, d.hashes, d.skipCAVerification, d.timeout)
+	if err != nil {
+		return err
+	}
+	d.found = found
+	s.Printf("cluster-info signed for the token, CA %s, apiserver %s", discovery.CAHash(found.CA), found.Server)
+	bootstrap := kubeconfig.New("trireme", found.Server, found.CAPEM, "tls-bootstrap-token-user", nil, nil)
+	bootstrap.AuthInfos["tls-bootstrap-token-user"].Token = d.token
+	c, err := clientFromConfig(bootstrap)
+	if err != nil {
+		return err
+	}
+	cluster := &v1alpha1.ClusterConfiguration{}
+	cm, err := c.CoreV1().ConfigMaps(metav1.NamespaceSystem).Get(ctx, clusterphases.ConfigMapName, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("read kube-system/%s with the token: %w", clusterphases.ConfigMapName, err)
+	}
+	if err := yaml.Unmarshal([]byte(cm.Data[clusterphases.ConfigMapKey]), cluster); err != nil {
+		return fmt.Errorf("kube-system/%s: %w", clusterphases.ConfigMapName, err)
+	}
+	v1alpha1.SetDefaultsClusterConfiguration(cluster)
+	init := &v1alpha1.InitConfiguration{}
+	init.NodeRegistration.Name = d.nodeName
+	init.LocalAPIEndpoint.AdvertiseAddress = d.nodeIP
+	d.cfg = &options.Config{Init: init, Cluster: cluster, Paths: paths.Paths{Root: d.g.root}}
+	if d.configFile != "" {
+		data, err := os.ReadFile(d.configFile)
+		if err != nil {
+			return err
+		}
+		if _, d.cfg.Kubelet, err = options.SplitComponentConfigs(data); err != nil {
+			return fmt.Errorf("%s: %w", d.configFile, err)
+		}
+	}
+	if err := pki.WriteFile(d.cfg.Paths.In(cluster.CertificatesDir+"/ca.crt"), found.CAPEM, 0o644); err != nil {
+		return err
+	}
+	data, err := clientcmd.Write(*bootstrap)
+	if err != nil {
+		return err
+	}
+	path := d.cfg.Paths.Kubeconfig(BootstrapKubeconfig)
+	if err := pki.WriteFile(path, data, 0o600); err != nil {
+		return err
+	}
+	s.Printf("wrote the cluster CA and %s", path)
+	return nil
+}
+
+func clientFromConfig(cfg *clientcmdapi.Config) (kubernetes.Interface, error) {
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := clientcmd.RESTConfigFromKubeConfig(data)
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(rc)
+}
+
+func (d *joinData) containerRuntime(ctx context.Context, s *workflow.Status) error {
+	return startContainerd(ctx, d.cfg, s)
+}
+
+func (d *joinData) kubeletStart(_ context.Context, s *workflow.Status) error {
+	cfg := d.cfg
+	_, statErr := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+	kc, err := kubelet.Configuration(cfg, statErr != nil)
+	if err != nil {
+		return err
+	}
+	// A worker runs no static pods of triremeadm's, but the kubelet watches the
+	// directory as on every node.
+	if err := os.MkdirAll(cfg.Paths.ManifestsDir(), 0o755); err != nil {
+		return err
+	}
+	path, err := kubelet.Write(cfg, kc)
+	if err != nil {
+		return err
+	}
+	s.Printf("wrote %s", path)
+	binary, err := findBinary(kubelet.Binary)
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	command := append(kubelet.Command(binary, cfg), "--bootstrap-kubeconfig="+cfg.Paths.Kubeconfig(BootstrapKubeconfig))
+	pid, err := supervisor.Start(self, supervisor.Spec{Name: "kubelet", PIDFile: cfg.Paths.PIDFile("kubelet"),
+		LogFile: cfg.Paths.LogFile("kubelet"), Command: command}, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	s.Printf("started the kubelet under supervisor PID %d, logs in %s", pid, cfg.Paths.LogFile("kubelet"))
+	return nil
+}
+
+func (d *joinData) waitBootstrap(ctx context.Context, s *workflow.Status) error {
+	path := d.cfg.Paths.Kubeconfig("kubelet.conf")
+	start := time.Now()
+	deadline := start.Add(nodeTimeout)
+	for {
+		if rc, err := clientcmd.BuildConfigFromFlags("", path); err == nil {
+			if c, err := kubernetes.NewForConfig(rc); err == nil {
+				if _, err := c.CoreV1().Nodes().Get(ctx, d.cfg.NodeName(), metav1.GetOptions{}); err == nil {
+					s.Printf("the kubelet has its client certificate (%s) and Node %s registered after %s", path, d.cfg.NodeName(), time.Since(start).Round(100*time.Millisecond))
+					return nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the kubelet did not bootstrap within %s; see %s", nodeTimeout, d.cfg.Paths.LogFile("kubelet"))
+		}
+		s.Progress("waiting for the kubelet's TLS bootstrap (%s)", time.Since(start).Round(time.Second))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// busyboxImage is the trireme.dev/busybox image `make images` built, as the node
+// reports it.
+func busyboxImage(t *testing.T) string {
+	t.Helper()
+	images, err := kubectl("get", "node", nodeName, "-o", "jsonpath={.status.images[*].names[*]}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range strings.Fields(images) {
+		if strings.HasPrefix(n, "trireme.dev/busybox:") {
+			return n
+		}
+	}
+	t.Fatalf("no trireme.dev/busybox image on the node: %s", images)
+	return ""
+}
+
+// apply applies a manifest (a format string whose %[1]s is the busybox image).
+func apply(t *testing.T, manifest string) {
+	t.Helper()
+	if out, err := kubectlStdin(fmt.Sprintf(manifest, busyboxImage(t)), "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+// must runs kubectl and fails the test on error, printing what the namespace
+// holds.
+func must(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := kubectl(args...)
+	if err != nil {
+		state, _ := kubectl("get", "pods", "-A", "-o", "wide")
+		t.Fatalf("%v\n%s", err, state)
+	}
+	return out
+}
+
+// eventually retries f every second until it returns nil or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// execIn runs a shell command in a pod's container.
+func execIn(ns, pod, script string) (string, error) {
+	return kubectl("-n", ns, "exec", pod, "--", "sh", "-c", script)
+}
+
+// httpGet asks addr (host:port) for / from inside pod with nc (Debian's
+// busybox-static wget segfaults on any URL) and returns the body.
+func httpGet(ns, pod, host, port string) (string, error) {
+	out, err := execIn(ns, pod, fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 3 %s %s`, host, port))
+	if err != nil {
+		return "", err
+	}
+	_, body, ok := strings.Cut(out, "\r\n\r\n")
+	if !ok {
+		return "", fmt.Errorf("no HTTP response from %s:%s: %q", host, port, out)
+	}
+	return body, nil
+}
+
+// readyEndpoints lists the ready endpoint addresses of a Service, from its
+// EndpointSlices.
+func readyEndpoints(ns, service string) ([]string, error) {
+	out, err := kubectl("-n", ns, "get", "endpointslices", "-l", "kubernetes.io/service-name="+service, "-o", "json")
+	if err != nil {
+		return nil, err
+	}
+	var list struct {
+		Items []struct {
+			Endpoints []struct {
+				Addresses  []string `json:"addresses"`
+				Conditions struct {
+					Ready *bool `json:"ready"`
+				} `json:"conditions"`
+			} `json:"endpoints"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		return nil, err
+	}
+	var ips []string
+	for _, s := range list.Items {
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready == nil || *e.Conditions.Ready {
+				ips = append(ips, e.Addresses...)
+			}
+		}
+	}
+	return ips, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

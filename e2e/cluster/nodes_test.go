@@ -1,0 +1,317 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"trireme.dev/e2e/framework"
+)
+
+// worker is a node of the multi-node test: a network namespace with its own
+// address on the suite's bridge, its own root directory (containerd root, state
+// and socket, kubelet directory, CNI state, pod logs), joined with the command
+// init printed, its processes started through nsenter --net so that they share
+// this machine's mount namespace (the kubelet's volume mounts must be visible to
+// containerd).
+type worker struct {
+	name, netns, veth, ip, root string
+}
+
+var workers []*worker
+
+func newWorker(i int) *worker {
+	return &worker{
+		name:  fmt.Sprintf("trcl-w%d", i),
+		netns: fmt.Sprintf("trclw%d", i),
+		veth:  fmt.Sprintf("trclw%dh", i),
+		ip:    fmt.Sprintf("10.213.7.%d", i+1),
+		root:  filepath.Join(suite.root, fmt.Sprintf("w%d", i)),
+	}
+}
+
+func runCmd(args ...string) error {
+	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// in runs a command in the worker's network namespace only.
+func (w *worker) in(args ...string) *exec.Cmd {
+	return exec.Command("nsenter", append([]string{"--net=/var/run/netns/" + w.netns, "--"}, args...)...)
+}
+
+func (w *worker) create() error {
+	for _, c := range [][]string{
+		{"ip", "netns", "add", w.netns},
+		{"ip", "link", "add", w.veth, "type", "veth", "peer", "name", "eth0", "netns", w.netns},
+		{"ip", "link", "set", w.veth, "master", hostBridge, "up"},
+		{"ip", "-n", w.netns, "addr", "add", w.ip + "/24", "dev", "eth0"},
+		{"ip", "-n", w.netns, "link", "set", "eth0", "up"},
+		{"ip", "-n", w.netns, "link", "set", "lo", "up"},
+		{"ip", "netns", "exec", w.netns, "sysctl", "-qw", "net.ipv4.ip_forward=1"},
+	} {
+		if err := runCmd(c...); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(w.root, 0o755); err != nil {
+		return err
+	}
+	// The worker's containerd, first, to load the images `make images` built (as
+	// a machine with its images pulled), then the join itself reuses it.
+	out, err := w.in(suite.adm, "init", "phase", "container-runtime", "--root-dir", w.root,
+		"--apiserver-advertise-address", w.ip, "--node-name", w.name).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("container-runtime of %s: %w\n%s", w.name, err, out)
+	}
+	dir := filepath.Join(w.root, "images")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	images := filepath.Join(filepath.Dir(framework.BinDir()), "images")
+	for _, img := range []string{"pause", "busybox", "proxy", "coredns"} {
+		if err := os.Symlink(filepath.Join(images, img+".tar"), filepath.Join(dir, img+".tar")); err != nil {
+			return err
+		}
+	}
+	out, err = exec.Command(suite.adm, "images", "import", "--dir", dir,
+		"--containerd-socket", filepath.Join(w.root, "run/containerd/containerd.sock")).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("images import on %s: %w\n%s", w.name, err, out)
+	}
+	return os.RemoveAll(dir)
+}
+
+// join runs the exact join command init printed, in the worker's network
+// namespace, with the flags a test node needs (its root, name, address and the
+// suite's kubelet settings).
+func (w *worker) join() error {
+	f := strings.Fields(suite.joinCommand)
+	if len(f) < 3 || f[0] != "triremeadm" || f[1] != "join" {
+		return fmt.Errorf("init printed no join command (%q)", suite.joinCommand)
+	}
+	args := append([]string{suite.adm}, f[1:]...)
+	args = append(args, "--root-dir", w.root, "--node-name", w.name, "--node-ip", w.ip, "--config", suite.config)
+	out, err := w.in(args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+func (w *worker) reset() {
+	if _, err := os.Stat("/var/run/netns/" + w.netns); err == nil {
+		if out, err := w.in(suite.adm, "reset", "-f", "--root-dir", w.root).CombinedOutput(); err != nil {
+			fmt.Printf("e2e/cluster: reset %s: %v\n%s", w.name, err, out)
+		}
+	}
+	_ = exec.Command("ip", "netns", "delete", w.netns).Run()
+	_ = exec.Command("ip", "link", "delete", w.veth).Run()
+}
+
+// teardownWorkers resets the worker nodes of the multi-node test, if any.
+func teardownWorkers() {
+	for _, w := range workers {
+		w.reset()
+	}
+}
+
+// podCIDR is a node's pod range, once the controller-manager allocated it.
+func podCIDR(t *testing.T, node string) string {
+	t.Helper()
+	var cidr string
+	eventually(t, 60*time.Second, "pod CIDR of "+node, func() error {
+		out, err := kubectl("get", "node", node, "-o", "jsonpath={.spec.podCIDR}")
+		if err == nil && out == "" {
+			err = fmt.Errorf("no podCIDR yet")
+		}
+		cidr = out
+		return err
+	})
+	return cidr
+}
+
+const spread = `apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: everywhere, namespace: demo}
+spec:
+  selector: {matchLabels: {app: everywhere}}
+  template:
+    metadata: {labels: {app: everywhere}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      tolerations: [{operator: Exists}]
+      containers:
+      - name: web
+        image: %[1]s
+        command: ["sh", "-c", "mkdir -p /tmp/www; hostname > /tmp/www/index.html; exec httpd -f -p 8080 -h /tmp/www"]
+        ports: [{containerPort: 8080}]
+        readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: everywhere, namespace: demo}
+spec:
+  selector: {app: everywhere}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: mover, namespace: demo}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: mover}}
+  template:
+    metadata: {labels: {app: mover}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      nodeSelector: {trireme.dev/e2e-pool: movers}
+      tolerations:
+      - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 2}
+      - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 2}
+      containers:
+      - name: main
+        image: %[1]s
+        command: ["sleep", "3600"]
+`
+
+// TestMultiNode: two workers join with the command init printed; pod CIDRs are
+// routed between the nodes; a DaemonSet runs on all three; pods and Services
+// answer across nodes; a worker whose kubelet stops goes NotReady and its pods
+// are evicted and recreated on another node.
+func TestMultiNode(t *testing.T) {
+	begin(t)
+	for i := 1; i <= 2; i++ {
+		w := newWorker(i)
+		workers = append(workers, w)
+		start := time.Now()
+		if err := w.create(); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("e2e/cluster: %s: network namespace, containerd and image import: %s\n", w.name, time.Since(start).Round(100*time.Millisecond))
+	}
+	for _, w := range workers {
+		start := time.Now()
+		if err := w.join(); err != nil {
+			logs, _ := os.ReadFile(filepath.Join(w.root, "var/log/trireme/kubelet.log"))
+			t.Fatalf("%v\n%s", err, tail(string(logs), 30))
+		}
+		if _, err := kubectl("wait", "--for=condition=Ready", "node/"+w.name, "--timeout=120s"); err != nil {
+			logs, _ := os.ReadFile(filepath.Join(w.root, "var/log/trireme/kubelet.log"))
+			t.Fatalf("%v\n%s", err, tail(string(logs), 30))
+		}
+		fmt.Printf("e2e/cluster: triremeadm join to a Ready node (%s): %s\n", w.name, time.Since(start).Round(100*time.Millisecond))
+	}
+	// Routes between the nodes' pod ranges, as a cloud's route controller or a
+	// network plugin would set them.
+	cidrs := map[string]string{nodeName: podCIDR(t, nodeName)}
+	ips := map[string]string{nodeName: nodeIP}
+	for _, w := range workers {
+		cidrs[w.name], ips[w.name] = podCIDR(t, w.name), w.ip
+	}
+	for node, cidr := range cidrs {
+		if node != nodeName {
+			if err := runCmd("ip", "route", "replace", cidr, "via", ips[node], "dev", hostBridge); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, w := range workers {
+			if w.name != node {
+				if err := runCmd("ip", "-n", w.netns, "route", "replace", cidr, "via", ips[node], "dev", "eth0"); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	must(t, "label", "node", workers[1].name, "trireme.dev/e2e-pool=movers")
+	must(t, "label", "node", workers[0].name, "trireme.dev/e2e-pool=movers-later")
+	apply(t, spread)
+	if _, err := kubectl("-n", "demo", "rollout", "status", "daemonset/everywhere", "--timeout=120s"); err != nil {
+		out, _ := kubectl("get", "pods", "-A", "-o", "wide")
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out := must(t, "-n", "demo", "get", "pods", "-l", "app=everywhere", "-o", "jsonpath={range .items[*]}{.spec.nodeName} {.metadata.name} {.status.podIP}{\"\\n\"}{end}")
+	byNode := map[string][2]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if f := strings.Fields(l); len(f) == 3 {
+			byNode[f[0]] = [2]string{f[1], f[2]}
+		}
+	}
+	if len(byNode) != 3 {
+		t.Fatalf("DaemonSet pods on %d nodes, want 3:\n%s", len(byNode), out)
+	}
+	// Every node's pod reaches every other node's pod, and the Service.
+	svc := must(t, "-n", "demo", "get", "service", "everywhere", "-o", "jsonpath={.spec.clusterIP}")
+	for from, src := range byNode {
+		for to, dst := range byNode {
+			if from == to {
+				continue
+			}
+			eventually(t, 30*time.Second, fmt.Sprintf("pod on %s to pod on %s", from, to), func() error {
+				body, err := httpGet("demo", src[0], dst[1], "8080")
+				if err == nil && body != dst[0]+"\n" {
+					err = fmt.Errorf("answered %q, want %s", body, dst[0])
+				}
+				return err
+			})
+		}
+		seen := map[string]bool{}
+		eventually(t, 60*time.Second, "Service from "+from+" reaching pods on every node", func() error {
+			body, err := httpGet("demo", src[0], svc, "80")
+			if err != nil {
+				return err
+			}
+			seen[strings.TrimSpace(body)] = true
+			if len(seen) < 3 {
+				return fmt.Errorf("answers so far from %v", seen)
+			}
+			return nil
+		})
+	}
+	// Stop the second worker's kubelet: its node goes NotReady and the mover is
+	// evicted and recreated on the other worker.
+	must(t, "-n", "demo", "rollout", "status", "deployment/mover", "--timeout=60s")
+	if n := must(t, "-n", "demo", "get", "pods", "-l", "app=mover", "-o", "jsonpath={.items[0].spec.nodeName}"); n != workers[1].name {
+		t.Fatalf("mover on %s, want %s", n, workers[1].name)
+	}
+	must(t, "label", "node", workers[0].name, "trireme.dev/e2e-pool=movers", "--overwrite")
+	pidFile := filepath.Join(workers[1].root, "var/run/trireme/kubelet.pid")
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 120*time.Second, workers[1].name+" NotReady", func() error {
+		s, err := kubectl("get", "node", workers[1].name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+		if err == nil && s == "True" {
+			err = fmt.Errorf("still Ready")
+		}
+		return err
+	})
+	eventually(t, 120*time.Second, "mover recreated on "+workers[0].name, func() error {
+		out, err := kubectl("-n", "demo", "get", "pods", "-l", "app=mover", "-o", `jsonpath={range .items[*]}{.spec.nodeName}/{.status.conditions[?(@.type=="Ready")].status} {end}`)
+		if err == nil && !strings.Contains(out, workers[0].name+"/True") {
+			err = fmt.Errorf("mover pods: %s", out)
+		}
+		return err
+	})
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
