@@ -140,11 +140,7 @@ func run(ctx context.Context, o *options.Options) error {
 	switch mode {
 	case kubeproxy.ModeNFTables:
 		ncfg := nftables.Config{Family: fam, ClusterCIDR: clusterCIDR, MasqueradeAll: c.NFTables.MasqueradeAll, MasqueradeBit: int(masqBit)}
-		nft, err := nftables.NewInterface(ncfg)
-		if err != nil {
-			return err
-		}
-		be = nftables.New(ncfg, nft)
+		be = nftables.New(ncfg, nftables.NewNetlink(ncfg))
 	default:
 		be = iptables.New(iptables.Config{Family: fam, ClusterCIDR: clusterCIDR, MasqueradeAll: c.IPTables.MasqueradeAll, MasqueradeBit: int(masqBit)},
 			iptables.Commands{IPv6: fam == model.IPv6})
@@ -237,9 +233,8 @@ func serve(ctx context.Context, addr string, h http.Handler, errs chan<- error) 
 func cleanup(ctx context.Context, fam model.Family) error {
 	log := logr.FromContextOrDiscard(ctx)
 	var errs []error
-	if nft, err := nftables.NewInterface(nftables.Config{Family: fam}); err != nil {
-		log.Info("Skipping nftables cleanup", "reason", err.Error())
-	} else if err := nftables.New(nftables.Config{Family: fam}, nft).Cleanup(ctx); err != nil {
+	ncfg := nftables.Config{Family: fam}
+	if err := nftables.New(ncfg, nftables.NewNetlink(ncfg)).Cleanup(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	if err := iptables.New(iptables.Config{Family: fam}, iptables.Commands{IPv6: fam == model.IPv6}).Cleanup(ctx); err != nil {
