@@ -182,6 +182,17 @@ func msgType(m int) uint16 { return uint16(unix.NFNL_SUBSYS_NFTABLES<<8 | m) }
 const maxElemBytes = 60000
 
 func (e *encoder) batch(tx *Transaction) error {
+	// Size the buffer once: growing a buffer of tens of megabytes by
+	// doubling costs copies and garbage.
+	size := 4096
+	for _, o := range tx.ops {
+		if _, ok := o.obj.(*knftables.Rule); ok {
+			size += 400
+		} else {
+			size += 80
+		}
+	}
+	e.buf = make([]byte, 0, size)
 	e.end(e.begin(unix.NFNL_MSG_BATCH_BEGIN, 0))
 	ops := tx.ops
 	for i := 0; i < len(ops); {

@@ -57,6 +57,10 @@ type piece struct {
 	chains map[string][]string
 	sets   map[string]int32 // affinity set name -> timeout seconds
 	elems  []element
+	// private are elements no other port can want (endpoints-map keys
+	// are handed out per port), diffed against the port's previous piece
+	// instead of going through the owners bookkeeping.
+	private []element
 	// hairpin are the endpoint IPs this port puts in the hairpin set,
 	// which many ports share: the set holds an IP while any port needs it.
 	hairpin []netip.Addr
@@ -89,7 +93,7 @@ type Proxier struct {
 	// value each wants; what is written is the value of the first owner by
 	// name, so that two Services claiming one external IP resolve the same
 	// way on every node and every sync.
-	owners  map[elemKey]map[model.ServicePortName]string
+	owners  map[elemKey][]owner
 	written map[elemKey]string
 	// hairpinRefs counts, per endpoint IP, the ports that need it.
 	hairpinRefs map[netip.Addr]int32
@@ -111,6 +115,12 @@ type Proxier struct {
 const maxKey = 1 << 30
 
 type elemKey struct{ set, key string }
+
+// owner is a port that wants a shared element, and the value it wants.
+type owner struct {
+	name  model.ServicePortName
+	value string
+}
 
 // New returns a Proxier that writes through w: a Netlink writer, or Exec
 // around the nft binary or knftables.NewFake for tests.
@@ -153,7 +163,7 @@ func (p *Proxier) newTransaction() *Transaction {
 
 func (p *Proxier) reset() {
 	p.pieces = map[model.ServicePortName]*piece{}
-	p.owners = map[elemKey]map[model.ServicePortName]string{}
+	p.owners = map[elemKey][]owner{}
 	p.written = map[elemKey]string{}
 	p.hairpinRefs = map[netip.Addr]int32{}
 	p.nodeIPs = nil
@@ -229,33 +239,28 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 	}
 
 	// New owners of shared elements.
-	owners := make(map[elemKey]map[model.ServicePortName]string)
+	owners := make(map[elemKey][]owner)
 	touched := map[elemKey]bool{}
-	ownersFor := func(k elemKey) map[model.ServicePortName]string {
-		if o, ok := owners[k]; ok {
-			return o
-		}
-		o := map[model.ServicePortName]string{}
-		if !full {
-			for n, v := range p.owners[k] {
-				o[n] = v
-			}
-		}
-		owners[k] = o
-		return o
-	}
 	for _, n := range names {
 		if old := p.pieces[n]; old != nil && !full {
 			for _, e := range old.elems {
 				k := elemKey{e.set, e.key}
-				delete(ownersFor(k), n)
+				o, ok := owners[k]
+				if !ok {
+					o = slices.Clone(p.owners[k])
+				}
+				owners[k] = slices.DeleteFunc(o, func(x owner) bool { return x.name == n })
 				touched[k] = true
 			}
 		}
 		if np := newPieces[n]; np != nil {
 			for _, e := range np.elems {
 				k := elemKey{e.set, e.key}
-				ownersFor(k)[n] = e.value
+				o, ok := owners[k]
+				if !ok && !full {
+					o = slices.Clone(p.owners[k])
+				}
+				owners[k] = append(o, owner{n, e.value})
 				touched[k] = true
 			}
 		}
@@ -265,8 +270,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 		if len(o) == 0 {
 			return "", false
 		}
-		first := slices.MinFunc(slices.Collect(mapsKeys(o)), model.Compare)
-		return o[first], true
+		return slices.MinFunc(o, func(a, b owner) int { return model.Compare(a.name, b.name) }).value, true
 	}
 
 	// Hairpin set: reference counts per IP, changed by the ports rebuilt.
@@ -309,6 +313,13 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 		for _, ip := range hairpinIPs {
 			if before := p.hairpinRefs[ip]; before > 0 && before+hairpinDelta[ip] <= 0 {
 				tx.Delete(hairpinElem(ip))
+			}
+		}
+		for _, n := range names {
+			if old := p.pieces[n]; old != nil {
+				for _, e := range changedPrivate(old, newPieces[n]) {
+					p.delElem(tx, elemKey{e.set, e.key}, e.value)
+				}
 			}
 		}
 	}
@@ -382,6 +393,17 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 		v, ok := want(k)
 		if ok && (full || !had || v != old) {
 			p.addElem(tx, k, v)
+		}
+	}
+	for _, n := range names {
+		if np := newPieces[n]; np != nil {
+			old := p.pieces[n]
+			if full {
+				old = nil
+			}
+			for _, e := range changedPrivate(np, old) {
+				p.addElem(tx, elemKey{e.set, e.key}, e.value)
+			}
 		}
 	}
 	for _, ip := range hairpinIPs {
@@ -481,6 +503,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 		}
 		count = len(p.written) + len(p.hairpinRefs)
 		for _, pc := range p.pieces {
+			count += len(pc.private)
 			for _, rules := range pc.chains {
 				count += len(rules)
 			}
@@ -584,6 +607,25 @@ func (p *Proxier) addBase(tx *Transaction, nodeIPs []netip.Addr) {
 		rule(chServices, fmt.Sprintf("%s daddr @%s meta l4proto . th dport vmap @%s", p.ip, setNodePortIPs, mapNodePorts))
 		rule(chNodePortsCheck, fmt.Sprintf("%s daddr @%s meta l4proto . th dport vmap @%s", p.ip, setNodePortIPs, mapNoEpNodePorts))
 	}
+}
+
+// changedPrivate returns a's private elements that b lacks or holds with
+// another value.
+func changedPrivate(a, b *piece) []element {
+	if b == nil || len(b.private) == 0 {
+		return a.private
+	}
+	in := make(map[elemKey]string, len(b.private))
+	for _, e := range b.private {
+		in[elemKey{e.set, e.key}] = e.value
+	}
+	var out []element
+	for _, e := range a.private {
+		if v, ok := in[elemKey{e.set, e.key}]; !ok || v != e.value {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // markMasq is the statement marking a packet for masquerading. It is
@@ -746,7 +788,7 @@ func (p *Proxier) dispatch(pc *piece, sp *model.ServicePort, chain string, eps [
 		}
 		pc.ranges[chain] = r
 		for i, e := range eps {
-			pc.elems = append(pc.elems, element{set: bucket, key: strconv.FormatUint(uint64(r.base)+uint64(i), 10),
+			pc.private = append(pc.private, element{set: bucket, key: strconv.FormatUint(uint64(r.base)+uint64(i), 10),
 				value: fmt.Sprintf("%s . %d", e.IP, e.Port)})
 		}
 		return []string{fmt.Sprintf("meta l4proto %s dnat %s to numgen random mod %d offset %d map @%s", proto, p.ip, n, r.base, bucket)}
