@@ -19,7 +19,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/version"
 
 	"trireme.dev/api/config/kubeproxy"
@@ -162,9 +164,17 @@ func run(ctx context.Context, o *options.Options) error {
 		return fmt.Errorf("client: %w", err)
 	}
 
+	// Events on skipped objects, through an events/v1 broadcaster as
+	// upstream kube-proxy records them.
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+	if err := broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+		return fmt.Errorf("event broadcaster: %w", err)
+	}
+	defer broadcaster.Shutdown()
 	pcfg := proxier.Config{
 		NodeName: nodeName, Family: fam, MinSyncPeriod: minSync, SyncPeriod: syncPeriod,
 		ResyncPeriod: c.ConfigSyncPeriod.Duration, Conntrack: conntrack.Exec,
+		Recorder: broadcaster.NewRecorder(scheme.Scheme, "trireme-proxy"),
 	}
 	for _, a := range c.NodePortAddresses {
 		if a == kubeproxy.NodePortAddressesPrimary {

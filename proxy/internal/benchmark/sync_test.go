@@ -273,8 +273,8 @@ func BenchmarkSync(b *testing.B) {
 					// (proxier.sync): what it holds between syncs.
 					debug.FreeOSMemory()
 					b.ReportMetric(rssMiB(), "RSS-held-MiB")
-				runtime.KeepAlive(be) // the back end's state and the model count
-				runtime.KeepAlive(st)
+					runtime.KeepAlive(be) // the back end's state and the model count
+					runtime.KeepAlive(st)
 				})
 			}
 		}

@@ -152,6 +152,12 @@ func TestBuild(t *testing.T) {
 		wantPorts: 1,
 		wantSkip:  `unsupported address type "FQDN"`,
 	}, {
+		name:      "slice of the other family skipped with a logged reason",
+		svc:       service(nil),
+		slices:    []*discovery.EndpointSlice{slice("a", discovery.AddressTypeIPv6, 8080, epSpec{ip: "fd00::1"})},
+		wantPorts: 1,
+		wantSkip:  `address type IPv6 is not the family this proxy serves (IPv4)`,
+	}, {
 		name: "headless Service has nothing to proxy",
 		svc: service(func(s *v1.Service) {
 			s.Spec.ClusterIP, s.Spec.ClusterIPs = v1.ClusterIPNone, []string{v1.ClusterIPNone}
