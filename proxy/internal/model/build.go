@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
@@ -90,6 +91,19 @@ func Build(svc *v1.Service, eps []*discovery.EndpointSlice, nodeName string, f F
 		ExternalIPs:     parseAddrs(f, svc.Spec.ExternalIPs),
 		LoadBalancerIPs: parseAddrs(f, lbIPs),
 		InternalLocal:   svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == v1.ServiceInternalTrafficPolicyLocal,
+	}
+	if svc.Spec.Type == v1.ServiceTypeLoadBalancer {
+		for _, r := range svc.Spec.LoadBalancerSourceRanges {
+			pfx, err := netip.ParsePrefix(strings.TrimSpace(r))
+			if err != nil {
+				skips = append(skips, Skip{Object: obj, Reason: fmt.Sprintf("loadBalancerSourceRanges: %q is not a CIDR", r),
+					Ref: serviceRef(svc), EventReason: "InvalidSourceRange"})
+				continue
+			}
+			if pfx.Addr().Is4() == (f == IPv4) {
+				base.LoadBalancerSourceRanges = append(base.LoadBalancerSourceRanges, pfx.Masked())
+			}
+		}
 	}
 	externallyReachable := svc.Spec.Type == v1.ServiceTypeNodePort || svc.Spec.Type == v1.ServiceTypeLoadBalancer || len(base.ExternalIPs) > 0
 	if externallyReachable && svc.Spec.ExternalTrafficPolicy == v1.ServiceExternalTrafficPolicyLocal {

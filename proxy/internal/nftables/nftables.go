@@ -719,13 +719,27 @@ func (p *Proxier) render(sp *model.ServicePort) *piece {
 	default:
 		noEpVerdict = "goto " + chReject
 	}
-	ips := append(slices.Clone(sp.ExternalIPs), sp.LoadBalancerIPs...)
-	for _, ip := range ips {
+	// Load-balancer IPs with source ranges go through a firewall chain
+	// that lets only those sources on, as upstream's firewall check.
+	lbVerdict := extVerdict
+	if extVerdict != "" && len(sp.LoadBalancerSourceRanges) > 0 && len(sp.LoadBalancerIPs) > 0 {
+		fwChain := chainName("firewall", sp)
+		var rules []string
+		for _, r := range sp.LoadBalancerSourceRanges {
+			rules = append(rules, fmt.Sprintf("%s saddr %s %s", p.ip, r, extVerdict))
+		}
+		pc.chains[fwChain] = append(rules, "drop")
+		lbVerdict = "goto " + fwChain
+	}
+	for i, ip := range append(slices.Clone(sp.ExternalIPs), sp.LoadBalancerIPs...) {
 		k := []string{ip.String(), proto, port}
-		if extVerdict != "" {
-			elem(mapServiceIPs, k, extVerdict)
-		} else {
+		switch {
+		case extVerdict == "":
 			elem(mapNoEndpoints, k, noEpVerdict)
+		case i >= len(sp.ExternalIPs):
+			elem(mapServiceIPs, k, lbVerdict)
+		default:
+			elem(mapServiceIPs, k, extVerdict)
 		}
 	}
 	if sp.NodePort != 0 {
