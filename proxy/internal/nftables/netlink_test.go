@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/knftables"
 
 	"trireme.dev/proxy/internal/backend"
+	"trireme.dev/proxy/internal/model"
 	"trireme.dev/proxy/internal/model/modeltest"
 )
 
@@ -67,14 +68,45 @@ func TestNetlinkMatchesNft(t *testing.T) {
 	if _, err := exec.LookPath("nft"); err != nil {
 		t.Skip("nft is not installed")
 	}
+	v6 := func(a netip.Addr) netip.Addr {
+		if a.Is6() {
+			return a
+		}
+		b := a.As4()
+		return netip.AddrFrom16([16]byte{0xfd, 0, 12: b[0], 13: b[1], 14: b[2], 15: b[3]})
+	}
 	tests := []struct {
 		name string
 		cfg  Config
 		npIP []netip.Addr
+		ip6  bool
 	}{
-		{"cluster-cidr", Config{ClusterCIDR: netip.MustParsePrefix("10.244.0.0/16"), MasqueradeBit: 14}, nil},
-		{"nodeport-addresses", Config{MasqueradeBit: 14}, []netip.Addr{netip.MustParseAddr("192.168.1.10")}},
-		{"masquerade-all", Config{MasqueradeAll: true, MasqueradeBit: 0}, nil},
+		{"cluster-cidr", Config{ClusterCIDR: netip.MustParsePrefix("10.244.0.0/16"), MasqueradeBit: 14}, nil, false},
+		{"nodeport-addresses", Config{MasqueradeBit: 14}, []netip.Addr{netip.MustParseAddr("192.168.1.10")}, false},
+		{"masquerade-all", Config{MasqueradeAll: true, MasqueradeBit: 0}, nil, false},
+		{"ipv6", Config{Family: model.IPv6, ClusterCIDR: netip.MustParsePrefix("fd00::a:f400:0/112"), MasqueradeBit: 14}, nil, true},
+		{"ipv6-nodeport-addresses", Config{Family: model.IPv6, MasqueradeBit: 14}, []netip.Addr{netip.MustParseAddr("fd00::10")}, true},
+	}
+	// toIPv6 rewrites a model's IPv4 addresses into fd00::/96 (again
+	// after a change: it leaves IPv6 addresses alone).
+	toIPv6 := func(st model.State) {
+		for _, sp := range st {
+			sp.ClusterIP = v6(sp.ClusterIP)
+			for i := range sp.ExternalIPs {
+				sp.ExternalIPs[i] = v6(sp.ExternalIPs[i])
+			}
+			for i := range sp.LoadBalancerIPs {
+				sp.LoadBalancerIPs[i] = v6(sp.LoadBalancerIPs[i])
+			}
+			for i, r := range sp.LoadBalancerSourceRanges {
+				if r.Addr().Is4() {
+					sp.LoadBalancerSourceRanges[i] = netip.PrefixFrom(v6(r.Addr()), r.Bits()+96)
+				}
+			}
+			for i := range sp.Endpoints {
+				sp.Endpoints[i].IP = v6(sp.Endpoints[i].IP)
+			}
+		}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,11 +116,17 @@ func TestNetlinkMatchesNft(t *testing.T) {
 				ns := inNetns(t, func() {
 					p := New(tt.cfg, mk())
 					state := modeltest.State()
+					if tt.ip6 {
+						toIPv6(state)
+					}
 					if _, err := p.Sync(ctx, backend.Request{State: state, Full: true, NodePortIPs: tt.npIP}); err != nil {
 						errs = append(errs, fmt.Errorf("full: %w", err))
 						return
 					}
 					changed := modeltest.Change(state)
+					if tt.ip6 {
+						toIPv6(state)
+					}
 					if _, err := p.Sync(ctx, backend.Request{State: state, Changed: changed, NodePortIPs: tt.npIP}); err != nil {
 						errs = append(errs, fmt.Errorf("partial: %w", err))
 					}
@@ -111,7 +149,11 @@ func TestNetlinkMatchesNft(t *testing.T) {
 			if nftErr != nil || len(errs) > 0 {
 				t.Fatalf("nft: %v %v", nftErr, errs)
 			}
-			got, want := listTable(t, nlNS, knftables.IPv4Family), listTable(t, nftNS, knftables.IPv4Family)
+			fam := knftables.IPv4Family
+			if tt.ip6 {
+				fam = knftables.IPv6Family
+			}
+			got, want := listTable(t, nlNS, fam), listTable(t, nftNS, fam)
 			if got != want {
 				t.Errorf("netlink wrote a different table than nft:\n%s", lineDiff(want, got))
 			}

@@ -810,7 +810,10 @@ func (p *Proxier) dispatch(pc *piece, sp *model.ServicePort, chain string, eps [
 	var rules, vmap []string
 	for i, e := range eps {
 		h := sp.Name.EndpointHash(e)[:8]
-		epChain := fmt.Sprintf("endpoint-%s-%s/%s/%s/%s__%s/%d", h, sp.Name.Namespace, sp.Name.Name, proto, sp.Name.Port, e.IP, e.Port)
+		// nft's syntax has no colons in names: IPv6 addresses are written
+		// with dots (the hash keeps names unique).
+		epChain := fmt.Sprintf("endpoint-%s-%s/%s/%s/%s__%s/%d", h, sp.Name.Namespace, sp.Name.Name, proto, sp.Name.Port,
+			strings.ReplaceAll(e.IP.String(), ":", "."), e.Port)
 		set := "affinity-" + h
 		pc.sets[set] = sp.AffinityTimeout
 		pc.chains[epChain] = []string{
