@@ -185,8 +185,8 @@ func (e *encoder) batch(tx *Transaction) error {
 	// Size the buffer once: growing a buffer of tens of megabytes by
 	// doubling costs copies and garbage.
 	size := 4096
-	for _, o := range tx.ops {
-		if _, ok := o.obj.(*knftables.Rule); ok {
+	for i := range tx.ops {
+		if _, ok := tx.ops[i].obj.(*knftables.Rule); ok {
 			size += 400
 		} else {
 			size += 80
@@ -197,12 +197,12 @@ func (e *encoder) batch(tx *Transaction) error {
 	ops := tx.ops
 	for i := 0; i < len(ops); {
 		o := ops[i]
-		if el, ok := o.obj.(*knftables.Element); ok && o.verb != verbFlush {
+		if set, _, _, ok := ops[i].element(); ok {
 			// Consecutive element operations on one set share a message.
 			j := i + 1
 			for j < len(ops) {
-				n, ok := ops[j].obj.(*knftables.Element)
-				if !ok || ops[j].verb != o.verb || n.Set != el.Set || n.Map != el.Map {
+				s, _, _, ok := ops[j].element()
+				if !ok || ops[j].verb != o.verb || s != set {
 					break
 				}
 				j++
@@ -566,82 +566,92 @@ func (e *encoder) elemData(v string) error {
 	case "goto", "jump", "drop", "accept", "return":
 		return e.verdictData(v)
 	}
-	parts := strings.Split(v, " . ")
-	b, err := elemKeyBytes(parts)
-	if err != nil {
+	d := e.nest(unix.NFTA_SET_ELEM_DATA)
+	if err := e.concat(unix.NFTA_DATA_VALUE, v); err != nil {
 		return err
 	}
-	d := e.nest(unix.NFTA_SET_ELEM_DATA)
-	e.attr(unix.NFTA_DATA_VALUE, b)
 	e.endNest(d)
 	return nil
 }
 
-// elemKey encodes an element key: addresses, protocol names and port
-// numbers, each part of a concatenation padded to 4 bytes.
-func elemKeyBytes(key []string) ([]byte, error) {
-	var out []byte
-	for _, k := range key {
-		var b []byte
-		if a, err := netip.ParseAddr(k); err == nil {
-			b = a.AsSlice()
-		} else if p, ok := protoNum(k); ok {
-			b = []byte{p}
-		} else if n, err := strconv.ParseUint(k, 10, 16); err == nil {
-			b = be16(uint16(n))
-		} else {
-			return nil, fmt.Errorf("unsupported element key %q", k)
-		}
-		if len(key) > 1 {
-			for len(b)%4 != 0 {
-				b = append(b, 0)
-			}
-		}
-		out = append(out, b...)
-	}
-	return out, nil
-}
 
 func (e *encoder) elements(v verb, ops []operation) error {
 	typ, flags := msgType(unix.NFT_MSG_NEWSETELEM), uint16(unix.NLM_F_CREATE)
 	if v == verbDelete {
 		typ, flags = msgType(unix.NFT_MSG_DELSETELEM), 0
 	}
+	set, _, _, _ := ops[0].element()
+	intKeys := e.intKeys[set]
 	for len(ops) > 0 {
-		first := ops[0].obj.(*knftables.Element)
 		m := e.begin(typ, flags)
 		e.str(unix.NFTA_SET_ELEM_LIST_TABLE, e.table)
-		e.str(unix.NFTA_SET_ELEM_LIST_SET, first.Set+first.Map)
+		e.str(unix.NFTA_SET_ELEM_LIST_SET, set)
 		l := e.nest(unix.NFTA_SET_ELEM_LIST_ELEMENTS)
 		start := len(e.buf)
 		for len(ops) > 0 && len(e.buf)-start < maxElemBytes {
-			el := ops[0].obj.(*knftables.Element)
+			_, k, value, _ := ops[0].element()
 			ops = ops[1:]
-			var key []byte
+			le := e.nest(unix.NFTA_LIST_ELEM)
+			kn := e.nest(unix.NFTA_SET_ELEM_KEY)
 			var err error
-			if e.intKeys[el.Set+el.Map] && len(el.Key) == 1 {
+			if intKeys && !strings.Contains(k, " . ") {
 				var n uint64
-				n, err = strconv.ParseUint(el.Key[0], 10, 32)
-				key = hostU32(uint32(n))
+				n, err = strconv.ParseUint(k, 10, 32)
+				e.attr(unix.NFTA_DATA_VALUE, hostU32(uint32(n)))
 			} else {
-				key, err = elemKeyBytes(el.Key)
+				err = e.concat(unix.NFTA_DATA_VALUE, k)
 			}
 			if err != nil {
-				return fmt.Errorf("element of %s: %w", el.Set+el.Map, err)
+				return fmt.Errorf("element of %s: %w", set, err)
 			}
-			le := e.nest(unix.NFTA_LIST_ELEM)
-			k := e.nest(unix.NFTA_SET_ELEM_KEY)
-			e.attr(unix.NFTA_DATA_VALUE, key)
-			e.endNest(k)
-			if v == verbAdd && len(el.Value) > 0 {
-				if err := e.elemData(strings.Join(el.Value, " ")); err != nil {
-					return fmt.Errorf("element of %s: %w", el.Set+el.Map, err)
+			e.endNest(kn)
+			if v == verbAdd && value != "" {
+				if err := e.elemData(value); err != nil {
+					return fmt.Errorf("element of %s: %w", set, err)
 				}
 			}
 			e.endNest(le)
 		}
 		e.endNest(l)
 		e.end(m)
+	}
+	return nil
+}
+
+// concat writes attribute typ holding a key or value in nft syntax:
+// addresses, protocol names and port numbers joined by " . ", each part
+// of a concatenation padded to 4 bytes.
+func (e *encoder) concat(typ uint16, s string) error {
+	start := len(e.buf)
+	e.buf = binary.NativeEndian.AppendUint32(e.buf, 0)
+	multi := strings.Contains(s, " . ")
+	for s != "" {
+		part, rest, _ := strings.Cut(s, " . ")
+		s = rest
+		n := len(e.buf)
+		if a, err := netip.ParseAddr(part); err == nil {
+			if a.Is4() {
+				b := a.As4()
+				e.buf = append(e.buf, b[:]...)
+			} else {
+				b := a.As16()
+				e.buf = append(e.buf, b[:]...)
+			}
+		} else if p, ok := protoNum(part); ok {
+			e.buf = append(e.buf, p)
+		} else if v, err := strconv.ParseUint(part, 10, 16); err == nil {
+			e.buf = binary.BigEndian.AppendUint16(e.buf, uint16(v))
+		} else {
+			return fmt.Errorf("unsupported element part %q", part)
+		}
+		for multi && (len(e.buf)-n)%4 != 0 {
+			e.buf = append(e.buf, 0)
+		}
+	}
+	binary.NativeEndian.PutUint16(e.buf[start:], uint16(len(e.buf)-start))
+	binary.NativeEndian.PutUint16(e.buf[start+2:], typ)
+	for len(e.buf)%4 != 0 {
+		e.buf = append(e.buf, 0)
 	}
 	return nil
 }

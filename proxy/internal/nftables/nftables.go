@@ -288,8 +288,9 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 		}
 	}
 	hairpinIPs := slices.SortedFunc(mapsKeys(hairpinDelta), netip.Addr.Compare)
-	hairpinElem := func(ip netip.Addr) *knftables.Element {
-		return &knftables.Element{Set: setHairpin, Key: []string{ip.String(), ip.String()}}
+	hairpinKey := func(ip netip.Addr) string {
+		s := ip.String()
+		return s + " . " + s
 	}
 
 	count := 0
@@ -312,7 +313,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 		}
 		for _, ip := range hairpinIPs {
 			if before := p.hairpinRefs[ip]; before > 0 && before+hairpinDelta[ip] <= 0 {
-				tx.Delete(hairpinElem(ip))
+				tx.DeleteElement(setHairpin, hairpinKey(ip), false)
 			}
 		}
 		for _, n := range names {
@@ -412,7 +413,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 			before = 0
 		}
 		if before <= 0 && before+hairpinDelta[ip] > 0 {
-			tx.Add(hairpinElem(ip))
+			tx.AddElement(setHairpin, hairpinKey(ip), "", false)
 		}
 	}
 	if !full {
@@ -521,24 +522,11 @@ var baseChains = map[string]bool{
 }
 
 func (p *Proxier) addElem(tx *Transaction, k elemKey, v string) {
-	e := &knftables.Element{Key: strings.Split(k.key, " . ")}
-	if v == "" {
-		e.Set = k.set
-	} else {
-		e.Map = k.set
-		e.Value = []string{v}
-	}
-	tx.Add(e)
+	tx.AddElement(k.set, k.key, v, v != "")
 }
 
 func (p *Proxier) delElem(tx *Transaction, k elemKey, v string) {
-	e := &knftables.Element{Key: strings.Split(k.key, " . ")}
-	if v == "" {
-		e.Set = k.set
-	} else {
-		e.Map = k.set
-	}
-	tx.Delete(e)
+	tx.DeleteElement(k.set, k.key, v != "")
 }
 
 // addBase (re)creates the table's fixed objects, emptying the shared maps

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"golang.org/x/sys/unix"
 	"sigs.k8s.io/knftables"
@@ -26,33 +27,80 @@ const (
 	verbDelete
 )
 
+// operation is one verb on obj, or, when obj is nil, on one element of a
+// set or map held inline: a full sync writes some 10^5 elements, and a
+// knftables.Element each would be most of its memory.
 type operation struct {
 	verb verb
 	obj  knftables.Object
+	// set, key (parts joined by " . ") and value ("" in a set) of an
+	// inline element; isMap tells which kind set is.
+	set, key, value string
+	isMap           bool
 }
 
 // Add adds obj, or does nothing if it exists (elements: sets the value).
-func (t *Transaction) Add(obj knftables.Object) { t.ops = append(t.ops, operation{verbAdd, obj}) }
+func (t *Transaction) Add(obj knftables.Object) { t.ops = append(t.ops, operation{verb: verbAdd, obj: obj}) }
 
 // Flush empties a chain, set or map.
-func (t *Transaction) Flush(obj knftables.Object) { t.ops = append(t.ops, operation{verbFlush, obj}) }
+func (t *Transaction) Flush(obj knftables.Object) { t.ops = append(t.ops, operation{verb: verbFlush, obj: obj}) }
 
 // Delete removes obj.
-func (t *Transaction) Delete(obj knftables.Object) { t.ops = append(t.ops, operation{verbDelete, obj}) }
+func (t *Transaction) Delete(obj knftables.Object) { t.ops = append(t.ops, operation{verb: verbDelete, obj: obj}) }
+
+// AddElement adds an element to a set (value "") or map.
+func (t *Transaction) AddElement(set, key, value string, isMap bool) {
+	t.ops = append(t.ops, operation{verb: verbAdd, set: set, key: key, value: value, isMap: isMap})
+}
+
+// DeleteElement deletes the element with key from a set or map.
+func (t *Transaction) DeleteElement(set, key string, isMap bool) {
+	t.ops = append(t.ops, operation{verb: verbDelete, set: set, key: key, isMap: isMap})
+}
+
+// element returns an element operation's set, key and value.
+func (o *operation) element() (set, key, value string, ok bool) {
+	if o.obj == nil {
+		return o.set, o.key, o.value, true
+	}
+	if el, isElem := o.obj.(*knftables.Element); isElem && o.verb != verbFlush {
+		return el.Set + el.Map, strings.Join(el.Key, " . "), strings.Join(el.Value, " "), true
+	}
+	return "", "", "", false
+}
+
+// object returns the operation's object, making a knftables.Element of
+// an inline element.
+func (o *operation) object() knftables.Object {
+	if o.obj != nil {
+		return o.obj
+	}
+	el := &knftables.Element{Key: strings.Split(o.key, " . ")}
+	if o.isMap {
+		el.Map = o.set
+		if o.verb == verbAdd {
+			el.Value = []string{o.value}
+		}
+	} else {
+		el.Set = o.set
+	}
+	return el
+}
 
 // NumOperations is the number of operations.
 func (t *Transaction) NumOperations() int { return len(t.ops) }
 
 // Knftables replays the operations into tx.
 func (t *Transaction) Knftables(tx *knftables.Transaction) {
-	for _, o := range t.ops {
+	for i := range t.ops {
+		o := &t.ops[i]
 		switch o.verb {
 		case verbAdd:
-			tx.Add(o.obj)
+			tx.Add(o.object())
 		case verbFlush:
-			tx.Flush(o.obj)
+			tx.Flush(o.object())
 		case verbDelete:
-			tx.Delete(o.obj)
+			tx.Delete(o.object())
 		}
 	}
 }
