@@ -70,7 +70,7 @@ func (n *Netlink) List(ctx context.Context, kind string) ([]string, error) {
 		fam = gnft.TableFamilyIPv6
 	}
 	if _, err := conn.ListTableOfFamily(n.table, fam); err != nil {
-		return nil, fmt.Errorf("table %s: %w", n.table, unix.ENOENT)
+		return nil, fmt.Errorf("table %s: %w", n.table, err)
 	}
 	var names []string
 	switch kind {

@@ -213,3 +213,32 @@ func lineDiff(want, got string) string {
 }
 
 var nsCounter atomic.Int32
+
+// TestCompileRule checks that the compiler refuses what it does not know
+// rather than writing something else (what it accepts is checked against
+// nft by TestNetlinkMatchesNft).
+func TestCompileRule(t *testing.T) {
+	ids := func() uint32 { return 1 }
+	for _, tt := range []struct {
+		rule string
+		ip6  bool
+		ok   bool
+	}{
+		{"ip daddr 10.0.0.1 tcp dport 80 ip saddr != 10.0.0.0/8 meta mark set meta mark | 0x4000", false, true},
+		{"meta l4proto udp dnat ip to numgen random mod 3 offset 7 map @service-endpoints-udp-01", false, true},
+		{"meta l4proto tcp dnat ip6 to numgen random mod 3 offset 7 map @m", true, true},
+		{"numgen random mod 2 vmap { 0 : goto a , 1 : goto b }", false, true},
+		{"ip daddr fd00::1 drop", false, false}, // wrong family
+		{"ip6 daddr 10.0.0.1 drop", true, false},
+		{"counter drop", false, false},
+		{"log prefix x", false, false},
+		{"ip daddr 10.0.0.1 tcp dport 99999 drop", false, false},
+		{"meta mark set meta mark & 0x1", false, false},
+		{"dnat ip to numgen random mod x offset 1 map @m", false, false},
+	} {
+		_, _, err := compileRule(tt.ip6, tt.rule, ids)
+		if (err == nil) != tt.ok {
+			t.Errorf("compileRule(%q) = %v, want ok=%v", tt.rule, err, tt.ok)
+		}
+	}
+}
