@@ -574,7 +574,6 @@ func (e *encoder) elemData(v string) error {
 	return nil
 }
 
-
 func (e *encoder) elements(v verb, ops []operation) error {
 	typ, flags := msgType(unix.NFT_MSG_NEWSETELEM), uint16(unix.NLM_F_CREATE)
 	if v == verbDelete {

@@ -40,13 +40,19 @@ type operation struct {
 }
 
 // Add adds obj, or does nothing if it exists (elements: sets the value).
-func (t *Transaction) Add(obj knftables.Object) { t.ops = append(t.ops, operation{verb: verbAdd, obj: obj}) }
+func (t *Transaction) Add(obj knftables.Object) {
+	t.ops = append(t.ops, operation{verb: verbAdd, obj: obj})
+}
 
 // Flush empties a chain, set or map.
-func (t *Transaction) Flush(obj knftables.Object) { t.ops = append(t.ops, operation{verb: verbFlush, obj: obj}) }
+func (t *Transaction) Flush(obj knftables.Object) {
+	t.ops = append(t.ops, operation{verb: verbFlush, obj: obj})
+}
 
 // Delete removes obj.
-func (t *Transaction) Delete(obj knftables.Object) { t.ops = append(t.ops, operation{verb: verbDelete, obj: obj}) }
+func (t *Transaction) Delete(obj knftables.Object) {
+	t.ops = append(t.ops, operation{verb: verbDelete, obj: obj})
+}
 
 // AddElement adds an element to a set (value "") or map.
 func (t *Transaction) AddElement(set, key, value string, isMap bool) {
