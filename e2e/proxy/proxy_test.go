@@ -277,6 +277,41 @@ func testMode(t *testing.T, mode string, k int, root string) {
 		}
 	})
 
+	t.Run("loadBalancerSourceRanges let only those clients reach the load-balancer IP", func(t *testing.T) {
+		fenced := func(name, sourceRange, lbIP string) {
+			svc := createService(t, cs, ns, name, v1.ServiceTypeLoadBalancer, func(s *v1.Service) {
+				s.Spec.LoadBalancerSourceRanges = []string{sourceRange}
+			})
+			svc.Status.LoadBalancer.Ingress = []v1.LoadBalancerIngress{{IP: lbIP}}
+			if _, err := cs.CoreV1().Services(ns).UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			setEndpoints(t, cs, ns, name, tp.epIPs...)
+		}
+		// The refused one first: once the allowed one answers, the proxy
+		// has seen both.
+		denied, allowed := fmt.Sprintf("203.0.113.%d", 20+k), fmt.Sprintf("203.0.113.%d", 10+k)
+		fenced("fenced-out", "198.51.100.0/24", denied)
+		fenced("fenced-in", fmt.Sprintf("172.30.%d.2/32", k), allowed)
+		quick := &http.Client{Timeout: time.Second, Transport: client.Transport}
+		waitFor(t, 10*time.Second, log, "the load-balancer IP to answer a client in its source ranges", func() bool {
+			_, err := get(quick, "http://"+allowed+":80/")
+			return err == nil
+		})
+		// Dropped, so the dial times out (without rules for it, the node
+		// would answer "unreachable" at once: it has no route there).
+		dctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		c, err := dialer(tp.client)(dctx, "tcp", net.JoinHostPort(denied, "80"))
+		if err == nil {
+			c.Close()
+			t.Fatal("a client outside the source ranges connected")
+		}
+		if ne := net.Error(nil); !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &ne) && ne.Timeout()) {
+			t.Errorf("client outside the source ranges: %v, want its packets dropped (a timeout)", err)
+		}
+	})
+
 	t.Run("health and metrics", func(t *testing.T) {
 		nodeClient := httpClient(tp.node)
 		body, err := get(nodeClient, "http://127.0.0.1:10256/healthz")

@@ -19,7 +19,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/version"
 
 	"trireme.dev/api/config/kubeproxy"
@@ -140,11 +142,7 @@ func run(ctx context.Context, o *options.Options) error {
 	switch mode {
 	case kubeproxy.ModeNFTables:
 		ncfg := nftables.Config{Family: fam, ClusterCIDR: clusterCIDR, MasqueradeAll: c.NFTables.MasqueradeAll, MasqueradeBit: int(masqBit)}
-		nft, err := nftables.NewInterface(ncfg)
-		if err != nil {
-			return err
-		}
-		be = nftables.New(ncfg, nft)
+		be = nftables.New(ncfg, nftables.NewNetlink(ncfg))
 	default:
 		be = iptables.New(iptables.Config{Family: fam, ClusterCIDR: clusterCIDR, MasqueradeAll: c.IPTables.MasqueradeAll, MasqueradeBit: int(masqBit)},
 			iptables.Commands{IPv6: fam == model.IPv6})
@@ -166,9 +164,17 @@ func run(ctx context.Context, o *options.Options) error {
 		return fmt.Errorf("client: %w", err)
 	}
 
+	// Events on skipped objects, through an events/v1 broadcaster as
+	// upstream kube-proxy records them.
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+	if err := broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+		return fmt.Errorf("event broadcaster: %w", err)
+	}
+	defer broadcaster.Shutdown()
 	pcfg := proxier.Config{
 		NodeName: nodeName, Family: fam, MinSyncPeriod: minSync, SyncPeriod: syncPeriod,
 		ResyncPeriod: c.ConfigSyncPeriod.Duration, Conntrack: conntrack.Exec,
+		Recorder: broadcaster.NewRecorder(scheme.Scheme, "trireme-proxy"),
 	}
 	for _, a := range c.NodePortAddresses {
 		if a == kubeproxy.NodePortAddressesPrimary {
@@ -237,9 +243,8 @@ func serve(ctx context.Context, addr string, h http.Handler, errs chan<- error) 
 func cleanup(ctx context.Context, fam model.Family) error {
 	log := logr.FromContextOrDiscard(ctx)
 	var errs []error
-	if nft, err := nftables.NewInterface(nftables.Config{Family: fam}); err != nil {
-		log.Info("Skipping nftables cleanup", "reason", err.Error())
-	} else if err := nftables.New(nftables.Config{Family: fam}, nft).Cleanup(ctx); err != nil {
+	ncfg := nftables.Config{Family: fam}
+	if err := nftables.New(ncfg, nftables.NewNetlink(ncfg)).Cleanup(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	if err := iptables.New(iptables.Config{Family: fam}, iptables.Commands{IPv6: fam == model.IPv6}).Cleanup(ctx); err != nil {

@@ -426,6 +426,19 @@ func (p *Proxier) render(sp *model.ServicePort) *piece {
 			rules = append(rules, p.dispatch(sp, extChain, external)...)
 		}
 		pc.chains[extChain] = rules
+		// loadBalancerSourceRanges: once DNAT chose an endpoint, the
+		// filter table drops new connections to a load-balancer IP from
+		// other sources (nat cannot drop). Conntrack still knows the
+		// address and port the client asked for.
+		if len(sp.LoadBalancerSourceRanges) > 0 {
+			for _, ip := range sp.LoadBalancerIPs {
+				orig := fmt.Sprintf("-m conntrack --ctorigdst %s%s --ctorigdstport %d -p %s", ip, p.host, sp.Port, proto)
+				for _, r := range sp.LoadBalancerSourceRanges {
+					pc.filterServices = append(pc.filterServices, fmt.Sprintf("-A %s %s %s -s %s -j RETURN", chServices, comment, orig, r))
+				}
+				pc.filterServices = append(pc.filterServices, fmt.Sprintf("-A %s %s %s -j DROP", chServices, comment, orig))
+			}
+		}
 		for _, ip := range ips {
 			pc.services = append(pc.services, fmt.Sprintf("-A %s %s %s -j %s", chServices, comment, match(ip, sp.Port), extChain))
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
@@ -34,6 +35,19 @@ func (f Family) addressType() discovery.AddressType {
 type Skip struct {
 	Object string
 	Reason string
+	// Ref names the object for an Event; EventReason is the Event's
+	// reason, "" when the skip is only logged (a slice of the family this
+	// node does not proxy is normal in a dual-stack cluster).
+	Ref         v1.ObjectReference
+	EventReason string
+}
+
+func serviceRef(svc *v1.Service) v1.ObjectReference {
+	return v1.ObjectReference{Kind: "Service", APIVersion: "v1", Namespace: svc.Namespace, Name: svc.Name, UID: svc.UID}
+}
+
+func sliceRef(es *discovery.EndpointSlice) v1.ObjectReference {
+	return v1.ObjectReference{Kind: "EndpointSlice", APIVersion: "discovery.k8s.io/v1", Namespace: es.Namespace, Name: es.Name, UID: es.UID}
 }
 
 func parseAddrs(f Family, ss []string) []netip.Addr {
@@ -78,6 +92,19 @@ func Build(svc *v1.Service, eps []*discovery.EndpointSlice, nodeName string, f F
 		LoadBalancerIPs: parseAddrs(f, lbIPs),
 		InternalLocal:   svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == v1.ServiceInternalTrafficPolicyLocal,
 	}
+	if svc.Spec.Type == v1.ServiceTypeLoadBalancer {
+		for _, r := range svc.Spec.LoadBalancerSourceRanges {
+			pfx, err := netip.ParsePrefix(strings.TrimSpace(r))
+			if err != nil {
+				skips = append(skips, Skip{Object: obj, Reason: fmt.Sprintf("loadBalancerSourceRanges: %q is not a CIDR", r),
+					Ref: serviceRef(svc), EventReason: "InvalidSourceRange"})
+				continue
+			}
+			if pfx.Addr().Is4() == (f == IPv4) {
+				base.LoadBalancerSourceRanges = append(base.LoadBalancerSourceRanges, pfx.Masked())
+			}
+		}
+	}
 	externallyReachable := svc.Spec.Type == v1.ServiceTypeNodePort || svc.Spec.Type == v1.ServiceTypeLoadBalancer || len(base.ExternalIPs) > 0
 	if externallyReachable && svc.Spec.ExternalTrafficPolicy == v1.ServiceExternalTrafficPolicyLocal {
 		base.ExternalLocal = true
@@ -94,7 +121,8 @@ func Build(svc *v1.Service, eps []*discovery.EndpointSlice, nodeName string, f F
 		switch p.Protocol {
 		case v1.ProtocolTCP, v1.ProtocolUDP, v1.ProtocolSCTP:
 		default:
-			skips = append(skips, Skip{Object: obj, Reason: fmt.Sprintf("port %q: unsupported protocol %q", p.Name, p.Protocol)})
+			skips = append(skips, Skip{Object: obj, Reason: fmt.Sprintf("port %q: unsupported protocol %q", p.Name, p.Protocol),
+				Ref: serviceRef(svc), EventReason: "UnsupportedProtocol"})
 			continue
 		}
 		sp := base
@@ -118,7 +146,11 @@ func endpointsFor(slices_ []*discovery.EndpointSlice, portName string, proto v1.
 	for _, es := range slices_ {
 		if es.AddressType != f.addressType() {
 			if es.AddressType != discovery.AddressTypeIPv4 && es.AddressType != discovery.AddressTypeIPv6 {
-				skips = append(skips, Skip{Object: "EndpointSlice " + es.Namespace + "/" + es.Name, Reason: fmt.Sprintf("unsupported address type %q", es.AddressType)})
+				skips = append(skips, Skip{Object: "EndpointSlice " + es.Namespace + "/" + es.Name, Reason: fmt.Sprintf("unsupported address type %q", es.AddressType),
+					Ref: sliceRef(es), EventReason: "UnsupportedAddressType"})
+			} else {
+				skips = append(skips, Skip{Object: "EndpointSlice " + es.Namespace + "/" + es.Name,
+					Reason: fmt.Sprintf("address type %s is not the family this proxy serves (%s)", es.AddressType, f.addressType()), Ref: sliceRef(es)})
 			}
 			continue
 		}
@@ -147,7 +179,8 @@ func endpointsFor(slices_ []*discovery.EndpointSlice, portName string, proto v1.
 			}
 			ip, err := netip.ParseAddr(e.Addresses[0])
 			if err != nil || !f.has(ip) {
-				skips = append(skips, Skip{Object: "EndpointSlice " + es.Namespace + "/" + es.Name, Reason: fmt.Sprintf("address %q is not an %s address", e.Addresses[0], es.AddressType)})
+				skips = append(skips, Skip{Object: "EndpointSlice " + es.Namespace + "/" + es.Name, Reason: fmt.Sprintf("address %q is not an %s address", e.Addresses[0], es.AddressType),
+					Ref: sliceRef(es), EventReason: "InvalidAddress"})
 				continue
 			}
 			ready := e.Conditions.Ready == nil || *e.Conditions.Ready

@@ -53,6 +53,10 @@ type ServicePort struct {
 	NodePort        int32
 	ExternalIPs     []netip.Addr
 	LoadBalancerIPs []netip.Addr
+	// LoadBalancerSourceRanges limits the clients that may reach the
+	// LoadBalancerIPs (spec.loadBalancerSourceRanges of this family);
+	// empty lets any.
+	LoadBalancerSourceRanges []netip.Prefix
 	// AffinityTimeout is the ClientIP affinity timeout in seconds, 0 for none.
 	AffinityTimeout int32
 	// ExternalLocal and InternalLocal are the traffic policies Local.
@@ -127,7 +131,8 @@ func (s *ServicePort) Equal(o *ServicePort) bool {
 	}
 	return s.Name == o.Name && s.ClusterIP == o.ClusterIP && s.Port == o.Port && s.Protocol == o.Protocol &&
 		s.NodePort == o.NodePort && slices.Equal(s.ExternalIPs, o.ExternalIPs) &&
-		slices.Equal(s.LoadBalancerIPs, o.LoadBalancerIPs) && s.AffinityTimeout == o.AffinityTimeout &&
+		slices.Equal(s.LoadBalancerIPs, o.LoadBalancerIPs) && slices.Equal(s.LoadBalancerSourceRanges, o.LoadBalancerSourceRanges) &&
+		s.AffinityTimeout == o.AffinityTimeout &&
 		s.ExternalLocal == o.ExternalLocal && s.InternalLocal == o.InternalLocal &&
 		s.HealthCheckNodePort == o.HealthCheckNodePort && slices.Equal(s.Endpoints, o.Endpoints)
 }

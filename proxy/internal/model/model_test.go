@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -151,6 +152,26 @@ func TestBuild(t *testing.T) {
 		slices:    []*discovery.EndpointSlice{slice("a", discovery.AddressTypeFQDN, 8080, epSpec{ip: "example.com"})},
 		wantPorts: 1,
 		wantSkip:  `unsupported address type "FQDN"`,
+	}, {
+		name: "load-balancer IPs and source ranges of this family; a bad range skipped",
+		svc: service(func(s *v1.Service) {
+			s.Spec.Type = v1.ServiceTypeLoadBalancer
+			s.Spec.LoadBalancerSourceRanges = []string{"192.0.2.0/24", " 198.51.100.9/32", "fd00::/64", "not-a-cidr"}
+			s.Status.LoadBalancer.Ingress = []v1.LoadBalancerIngress{{IP: "203.0.113.7"}, {Hostname: "lb.example"}, {IP: "fd00::7"}}
+		}),
+		wantPorts: 1,
+		check: func(t *testing.T, sp *ServicePort) {
+			if got := fmt.Sprint(sp.LoadBalancerIPs, sp.LoadBalancerSourceRanges); got != "[203.0.113.7] [192.0.2.0/24 198.51.100.9/32]" {
+				t.Errorf("load balancer = %s", got)
+			}
+		},
+		wantSkip: `loadBalancerSourceRanges: "not-a-cidr" is not a CIDR`,
+	}, {
+		name:      "slice of the other family skipped with a logged reason",
+		svc:       service(nil),
+		slices:    []*discovery.EndpointSlice{slice("a", discovery.AddressTypeIPv6, 8080, epSpec{ip: "fd00::1"})},
+		wantPorts: 1,
+		wantSkip:  `address type IPv6 is not the family this proxy serves (IPv4)`,
 	}, {
 		name: "headless Service has nothing to proxy",
 		svc: service(func(s *v1.Service) {

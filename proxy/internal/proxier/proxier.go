@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
 
 	"trireme.dev/proxy/internal/backend"
 	"trireme.dev/proxy/internal/conntrack"
@@ -44,6 +45,9 @@ type Config struct {
 	NodePortPrimary bool
 	// Conntrack deletes stale UDP flows; nil disables it.
 	Conntrack conntrack.Runner
+	// Recorder records Events on objects the proxy skips; nil records
+	// none.
+	Recorder events.EventRecorder
 }
 
 // Proxier is one running proxy.
@@ -260,6 +264,10 @@ func (p *Proxier) sync(ctx context.Context, full bool) error {
 	for _, s := range ch.Skips {
 		p.metrics.Skipped.Inc()
 		p.log.Info("Skipping object", "object", s.Object, "reason", s.Reason)
+		if p.cfg.Recorder != nil && s.EventReason != "" {
+			ref := s.Ref
+			p.cfg.Recorder.Eventf(&ref, nil, v1.EventTypeWarning, s.EventReason, "SyncProxyRules", "%s", s.Reason)
+		}
 	}
 	npIPs, err := p.nodePortIPs()
 	if err != nil {

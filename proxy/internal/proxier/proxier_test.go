@@ -14,6 +14,7 @@ import (
 	discovery "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	clientevents "k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/proxy/internal/backend"
@@ -99,7 +100,8 @@ func TestSyncLoop(t *testing.T) {
 	rec := &recorder{}
 	m := metrics.New()
 	health := healthcheck.NewProxyHealth(300 * time.Millisecond)
-	p := New(Config{NodeName: "node", MinSyncPeriod: 10 * time.Millisecond, SyncPeriod: time.Hour}, client, rec, health, &healthcheck.Services{}, m)
+	events := clientevents.NewFakeRecorder(10)
+	p := New(Config{NodeName: "node", MinSyncPeriod: 10 * time.Millisecond, SyncPeriod: time.Hour, Recorder: events}, client, rec, health, &healthcheck.Services{}, m)
 	done := make(chan error)
 	go func() { done <- p.Run(ctx) }()
 
@@ -116,6 +118,14 @@ func TestSyncLoop(t *testing.T) {
 		}
 		if got := testutil.ToFloat64(m.Skipped); got < 1 {
 			t.Errorf("skipped = %v, want the ICMP port counted", got)
+		}
+		select {
+		case e := <-events.Events:
+			if want := `Warning UnsupportedProtocol port "p": unsupported protocol "ICMP"`; e != want {
+				t.Errorf("event = %q, want %q", e, want)
+			}
+		default:
+			t.Error("no Event for the skipped Service")
 		}
 	})
 

@@ -37,7 +37,8 @@ func State() model.State {
 	}, {
 		Name: name("shop", "front", "https", v1.ProtocolTCP), ClusterIP: netip.MustParseAddr("10.96.0.30"), Port: 443, Protocol: v1.ProtocolTCP, NodePort: 30443,
 		ExternalIPs: []netip.Addr{netip.MustParseAddr("192.168.50.10")}, LoadBalancerIPs: []netip.Addr{netip.MustParseAddr("203.0.113.7")},
-		ExternalLocal: true, HealthCheckNodePort: 31000,
+		LoadBalancerSourceRanges: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("192.0.2.8/32")},
+		ExternalLocal:            true, HealthCheckNodePort: 31000,
 		Endpoints: []model.Endpoint{ep("10.244.1.20", 8443, true, true), ep("10.244.2.20", 8443, true, false)},
 	}, {
 		Name: name("shop", "cart", "", v1.ProtocolTCP), ClusterIP: netip.MustParseAddr("10.96.0.40"), Port: 8080, Protocol: v1.ProtocolTCP, NodePort: 30080,

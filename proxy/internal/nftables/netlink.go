@@ -1,0 +1,743 @@
+package nftables
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	gnft "github.com/google/nftables"
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
+	"sigs.k8s.io/knftables"
+
+	"trireme.dev/proxy/internal/model"
+)
+
+// Netlink is a Writer that talks nfnetlink to the kernel of the calling
+// thread's network namespace, without the nft binary: a transaction is
+// encoded into one batch and sent with one sendmsg, which the kernel
+// applies (or refuses) atomically before the call returns. It saves nft's
+// parsing and, on every run, its fetch of the whole ruleset.
+type Netlink struct {
+	family knftables.Family
+	table  string
+	// intKeys names the maps whose keys are numbers in host byte order
+	// (typeof numgen), learnt when they are created: element keys in the
+	// nft syntax do not say their type.
+	intKeys map[string]bool
+}
+
+// NewNetlink returns a Netlink writer for cfg's family and table.
+func NewNetlink(cfg Config) *Netlink {
+	n := &Netlink{family: knftables.IPv4Family, table: cfg.Table, intKeys: map[string]bool{}}
+	if cfg.Family == model.IPv6 {
+		n.family = knftables.IPv6Family
+	}
+	if n.table == "" {
+		n.table = DefaultTable
+	}
+	return n
+}
+
+// Run implements Writer.
+func (n *Netlink) Run(ctx context.Context, tx *Transaction) error {
+	fam, err := familyOf(n.family)
+	if err != nil {
+		return err
+	}
+	enc := &encoder{fam: fam, table: n.table, ip6: n.family == knftables.IPv6Family, intKeys: n.intKeys}
+	if err := enc.batch(tx); err != nil {
+		return err
+	}
+	return enc.send()
+}
+
+// List implements Writer.
+func (n *Netlink) List(ctx context.Context, kind string) ([]string, error) {
+	conn, err := gnft.New()
+	if err != nil {
+		return nil, fmt.Errorf("nftables netlink: %w", err)
+	}
+	defer conn.CloseLasting()
+	fam := gnft.TableFamilyIPv4
+	if n.family == knftables.IPv6Family {
+		fam = gnft.TableFamilyIPv6
+	}
+	if _, err := conn.ListTableOfFamily(n.table, fam); err != nil {
+		return nil, fmt.Errorf("table %s: %w", n.table, err)
+	}
+	var names []string
+	switch kind {
+	case "chain":
+		chains, err := conn.ListChainsOfTableFamily(fam)
+		if err != nil {
+			return nil, fmt.Errorf("list chains: %w", err)
+		}
+		for _, c := range chains {
+			if c.Table.Name == n.table {
+				names = append(names, c.Name)
+			}
+		}
+	case "set":
+		sets, err := conn.GetSets(&gnft.Table{Name: n.table, Family: fam})
+		if err != nil {
+			return nil, fmt.Errorf("list sets: %w", err)
+		}
+		for _, s := range sets {
+			if !s.Anonymous && !s.IsMap && !strings.HasPrefix(s.Name, "__") {
+				names = append(names, s.Name)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("cannot list %q", kind)
+	}
+	return names, nil
+}
+
+// encoder builds one nfnetlink batch.
+type encoder struct {
+	fam     byte
+	table   string
+	ip6     bool
+	buf     []byte
+	seq     uint32
+	ids     uint32
+	intKeys map[string]bool
+	// lastSeq is the sequence number of the last message, which asks for
+	// the acknowledgement the sender waits for.
+	msgs int
+}
+
+const (
+	nlmsgHdrLen       = 16
+	nftaTableUserdata = 6 // NFTA_TABLE_USERDATA
+)
+
+func (e *encoder) begin(typ uint16, flags uint16) int {
+	start := len(e.buf)
+	e.seq++
+	e.buf = binary.NativeEndian.AppendUint32(e.buf, 0) // length, patched by end
+	e.buf = binary.NativeEndian.AppendUint16(e.buf, typ)
+	e.buf = binary.NativeEndian.AppendUint16(e.buf, flags|unix.NLM_F_REQUEST)
+	e.buf = binary.NativeEndian.AppendUint32(e.buf, e.seq)
+	e.buf = binary.NativeEndian.AppendUint32(e.buf, 0)
+	// nfgenmsg
+	fam := e.fam
+	var resID uint16
+	if typ == unix.NFNL_MSG_BATCH_BEGIN || typ == unix.NFNL_MSG_BATCH_END {
+		fam, resID = unix.AF_UNSPEC, unix.NFNL_SUBSYS_NFTABLES
+	}
+	e.buf = append(e.buf, fam, unix.NFNETLINK_V0)
+	e.buf = binary.BigEndian.AppendUint16(e.buf, resID)
+	e.msgs++
+	return start
+}
+
+func (e *encoder) end(start int) {
+	binary.NativeEndian.PutUint32(e.buf[start:], uint32(len(e.buf)-start))
+}
+
+func (e *encoder) attr(typ uint16, data []byte) {
+	e.buf = binary.NativeEndian.AppendUint16(e.buf, uint16(4+len(data)))
+	e.buf = binary.NativeEndian.AppendUint16(e.buf, typ)
+	e.buf = append(e.buf, data...)
+	for len(e.buf)%4 != 0 {
+		e.buf = append(e.buf, 0)
+	}
+}
+
+func (e *encoder) str(typ uint16, s string) {
+	e.buf = binary.NativeEndian.AppendUint16(e.buf, uint16(4+len(s)+1))
+	e.buf = binary.NativeEndian.AppendUint16(e.buf, typ)
+	e.buf = append(e.buf, s...)
+	e.buf = append(e.buf, 0)
+	for len(e.buf)%4 != 0 {
+		e.buf = append(e.buf, 0)
+	}
+}
+
+func (e *encoder) u32(typ uint16, v uint32) { e.attr(typ, binary.BigEndian.AppendUint32(nil, v)) }
+
+func (e *encoder) nest(typ uint16) int {
+	start := len(e.buf)
+	e.buf = binary.NativeEndian.AppendUint32(e.buf, 0)
+	binary.NativeEndian.PutUint16(e.buf[start+2:], typ|unix.NLA_F_NESTED)
+	return start
+}
+
+func (e *encoder) endNest(start int) {
+	binary.NativeEndian.PutUint16(e.buf[start:], uint16(len(e.buf)-start))
+}
+
+func msgType(m int) uint16 { return uint16(unix.NFNL_SUBSYS_NFTABLES<<8 | m) }
+
+// maxElemBytes bounds the elements in one message: a netlink attribute's
+// length is 16 bits.
+const maxElemBytes = 60000
+
+func (e *encoder) batch(tx *Transaction) error {
+	// Size the buffer once: growing a buffer of tens of megabytes by
+	// doubling costs copies and garbage.
+	size := 4096
+	for i := range tx.ops {
+		if _, ok := tx.ops[i].obj.(*knftables.Rule); ok {
+			size += 400
+		} else {
+			size += 80
+		}
+	}
+	e.buf = make([]byte, 0, size)
+	e.end(e.begin(unix.NFNL_MSG_BATCH_BEGIN, 0))
+	ops := tx.ops
+	for i := 0; i < len(ops); {
+		o := ops[i]
+		if set, _, _, ok := ops[i].element(); ok {
+			// Consecutive element operations on one set share a message.
+			j := i + 1
+			for j < len(ops) {
+				s, _, _, ok := ops[j].element()
+				if !ok || ops[j].verb != o.verb || s != set {
+					break
+				}
+				j++
+			}
+			if err := e.elements(o.verb, ops[i:j]); err != nil {
+				return err
+			}
+			i = j
+			continue
+		}
+		if err := e.op(o); err != nil {
+			return err
+		}
+		i++
+	}
+	e.end(e.begin(unix.NFNL_MSG_BATCH_END, 0))
+	return nil
+}
+
+func (e *encoder) op(o operation) error {
+	switch obj := o.obj.(type) {
+	case *knftables.Table:
+		switch o.verb {
+		case verbAdd:
+			m := e.begin(msgType(unix.NFT_MSG_NEWTABLE), unix.NLM_F_CREATE)
+			e.str(unix.NFTA_TABLE_NAME, e.table)
+			if obj.Comment != nil {
+				e.attr(nftaTableUserdata, udataString(0, *obj.Comment))
+			}
+			e.end(m)
+		case verbDelete:
+			m := e.begin(msgType(unix.NFT_MSG_DELTABLE), 0)
+			e.str(unix.NFTA_TABLE_NAME, e.table)
+			e.end(m)
+		case verbFlush:
+			return fmt.Errorf("flush table is not supported")
+		}
+	case *knftables.Chain:
+		switch o.verb {
+		case verbAdd:
+			m := e.begin(msgType(unix.NFT_MSG_NEWCHAIN), unix.NLM_F_CREATE)
+			e.str(unix.NFTA_CHAIN_TABLE, e.table)
+			e.str(unix.NFTA_CHAIN_NAME, obj.Name)
+			if obj.Hook != nil {
+				hook, err := hookNum(*obj.Hook)
+				if err != nil {
+					return err
+				}
+				prio, err := knftables.ParsePriority(knftables.IPv4Family, string(ptrOr(obj.Priority, "")))
+				if err != nil {
+					return fmt.Errorf("chain %s: %w", obj.Name, err)
+				}
+				h := e.nest(unix.NFTA_CHAIN_HOOK)
+				e.u32(unix.NFTA_HOOK_HOOKNUM, hook)
+				e.u32(unix.NFTA_HOOK_PRIORITY, uint32(int32(prio)))
+				e.endNest(h)
+				e.str(unix.NFTA_CHAIN_TYPE, string(ptrOr(obj.Type, knftables.FilterType)))
+			}
+			e.end(m)
+		case verbFlush:
+			m := e.begin(msgType(unix.NFT_MSG_DELRULE), 0)
+			e.str(unix.NFTA_RULE_TABLE, e.table)
+			e.str(unix.NFTA_RULE_CHAIN, obj.Name)
+			e.end(m)
+		case verbDelete:
+			m := e.begin(msgType(unix.NFT_MSG_DELCHAIN), 0)
+			e.str(unix.NFTA_CHAIN_TABLE, e.table)
+			e.str(unix.NFTA_CHAIN_NAME, obj.Name)
+			e.end(m)
+		}
+	case *knftables.Set:
+		return e.set(o.verb, obj.Name, obj.Type, obj.Flags, obj.Timeout, false)
+	case *knftables.Map:
+		if obj.TypeOf != "" {
+			if o.verb != verbAdd {
+				return e.set(o.verb, obj.Name, "", nil, nil, true)
+			}
+			return e.numgenMap(obj.Name, obj.TypeOf)
+		}
+		return e.set(o.verb, obj.Name, obj.Type, obj.Flags, obj.Timeout, true)
+	case *knftables.Element:
+		// Only flushes get here: set and map flushes are written as
+		// element deletions without elements.
+		m := e.begin(msgType(unix.NFT_MSG_DELSETELEM), 0)
+		e.str(unix.NFTA_SET_ELEM_LIST_TABLE, e.table)
+		e.str(unix.NFTA_SET_ELEM_LIST_SET, obj.Set+obj.Map)
+		e.end(m)
+	case *knftables.Rule:
+		if o.verb != verbAdd || obj.Index != nil || obj.Handle != nil {
+			return fmt.Errorf("rule operation not supported: %v", obj.Rule)
+		}
+		exprs, anon, err := compileRule(e.ip6, obj.Rule, func() uint32 { e.ids++; return e.ids })
+		if err != nil {
+			return err
+		}
+		if anon != nil {
+			e.anonMap(anon)
+		}
+		m := e.begin(msgType(unix.NFT_MSG_NEWRULE), unix.NLM_F_CREATE|unix.NLM_F_APPEND)
+		e.str(unix.NFTA_RULE_TABLE, e.table)
+		e.str(unix.NFTA_RULE_CHAIN, obj.Chain)
+		l := e.nest(unix.NFTA_RULE_EXPRESSIONS)
+		for _, x := range exprs {
+			b, err := expr.Marshal(e.fam, x)
+			if err != nil {
+				return fmt.Errorf("rule %q: %w", obj.Rule, err)
+			}
+			e.attr(unix.NLA_F_NESTED|unix.NFTA_LIST_ELEM, b)
+		}
+		e.endNest(l)
+		if obj.Comment != nil {
+			e.attr(unix.NFTA_RULE_USERDATA, udataString(0, *obj.Comment))
+		}
+		e.end(m)
+	default:
+		return fmt.Errorf("unsupported nftables object %T", o.obj)
+	}
+	return nil
+}
+
+func ptrOr[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// udataString is one libnftnl user-data TLV holding a string (a comment).
+func udataString(typ byte, s string) []byte {
+	return append([]byte{typ, byte(len(s) + 1)}, append([]byte(s), 0)...)
+}
+
+func hookNum(h knftables.BaseChainHook) (uint32, error) {
+	switch h {
+	case knftables.PreroutingHook:
+		return unix.NF_INET_PRE_ROUTING, nil
+	case knftables.InputHook:
+		return unix.NF_INET_LOCAL_IN, nil
+	case knftables.ForwardHook:
+		return unix.NF_INET_FORWARD, nil
+	case knftables.OutputHook:
+		return unix.NF_INET_LOCAL_OUT, nil
+	case knftables.PostroutingHook:
+		return unix.NF_INET_POST_ROUTING, nil
+	}
+	return 0, fmt.Errorf("unsupported hook %q", h)
+}
+
+// nft's datatype numbers, which it reads back from the set's key type to
+// print elements; concatenations shift each part in by 6 bits.
+var datatypes = map[string]struct{ id, len uint32 }{
+	"ipv4_addr":    {7, 4},
+	"ipv6_addr":    {8, 16},
+	"inet_proto":   {12, 1},
+	"inet_service": {13, 2},
+	"integer":      {4, 4},
+	"mark":         {19, 4},
+}
+
+func (e *encoder) set(v verb, name, typ string, flags []knftables.SetFlag, timeout *time.Duration, isMap bool) error {
+	switch v {
+	case verbFlush:
+		m := e.begin(msgType(unix.NFT_MSG_DELSETELEM), 0)
+		e.str(unix.NFTA_SET_ELEM_LIST_TABLE, e.table)
+		e.str(unix.NFTA_SET_ELEM_LIST_SET, name)
+		e.end(m)
+		return nil
+	case verbDelete:
+		m := e.begin(msgType(unix.NFT_MSG_DELSET), 0)
+		e.str(unix.NFTA_SET_TABLE, e.table)
+		e.str(unix.NFTA_SET_NAME, name)
+		e.end(m)
+		return nil
+	}
+	keyType, value, _ := strings.Cut(typ, " : ")
+	var magic, klen uint32
+	parts := strings.Split(keyType, " . ")
+	for _, p := range parts {
+		d, ok := datatypes[strings.TrimSpace(p)]
+		if !ok {
+			return fmt.Errorf("set %s: unsupported type %q", name, p)
+		}
+		magic = magic<<6 | d.id
+		if len(parts) > 1 {
+			klen += (d.len + 3) &^ 3
+		} else {
+			klen += d.len
+		}
+	}
+	var f uint32
+	if isMap {
+		if strings.TrimSpace(value) != "verdict" {
+			return fmt.Errorf("map %s: unsupported value type %q", name, value)
+		}
+		f |= unix.NFT_SET_MAP
+	}
+	for _, fl := range flags {
+		switch fl {
+		case knftables.DynamicFlag:
+			f |= unix.NFT_SET_EVAL
+		case knftables.TimeoutFlag:
+			f |= unix.NFT_SET_TIMEOUT
+		default:
+			return fmt.Errorf("set %s: unsupported flag %q", name, fl)
+		}
+	}
+	e.ids++
+	m := e.begin(msgType(unix.NFT_MSG_NEWSET), unix.NLM_F_CREATE)
+	e.str(unix.NFTA_SET_TABLE, e.table)
+	e.str(unix.NFTA_SET_NAME, name)
+	e.u32(unix.NFTA_SET_FLAGS, f)
+	e.u32(unix.NFTA_SET_KEY_TYPE, magic)
+	e.u32(unix.NFTA_SET_KEY_LEN, klen)
+	e.u32(unix.NFTA_SET_ID, e.ids)
+	if isMap {
+		e.u32(unix.NFTA_SET_DATA_TYPE, unix.NFT_DATA_VERDICT)
+		e.u32(unix.NFTA_SET_DATA_LEN, 16)
+	}
+	if timeout != nil {
+		e.attr(unix.NFTA_SET_TIMEOUT, binary.BigEndian.AppendUint64(nil, uint64(timeout.Milliseconds())))
+	}
+	e.end(m)
+	return nil
+}
+
+// numgenUserdata is the user data nft 1.0.6 attaches to a map declared
+// "typeof numgen random mod 1 : ip daddr . tcp dport" (ip6, udp, sctp
+// alike), so that nft lists the map and its host-order keys as it would
+// its own, and accepts rules that use it. It is libnftnl TLVs of host
+// order integers: key byte order (host), data byte order, the key's
+// expression (numgen, type random, modulus 1, offset 0) and the data's
+// (a concatenation of two payload expressions, each a protocol
+// description and a field number).
+func numgenUserdata(ip6 bool, proto byte) []byte {
+	netDesc, netField := byte(12), byte(12) // PROTO_DESC_IP, IPHDR_DADDR
+	if ip6 {
+		netDesc, netField = 13, 9 // PROTO_DESC_IP6, IP6HDR_DST
+	}
+	var l4Desc byte
+	switch proto {
+	case unix.IPPROTO_TCP:
+		l4Desc = 8 // PROTO_DESC_TCP
+	case unix.IPPROTO_UDP:
+		l4Desc = 6 // PROTO_DESC_UDP
+	case unix.IPPROTO_SCTP:
+		l4Desc = 10 // PROTO_DESC_SCTP
+	}
+	return []byte{
+		0x00, 0x04, 0x01, 0x00, 0x00, 0x00, // key byte order: host
+		0x01, 0x04, 0x00, 0x00, 0x00, 0x00, // data byte order
+		0x03, 0x1a, // key typeof
+		0x00, 0x04, 0x17, 0x00, 0x00, 0x00, // expression: numgen
+		0x01, 0x12, 0x00, 0x04, 0x01, 0x00, 0x00, 0x00, 0x01, 0x04, 0x01, 0x00, 0x00, 0x00, 0x02, 0x04, 0x00, 0x00, 0x00, 0x00,
+		0x04, 0x34, // data typeof
+		0x00, 0x04, 0x0d, 0x00, 0x00, 0x00, // expression: concatenation
+		0x01, 0x2c,
+		0x00, 0x14, 0x00, 0x04, 0x07, 0x00, 0x00, 0x00, // payload
+		0x01, 0x0c, 0x00, 0x04, netDesc, 0x00, 0x00, 0x00, 0x01, 0x04, netField, 0x00, 0x00, 0x00,
+		0x01, 0x14, 0x00, 0x04, 0x07, 0x00, 0x00, 0x00, // payload
+		0x01, 0x0c, 0x00, 0x04, l4Desc, 0x00, 0x00, 0x00, 0x01, 0x04, 0x02, 0x00, 0x00, 0x00, // dport
+		0x01, 0x04, 0x02, 0x00, 0x00, 0x00, 0x06, 0x04, 0x00, 0x00, 0x00, 0x00,
+	}
+}
+
+// numgenMap creates an endpoints map: numbers to address . port.
+func (e *encoder) numgenMap(name, typeOf string) error {
+	addr := "ip"
+	if e.ip6 {
+		addr = "ip6"
+	}
+	rest, ok := strings.CutPrefix(typeOf, "numgen random mod 1 : "+addr+" daddr . ")
+	proto, ok2 := protoNum(strings.TrimSuffix(rest, " dport"))
+	if !ok || !ok2 || !strings.HasSuffix(rest, " dport") {
+		return fmt.Errorf("map %s: unsupported typeof %q", name, typeOf)
+	}
+	a := datatypes["ipv4_addr"]
+	if e.ip6 {
+		a = datatypes["ipv6_addr"]
+	}
+	e.ids++
+	m := e.begin(msgType(unix.NFT_MSG_NEWSET), unix.NLM_F_CREATE)
+	e.str(unix.NFTA_SET_TABLE, e.table)
+	e.str(unix.NFTA_SET_NAME, name)
+	e.u32(unix.NFTA_SET_FLAGS, unix.NFT_SET_MAP)
+	e.u32(unix.NFTA_SET_KEY_TYPE, datatypes["integer"].id)
+	e.u32(unix.NFTA_SET_KEY_LEN, 4)
+	e.u32(unix.NFTA_SET_DATA_TYPE, a.id<<6|datatypes["inet_service"].id)
+	e.u32(unix.NFTA_SET_DATA_LEN, a.len+4)
+	e.u32(unix.NFTA_SET_ID, e.ids)
+	e.attr(unix.NFTA_SET_USERDATA, numgenUserdata(e.ip6, proto))
+	e.end(m)
+	e.intKeys[name] = true
+	return nil
+}
+
+// anonMap writes an anonymous constant verdict map keyed by integers.
+func (e *encoder) anonMap(a *anonMap) {
+	m := e.begin(msgType(unix.NFT_MSG_NEWSET), unix.NLM_F_CREATE)
+	e.str(unix.NFTA_SET_TABLE, e.table)
+	e.str(unix.NFTA_SET_NAME, "__map%d")
+	e.u32(unix.NFTA_SET_FLAGS, unix.NFT_SET_ANONYMOUS|unix.NFT_SET_CONSTANT|unix.NFT_SET_MAP)
+	e.u32(unix.NFTA_SET_KEY_TYPE, datatypes["integer"].id)
+	e.u32(unix.NFTA_SET_KEY_LEN, 4)
+	e.u32(unix.NFTA_SET_ID, a.id)
+	e.u32(unix.NFTA_SET_DATA_TYPE, unix.NFT_DATA_VERDICT)
+	e.u32(unix.NFTA_SET_DATA_LEN, 16)
+	// The key is in host byte order, as numgen produces it; nft reads
+	// that from the set's user data (NFTNL_UDATA_SET_KEYBYTEORDER,
+	// BYTEORDER_HOST_ENDIAN) to print the keys.
+	e.attr(unix.NFTA_SET_USERDATA, append([]byte{0, 4}, hostU32(1)...))
+	e.end(m)
+	m = e.begin(msgType(unix.NFT_MSG_NEWSETELEM), unix.NLM_F_CREATE)
+	e.str(unix.NFTA_SET_ELEM_LIST_TABLE, e.table)
+	e.str(unix.NFTA_SET_ELEM_LIST_SET, "__map%d")
+	e.u32(unix.NFTA_SET_ELEM_LIST_SET_ID, a.id)
+	l := e.nest(unix.NFTA_SET_ELEM_LIST_ELEMENTS)
+	for _, el := range a.elems {
+		le := e.nest(unix.NFTA_LIST_ELEM)
+		k := e.nest(unix.NFTA_SET_ELEM_KEY)
+		e.attr(unix.NFTA_DATA_VALUE, hostU32(el.key))
+		e.endNest(k)
+		e.verdictData(el.verdict)
+		e.endNest(le)
+	}
+	e.endNest(l)
+	e.end(m)
+}
+
+func (e *encoder) verdictData(v string) error {
+	kind, chain, _ := strings.Cut(v, " ")
+	var code int32
+	switch kind {
+	case "goto":
+		code = unix.NFT_GOTO
+	case "jump":
+		code = unix.NFT_JUMP
+	case "drop":
+		code = 0
+	case "accept":
+		code = 1
+	case "return":
+		code = unix.NFT_RETURN
+	default:
+		return fmt.Errorf("unsupported verdict %q", v)
+	}
+	d := e.nest(unix.NFTA_SET_ELEM_DATA)
+	vd := e.nest(unix.NFTA_DATA_VERDICT)
+	e.u32(unix.NFTA_VERDICT_CODE, uint32(code))
+	if chain != "" {
+		e.str(unix.NFTA_VERDICT_CHAIN, chain)
+	}
+	e.endNest(vd)
+	e.endNest(d)
+	return nil
+}
+
+// elemData writes an element's value: a verdict, or data such as
+// "10.0.0.1 . 8080".
+func (e *encoder) elemData(v string) error {
+	switch kind, _, _ := strings.Cut(v, " "); kind {
+	case "goto", "jump", "drop", "accept", "return":
+		return e.verdictData(v)
+	}
+	d := e.nest(unix.NFTA_SET_ELEM_DATA)
+	if err := e.concat(unix.NFTA_DATA_VALUE, v); err != nil {
+		return err
+	}
+	e.endNest(d)
+	return nil
+}
+
+func (e *encoder) elements(v verb, ops []operation) error {
+	typ, flags := msgType(unix.NFT_MSG_NEWSETELEM), uint16(unix.NLM_F_CREATE)
+	if v == verbDelete {
+		typ, flags = msgType(unix.NFT_MSG_DELSETELEM), 0
+	}
+	set, _, _, _ := ops[0].element()
+	intKeys := e.intKeys[set]
+	for len(ops) > 0 {
+		m := e.begin(typ, flags)
+		e.str(unix.NFTA_SET_ELEM_LIST_TABLE, e.table)
+		e.str(unix.NFTA_SET_ELEM_LIST_SET, set)
+		l := e.nest(unix.NFTA_SET_ELEM_LIST_ELEMENTS)
+		start := len(e.buf)
+		for len(ops) > 0 && len(e.buf)-start < maxElemBytes {
+			_, k, value, _ := ops[0].element()
+			ops = ops[1:]
+			le := e.nest(unix.NFTA_LIST_ELEM)
+			kn := e.nest(unix.NFTA_SET_ELEM_KEY)
+			var err error
+			if intKeys && !strings.Contains(k, " . ") {
+				var n uint64
+				n, err = strconv.ParseUint(k, 10, 32)
+				e.attr(unix.NFTA_DATA_VALUE, hostU32(uint32(n)))
+			} else {
+				err = e.concat(unix.NFTA_DATA_VALUE, k)
+			}
+			if err != nil {
+				return fmt.Errorf("element of %s: %w", set, err)
+			}
+			e.endNest(kn)
+			if v == verbAdd && value != "" {
+				if err := e.elemData(value); err != nil {
+					return fmt.Errorf("element of %s: %w", set, err)
+				}
+			}
+			e.endNest(le)
+		}
+		e.endNest(l)
+		e.end(m)
+	}
+	return nil
+}
+
+// concat writes attribute typ holding a key or value in nft syntax:
+// addresses, protocol names and port numbers joined by " . ", each part
+// of a concatenation padded to 4 bytes.
+func (e *encoder) concat(typ uint16, s string) error {
+	start := len(e.buf)
+	e.buf = binary.NativeEndian.AppendUint32(e.buf, 0)
+	multi := strings.Contains(s, " . ")
+	for s != "" {
+		part, rest, _ := strings.Cut(s, " . ")
+		s = rest
+		n := len(e.buf)
+		if a, err := netip.ParseAddr(part); err == nil {
+			if a.Is4() {
+				b := a.As4()
+				e.buf = append(e.buf, b[:]...)
+			} else {
+				b := a.As16()
+				e.buf = append(e.buf, b[:]...)
+			}
+		} else if p, ok := protoNum(part); ok {
+			e.buf = append(e.buf, p)
+		} else if v, err := strconv.ParseUint(part, 10, 16); err == nil {
+			e.buf = binary.BigEndian.AppendUint16(e.buf, uint16(v))
+		} else {
+			return fmt.Errorf("unsupported element part %q", part)
+		}
+		for multi && (len(e.buf)-n)%4 != 0 {
+			e.buf = append(e.buf, 0)
+		}
+	}
+	binary.NativeEndian.PutUint16(e.buf[start:], uint16(len(e.buf)-start))
+	binary.NativeEndian.PutUint16(e.buf[start+2:], typ)
+	for len(e.buf)%4 != 0 {
+		e.buf = append(e.buf, 0)
+	}
+	return nil
+}
+
+// send writes the batch with one sendmsg and reads the kernel's answer.
+// The kernel processes a batch synchronously inside sendmsg; only the
+// last message asks for an acknowledgement, so the reply is either that
+// acknowledgement or errors for the messages that failed.
+func (e *encoder) send() error {
+	// Ask for an ack of the last message before BATCH_END: find it by
+	// walking the messages.
+	var last, lastSeq = -1, uint32(0)
+	for off := 0; off < len(e.buf); {
+		l := int(binary.NativeEndian.Uint32(e.buf[off:]))
+		typ := binary.NativeEndian.Uint16(e.buf[off+4:])
+		if typ != unix.NFNL_MSG_BATCH_BEGIN && typ != unix.NFNL_MSG_BATCH_END {
+			last = off
+		}
+		off += l
+	}
+	if last < 0 {
+		return nil
+	}
+	fl := binary.NativeEndian.Uint16(e.buf[last+6:])
+	binary.NativeEndian.PutUint16(e.buf[last+6:], fl|unix.NLM_F_ACK)
+	lastSeq = binary.NativeEndian.Uint32(e.buf[last+8:])
+
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_NETFILTER)
+	if err != nil {
+		return fmt.Errorf("nfnetlink socket: %w", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return fmt.Errorf("nfnetlink bind: %w", err)
+	}
+	// The whole batch must fit the socket's send buffer.
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, len(e.buf)+4096); err != nil {
+		return fmt.Errorf("nfnetlink send buffer: %w", err)
+	}
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 4<<20)
+	_ = unix.SetsockoptInt(fd, unix.SOL_NETLINK, unix.NETLINK_EXT_ACK, 1)
+	if err := unix.Sendto(fd, e.buf, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return fmt.Errorf("nfnetlink send (%d bytes, %d messages): %w", len(e.buf), e.msgs, err)
+	}
+	var errs []error
+	rbuf := make([]byte, 1<<16)
+	for {
+		// The kernel answered before sendmsg returned: whatever is not
+		// queued now never comes.
+		n, _, err := unix.Recvfrom(fd, rbuf, unix.MSG_DONTWAIT)
+		if err != nil {
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if errors.Is(err, unix.EAGAIN) && len(errs) == 0 {
+				return fmt.Errorf("nftables batch (%d messages): no acknowledgement", e.msgs)
+			}
+			if errors.Is(err, unix.EAGAIN) {
+				break
+			}
+			return fmt.Errorf("nfnetlink receive: %w", err)
+		}
+		done := false
+		for off := 0; off+nlmsgHdrLen <= n; {
+			l := int(binary.NativeEndian.Uint32(rbuf[off:]))
+			typ := binary.NativeEndian.Uint16(rbuf[off+4:])
+			seq := binary.NativeEndian.Uint32(rbuf[off+8:])
+			if l < nlmsgHdrLen || off+l > n {
+				break
+			}
+			if typ == unix.NLMSG_ERROR && l >= nlmsgHdrLen+4 {
+				code := int32(binary.NativeEndian.Uint32(rbuf[off+nlmsgHdrLen:]))
+				if code != 0 {
+					errs = append(errs, fmt.Errorf("message %d: %w", seq, syscall.Errno(-code)))
+				}
+				if seq == lastSeq {
+					done = true
+				}
+			}
+			off += (l + 3) &^ 3
+		}
+		if done {
+			break
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("nftables batch (%d messages) refused: %w", e.msgs, errors.Join(errs...))
+	}
+	return nil
+}
