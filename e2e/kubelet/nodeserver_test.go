@@ -15,7 +15,13 @@ import (
 
 // kubeletGet requests path on the node server with the client certificate
 // in files (none when empty).
-func kubeletGet(t *testing.T, files [2]string, path string) (int, []byte) {
+func kubeletGet(t testing.TB, files [2]string, path string) (int, []byte) {
+	t.Helper()
+	return kubeletGetWithin(t, files, path, 10*time.Second)
+}
+
+// kubeletGetWithin is kubeletGet with a timeout.
+func kubeletGetWithin(t testing.TB, files [2]string, path string, timeout time.Duration) (int, []byte) {
 	t.Helper()
 	tc := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the kubelet's certificate is self-signed
 	if files[0] != "" {
@@ -25,7 +31,7 @@ func kubeletGet(t *testing.T, files [2]string, path string) (int, []byte) {
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
+	client := &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: tc}}
 	resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d%s", suite.port, path))
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)

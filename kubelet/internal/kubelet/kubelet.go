@@ -2,13 +2,16 @@ package kubelet
 
 import (
 	"context"
-	"fmt"
 	"net"
+	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -88,6 +91,9 @@ type Config struct {
 	CgroupParent string
 	// CgroupDriver is cgroupfs or systemd.
 	CgroupDriver string
+	// ParallelSandboxes bounds how many pod sandboxes are created at
+	// once (0: twice the CPUs, at least 2); see Kubelet.sandboxSlots.
+	ParallelSandboxes int
 }
 
 // Kubelet runs pods through the CRI.
@@ -100,6 +106,13 @@ type Kubelet struct {
 	workers  map[types.UID]*podWorker
 	synced   bool
 	lastSeen map[types.UID]string
+	// sandboxSlots bounds the sandboxes being created at once. Creating
+	// one is the runtime's heaviest step (network namespace, CNI plugins,
+	// the pause container); a burst of pods all creating theirs at once
+	// shares the machine so that every pod waits for the slowest, while
+	// pods admitted in turn (a channel's blocked senders are served in
+	// order) start in the order they came, as fast as the runtime allows.
+	sandboxSlots chan struct{}
 }
 
 // New returns a Kubelet; Run starts it.
@@ -116,13 +129,17 @@ func New(cfg Config, log logr.Logger) *Kubelet {
 	if cfg.RuntimeName == "" {
 		cfg.RuntimeName = "containerd"
 	}
+	if cfg.ParallelSandboxes <= 0 {
+		cfg.ParallelSandboxes = max(2, 2*runtime.NumCPU())
+	}
 	return &Kubelet{
-		cfg:      cfg,
-		log:      log,
-		backoff:  flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
-		imageBO:  flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
-		workers:  map[types.UID]*podWorker{},
-		lastSeen: map[types.UID]string{},
+		sandboxSlots: make(chan struct{}, cfg.ParallelSandboxes),
+		cfg:          cfg,
+		log:          log,
+		backoff:      flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
+		imageBO:      flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
+		workers:      map[types.UID]*podWorker{},
+		lastSeen:     map[types.UID]string{},
 	}
 }
 
@@ -140,11 +157,50 @@ func (k *Kubelet) UpsertPod(ctx context.Context, pod *corev1.Pod) {
 	defer k.mu.Unlock()
 	w := k.workers[pod.UID]
 	if w == nil {
+		k.log.V(2).Info("SyncLoop ADD", "pod", types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, "podUID", pod.UID)
 		w = newPodWorker(pod.UID)
 		k.workers[pod.UID] = w
 		go k.runWorker(ctx, w)
+		w.update(pod)
+		return
+	}
+	if old, removed := w.snapshot(); !removed && old != nil && statusEcho(old, pod) {
+		// Only what the kubelet itself writes changed (its own status
+		// patch coming back): keep the newer object, but there is
+		// nothing to sync, as upstream reconciles rather than syncs such
+		// updates.
+		w.replace(pod)
+		return
 	}
 	w.update(pod)
+}
+
+// statusEcho says whether cur differs from old only in the kubelet-owned
+// part of the status and bookkeeping metadata, so that syncing would
+// change nothing: the spec, labels, annotations, deletion, phase and the
+// conditions others own (readiness gates, disruption targets) are equal.
+func statusEcho(old, cur *corev1.Pod) bool {
+	if old.UID != cur.UID || old.Status.Phase != cur.Status.Phase ||
+		!apiequality.Semantic.DeepEqual(old.Spec, cur.Spec) ||
+		!apiequality.Semantic.DeepEqual(old.Labels, cur.Labels) ||
+		!apiequality.Semantic.DeepEqual(old.Annotations, cur.Annotations) ||
+		!apiequality.Semantic.DeepEqual(old.DeletionTimestamp, cur.DeletionTimestamp) ||
+		!apiequality.Semantic.DeepEqual(old.DeletionGracePeriodSeconds, cur.DeletionGracePeriodSeconds) ||
+		!apiequality.Semantic.DeepEqual(old.OwnerReferences, cur.OwnerReferences) {
+		return false
+	}
+	return apiequality.Semantic.DeepEqual(foreignConditions(old), foreignConditions(cur))
+}
+
+// foreignConditions are the pod's conditions the kubelet does not own.
+func foreignConditions(pod *corev1.Pod) []corev1.PodCondition {
+	var out []corev1.PodCondition
+	for _, c := range pod.Status.Conditions {
+		if !kubeletConditions[c.Type] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // RemovePod tells the kubelet that no source names the pod any more.
@@ -197,18 +253,22 @@ func (k *Kubelet) relist(ctx context.Context) {
 		k.log.Error(err, "List containers failed")
 		return
 	}
-	prints := map[types.UID]string{}
+	entries := map[types.UID][]string{}
 	ready := 0
 	for _, s := range sandboxes {
 		if s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
 			ready++
 		}
 		uid := podUIDOf(s.Labels)
-		prints[uid] += fmt.Sprintf("s%s=%d;", s.Id, s.State)
+		entries[uid] = append(entries[uid], sandboxEntry(s.Id, s.State))
 	}
 	for _, c := range containers {
 		uid := podUIDOf(c.Labels)
-		prints[uid] += fmt.Sprintf("c%s=%d;", c.Id, c.State)
+		entries[uid] = append(entries[uid], containerEntry(c.Id, c.State))
+	}
+	prints := make(map[types.UID]string, len(entries))
+	for uid, e := range entries {
+		prints[uid] = fingerprint(e)
 	}
 	metrics.RunningPods.Set(float64(ready))
 	k.mu.Lock()
@@ -237,6 +297,72 @@ func (k *Kubelet) relist(ctx context.Context) {
 		}
 	}
 }
+
+// sandboxEntry and containerEntry are one sandbox's and one container's
+// part of a pod's fingerprint.
+func sandboxEntry(id string, state runtimeapi.PodSandboxState) string {
+	return "s" + id + "=" + state.String()
+}
+
+func containerEntry(id string, state runtimeapi.ContainerState) string {
+	return "c" + id + "=" + state.String()
+}
+
+// fingerprint is what relist compares to tell that a pod's sandboxes or
+// containers changed: their IDs and states, in an order that does not
+// depend on the runtime's listing order.
+func fingerprint(entries []string) string {
+	slices.Sort(entries)
+	return strings.Join(entries, ";")
+}
+
+// observed records the pod's runtime state as its worker last read it, so
+// that relist wakes the worker only for changes it has not seen (such as
+// the containers it has just started itself).
+func (k *Kubelet) observed(uid types.UID, rt *podRuntime) {
+	entries := make([]string, 0, len(rt.sandboxes)+len(rt.containers))
+	for _, s := range rt.sandboxes {
+		entries = append(entries, sandboxEntry(s.Id, s.State))
+	}
+	for _, c := range rt.containers {
+		entries = append(entries, containerEntry(c.Id, c.State))
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(entries) == 0 {
+		delete(k.lastSeen, uid)
+		return
+	}
+	k.lastSeen[uid] = fingerprint(entries)
+}
+
+// acquireSandboxSlot waits for a turn to create a sandbox. It gives up,
+// returning false, when ctx ends or when the pod's sources delete or
+// remove it meanwhile (the worker then syncs again at once).
+func (k *Kubelet) acquireSandboxSlot(ctx context.Context, w *podWorker) bool {
+	woken := false
+	for {
+		select {
+		case k.sandboxSlots <- struct{}{}:
+			if woken {
+				// The pod changed while it waited: sync it again after this.
+				w.wake()
+			}
+			return true
+		case <-ctx.Done():
+			return false
+		case <-w.wakeCh:
+			pod, removed := w.snapshot()
+			if removed || pod == nil || pod.DeletionTimestamp != nil {
+				w.wake()
+				return false
+			}
+			woken = true
+		}
+	}
+}
+
+func (k *Kubelet) releaseSandboxSlot() { <-k.sandboxSlots }
 
 // runWorker syncs one pod until it is gone from its sources and from the
 // runtime.
@@ -308,6 +434,8 @@ type podWorker struct {
 	startObserved bool
 	// evicted is the eviction message once the pod is evicted.
 	evicted string
+	// slotRelease gives up the sandbox slot while the worker holds one.
+	slotRelease func()
 }
 
 type waitingReason struct{ reason, message string }
@@ -322,6 +450,13 @@ func (w *podWorker) update(pod *corev1.Pod) {
 	w.removed = false
 	w.mu.Unlock()
 	w.wake()
+}
+
+// replace stores a newer version of the pod without waking the worker.
+func (w *podWorker) replace(pod *corev1.Pod) {
+	w.mu.Lock()
+	w.pod = pod
+	w.mu.Unlock()
 }
 
 func (w *podWorker) remove() {
