@@ -336,33 +336,45 @@ func (k *Kubelet) observed(uid types.UID, rt *podRuntime) {
 	k.lastSeen[uid] = fingerprint(entries)
 }
 
-// acquireSandboxSlot waits for a turn to create a sandbox. It gives up,
-// returning false, when ctx ends or when the pod's sources delete or
-// remove it meanwhile (the worker then syncs again at once).
-func (k *Kubelet) acquireSandboxSlot(ctx context.Context, w *podWorker) bool {
+// sandboxSlotPatience is how long a pod waits for a sandbox slot before
+// creating its sandbox anyway: the slots order a burst, they must not let
+// a runtime stuck on a few sandboxes hold up every other pod.
+const sandboxSlotPatience = 30 * time.Second
+
+// acquireSandboxSlot waits for a turn to create a sandbox and returns
+// what gives it back (a no-op once the wait outlasted
+// sandboxSlotPatience). It gives up, returning nil, when ctx ends or when
+// the pod's sources delete or remove it meanwhile (the worker then syncs
+// again at once).
+func (k *Kubelet) acquireSandboxSlot(ctx context.Context, w *podWorker) func() {
 	woken := false
+	patience := time.NewTimer(sandboxSlotPatience)
+	defer patience.Stop()
+	defer func() {
+		if woken {
+			// The pod changed while it waited: sync it again after this.
+			w.wake()
+		}
+	}()
 	for {
 		select {
 		case k.sandboxSlots <- struct{}{}:
-			if woken {
-				// The pod changed while it waited: sync it again after this.
-				w.wake()
-			}
-			return true
+			return sync.OnceFunc(func() { <-k.sandboxSlots })
+		case <-patience.C:
+			logr.FromContextOrDiscard(ctx).Info("Creating the pod sandbox without waiting further for a slot", "waited", sandboxSlotPatience)
+			return func() {}
 		case <-ctx.Done():
-			return false
+			return nil
 		case <-w.wakeCh:
+			woken = true
 			pod, removed := w.snapshot()
 			if removed || pod == nil || pod.DeletionTimestamp != nil {
-				w.wake()
-				return false
+				return nil
 			}
-			woken = true
 		}
 	}
 }
 
-func (k *Kubelet) releaseSandboxSlot() { <-k.sandboxSlots }
 
 // runWorker syncs one pod until it is gone from its sources and from the
 // runtime.

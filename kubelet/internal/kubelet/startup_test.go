@@ -86,11 +86,13 @@ func TestOwnChangesDoNotWakeWorker(t *testing.T) {
 func TestStatusEchoDoesNotWakeWorker(t *testing.T) {
 	pod := testPod("echo")
 	f := newFixture(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // no worker goroutine runs: wakes stay in the channel
-	f.k.UpsertPod(ctx, pod)
-	w := f.k.workers[pod.UID]
+	ctx := context.Background()
+	// The worker is the kubelet's, but no goroutine runs it: wakes stay
+	// in the channel.
+	w := newPodWorker(pod.UID)
+	w.update(pod)
 	<-w.wakeCh
+	f.k.workers[pod.UID] = w
 	echo := pod.DeepCopy()
 	echo.ResourceVersion = "2"
 	echo.Status.Phase = ""
@@ -127,7 +129,7 @@ func TestSandboxSlotGivesWayToDeletion(t *testing.T) {
 	w.update(pod)
 	<-w.wakeCh
 	got := make(chan bool)
-	go func() { got <- k.acquireSandboxSlot(context.Background(), w) }()
+	go func() { got <- k.acquireSandboxSlot(context.Background(), w) != nil }()
 	// A change that is not a deletion keeps it waiting.
 	w.update(pod)
 	select {
@@ -147,8 +149,14 @@ func TestSandboxSlotGivesWayToDeletion(t *testing.T) {
 		t.Error("the worker was not woken to handle the deletion")
 	}
 	// A freed slot goes to the next waiter.
-	k.releaseSandboxSlot()
-	if !k.acquireSandboxSlot(context.Background(), w) {
-		t.Error("acquire failed with a free slot")
+	<-k.sandboxSlots
+	release := k.acquireSandboxSlot(context.Background(), w)
+	if release == nil {
+		t.Fatal("acquire failed with a free slot")
+	}
+	release()
+	release()
+	if len(k.sandboxSlots) != cap(k.sandboxSlots)-1 {
+		t.Errorf("%d slots taken after a release (twice), want %d", len(k.sandboxSlots), cap(k.sandboxSlots)-1)
 	}
 }

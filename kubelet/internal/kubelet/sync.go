@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -197,10 +196,10 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 		// The slot is held until the first containers are started, so
 		// that pods finish starting in the order they came; an image pull
 		// or a postStart hook, which may take long, gives it up first.
-		if !k.acquireSandboxSlot(ctx, w) {
+		release := k.acquireSandboxSlot(ctx, w)
+		if release == nil {
 			return 0, ctx.Err()
 		}
-		release := sync.OnceFunc(k.releaseSandboxSlot)
 		defer release()
 		w.setSlotRelease(release)
 		defer w.setSlotRelease(nil)
