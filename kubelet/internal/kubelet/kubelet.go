@@ -375,7 +375,6 @@ func (k *Kubelet) acquireSandboxSlot(ctx context.Context, w *podWorker) func() {
 	}
 }
 
-
 // runWorker syncs one pod until it is gone from its sources and from the
 // runtime.
 func (k *Kubelet) runWorker(ctx context.Context, w *podWorker) {
