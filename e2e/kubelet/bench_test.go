@@ -172,9 +172,10 @@ func benchPodStartup(b *testing.B, n, rate int) {
 	busyRSS := rssMiB(kubeletPID)
 	// Steady state: the pods run, nothing changes.
 	steady := time.Duration(envInt("KUBELET_BENCH_STEADY", 20)) * time.Second
-	cpuSteady0, wallSteady0 := cpuSeconds(kubeletPID), time.Now()
+	cpuSteady0, cdSteady0, wallSteady0 := cpuSeconds(kubeletPID), cpuSeconds(containerdPID), time.Now()
 	time.Sleep(steady)
 	steadyCPU := (cpuSeconds(kubeletPID) - cpuSteady0) / time.Since(wallSteady0).Seconds() * 100
+	steadyCDCPU := (cpuSeconds(containerdPID) - cdSteady0) / time.Since(wallSteady0).Seconds() * 100
 	busyRSS = max(busyRSS, rssMiB(kubeletPID))
 
 	if path := os.Getenv("KUBELET_BENCH_TRACE"); path != "" {
@@ -196,8 +197,8 @@ func benchPodStartup(b *testing.B, n, rate int) {
 	b.ReportMetric(burstCPU/float64(n)*1000, "kubelet-cpu-ms/pod")
 	fmt.Printf("kubelet pod start-up: %d pods at %d/s (all created in %.1fs): create→Running+Ready p50 %.2fs p99 %.2fs max %.2fs (load average before %s, after %s)\n",
 		n, rate, createWall.Seconds(), pct(0.5).Seconds(), pct(0.99).Seconds(), latencies[len(latencies)-1].Seconds(), loadStart, loadBurst)
-	fmt.Printf("  kubelet RSS %.0f MiB before, %.0f MiB with %d pods; CPU while starting them %.2fs (%.1f ms/pod, %.1f%% of one core over %.1fs), containerd %.2fs; steady with %d pods %.2f%% of one core over %s\n",
-		startRSS, busyRSS, n, burstCPU, burstCPU/float64(n)*1000, burstCPU/wallBurst.Seconds()*100, wallBurst.Seconds(), burstCDCPU, n, steadyCPU, steady)
+	fmt.Printf("  kubelet RSS %.0f MiB before, %.0f MiB with %d pods; CPU while starting them %.2fs (%.1f ms/pod, %.1f%% of one core over %.1fs), containerd %.2fs; steady with %d pods %.2f%% of one core over %s (containerd %.2f%%)\n",
+		startRSS, busyRSS, n, burstCPU, burstCPU/float64(n)*1000, burstCPU/wallBurst.Seconds()*100, wallBurst.Seconds(), burstCDCPU, n, steadyCPU, steady, steadyCDCPU)
 }
 
 // sandboxes counts the runtime's sandboxes, ready or not (-1 on error).
