@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -113,6 +114,8 @@ type Kubelet struct {
 	// pods admitted in turn (a channel's blocked senders are served in
 	// order) start in the order they came, as fast as the runtime allows.
 	sandboxSlots chan struct{}
+	// evented is set while the runtime's container event stream is live.
+	evented atomic.Bool
 }
 
 // New returns a Kubelet; Run starts it.
@@ -237,9 +240,19 @@ func (k *Kubelet) FindPod(namespace, name string) *corev1.Pod {
 }
 
 // Run relists the runtime until ctx ends, waking the workers of pods whose
-// containers changed and starting workers for orphans.
+// containers changed and starting workers for orphans. Where the runtime
+// streams container events, they wake the workers and the relist runs
+// only every eventedRelistPeriod.
 func (k *Kubelet) Run(ctx context.Context) {
-	wait.UntilWithContext(ctx, k.relist, k.cfg.RelistPeriod)
+	go k.watchContainerEvents(ctx)
+	var last time.Time
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		if k.evented.Load() && time.Since(last) < eventedRelistPeriod {
+			return
+		}
+		last = time.Now()
+		k.relist(ctx)
+	}, k.cfg.RelistPeriod)
 }
 
 func (k *Kubelet) relist(ctx context.Context) {
