@@ -101,6 +101,13 @@ func TestNodeServer(t *testing.T) {
 	if code, body := kubeletGet(t, suite.apiClient, "/logs/"); code != http.StatusOK || !containsMetric(body, "<pre>") {
 		t.Errorf("/logs/: %d %s", code, body)
 	}
+	// Go's profiles (enableProfilingHandler), authorized as nodes/proxy.
+	if code, body := kubeletGet(t, suite.userClient, "/debug/pprof/"); code != http.StatusForbidden {
+		t.Errorf("a user without nodes/proxy on /debug/pprof/: %d %s, want 403", code, body)
+	}
+	if code, body := kubeletGet(t, suite.apiClient, "/debug/pprof/goroutine?debug=1"); code != http.StatusOK || !containsMetric(body, "goroutine profile:") {
+		t.Errorf("/debug/pprof/goroutine: %d %.200s", code, body)
+	}
 }
 
 func containsMetric(body []byte, name string) bool {

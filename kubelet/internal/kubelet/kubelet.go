@@ -93,7 +93,9 @@ type Config struct {
 	// CgroupDriver is cgroupfs or systemd.
 	CgroupDriver string
 	// ParallelSandboxes bounds how many pod sandboxes are created at
-	// once (0: twice the CPUs, at least 2); see Kubelet.sandboxSlots.
+	// once (0: four per CPU, at least 4: much of a sandbox's creation
+	// waits on disk syncs and plugin processes, so fewer leave the CPUs
+	// idle); see Kubelet.sandboxSlots.
 	ParallelSandboxes int
 }
 
@@ -133,7 +135,7 @@ func New(cfg Config, log logr.Logger) *Kubelet {
 		cfg.RuntimeName = "containerd"
 	}
 	if cfg.ParallelSandboxes <= 0 {
-		cfg.ParallelSandboxes = max(2, 2*runtime.NumCPU())
+		cfg.ParallelSandboxes = max(4, 4*runtime.NumCPU())
 	}
 	return &Kubelet{
 		sandboxSlots: make(chan struct{}, cfg.ParallelSandboxes),
