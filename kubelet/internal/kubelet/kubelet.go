@@ -169,7 +169,7 @@ func (k *Kubelet) UpsertPod(ctx context.Context, pod *corev1.Pod) {
 		w.update(pod)
 		return
 	}
-	if old, removed := w.snapshot(); !removed && old != nil && statusEcho(old, pod) {
+	if old, removed := w.snapshot(); !removed && old != nil && statusEcho(old, pod, w.written()) {
 		// Only what the kubelet itself writes changed (its own status
 		// patch coming back): keep the newer object, but there is
 		// nothing to sync, as upstream reconciles rather than syncs such
@@ -180,12 +180,14 @@ func (k *Kubelet) UpsertPod(ctx context.Context, pod *corev1.Pod) {
 	w.update(pod)
 }
 
-// statusEcho says whether cur differs from old only in the kubelet-owned
-// part of the status and bookkeeping metadata, so that syncing would
-// change nothing: the spec, labels, annotations, deletion, phase and the
-// conditions others own (readiness gates, disruption targets) are equal.
-func statusEcho(old, cur *corev1.Pod) bool {
-	if old.UID != cur.UID || old.Status.Phase != cur.Status.Phase ||
+// statusEcho says whether cur differs from old only in what the kubelet
+// writes, so that syncing would change nothing: the spec, labels,
+// annotations, owners and deletion are equal, and the phase and the
+// conditions the kubelet does not own (readiness gates, disruption
+// targets, PodScheduled) are either as before or as the kubelet last
+// wrote them (written, nil before its first write).
+func statusEcho(old, cur *corev1.Pod, written *corev1.PodStatus) bool {
+	if old.UID != cur.UID ||
 		!apiequality.Semantic.DeepEqual(old.Spec, cur.Spec) ||
 		!apiequality.Semantic.DeepEqual(old.Labels, cur.Labels) ||
 		!apiequality.Semantic.DeepEqual(old.Annotations, cur.Annotations) ||
@@ -194,13 +196,18 @@ func statusEcho(old, cur *corev1.Pod) bool {
 		!apiequality.Semantic.DeepEqual(old.OwnerReferences, cur.OwnerReferences) {
 		return false
 	}
-	return apiequality.Semantic.DeepEqual(foreignConditions(old), foreignConditions(cur))
+	if cur.Status.Phase != old.Status.Phase && (written == nil || cur.Status.Phase != written.Phase) {
+		return false
+	}
+	foreign := foreignConditions(cur.Status.Conditions)
+	return apiequality.Semantic.DeepEqual(foreign, foreignConditions(old.Status.Conditions)) ||
+		(written != nil && apiequality.Semantic.DeepEqual(foreign, foreignConditions(written.Conditions)))
 }
 
-// foreignConditions are the pod's conditions the kubelet does not own.
-func foreignConditions(pod *corev1.Pod) []corev1.PodCondition {
+// foreignConditions are the conditions the kubelet does not own.
+func foreignConditions(conditions []corev1.PodCondition) []corev1.PodCondition {
 	var out []corev1.PodCondition
-	for _, c := range pod.Status.Conditions {
+	for _, c := range conditions {
 		if !kubeletConditions[c.Type] {
 			out = append(out, c)
 		}
@@ -476,6 +483,13 @@ func (w *podWorker) update(pod *corev1.Pod) {
 	w.removed = false
 	w.mu.Unlock()
 	w.wake()
+}
+
+// written returns the status the worker last wrote, nil before its first.
+func (w *podWorker) written() *corev1.PodStatus {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.status
 }
 
 // replace stores a newer version of the pod without waking the worker.

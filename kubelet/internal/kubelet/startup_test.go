@@ -13,18 +13,26 @@ import (
 func TestStatusEcho(t *testing.T) {
 	base := testPod("p")
 	base.ResourceVersion = "1"
+	base.Status.Phase = corev1.PodPending
+	scheduled := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}
+	written := &corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}, scheduled}}
 	tests := []struct {
-		name   string
-		change func(p *corev1.Pod)
-		want   bool
+		name    string
+		change  func(p *corev1.Pod)
+		written *corev1.PodStatus
+		want    bool
 	}{
 		{name: "kubelet status and resourceVersion only", change: func(p *corev1.Pod) {
 			p.ResourceVersion = "2"
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", Ready: true}}
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 		}, want: true},
-		{name: "phase", change: func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }, want: false},
-		{name: "readiness gate condition", change: func(p *corev1.Pod) {
+		{name: "the kubelet's own write: phase and PodScheduled", written: written, change: func(p *corev1.Pod) {
+			p.Status = *written.DeepCopy()
+		}, want: true},
+		{name: "phase set by someone else", written: written, change: func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }, want: false},
+		{name: "phase before the kubelet wrote any", change: func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning }, want: false},
+		{name: "readiness gate condition", written: written, change: func(p *corev1.Pod) {
 			p.Status.Conditions = []corev1.PodCondition{{Type: "example.com/gate", Status: corev1.ConditionTrue}}
 		}, want: false},
 		{name: "deletion", change: func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: time.Now()} }, want: false},
@@ -36,7 +44,7 @@ func TestStatusEcho(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cur := base.DeepCopy()
 			tt.change(cur)
-			if got := statusEcho(base, cur); got != tt.want {
+			if got := statusEcho(base, cur, tt.written); got != tt.want {
 				t.Errorf("statusEcho = %v, want %v", got, tt.want)
 			}
 		})
