@@ -236,6 +236,9 @@ func (c *Containerd) waitReady(ctx context.Context) error {
 // Endpoint is the CRI endpoint for --container-runtime-endpoint.
 func (c *Containerd) Endpoint() string { return "unix://" + c.socket }
 
+// PID is containerd's process ID.
+func (c *Containerd) PID() int { return c.proc.PID() }
+
 // Dir is the containerd's private directory.
 func (c *Containerd) Dir() string { return c.dir }
 

@@ -13,20 +13,39 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
+	cri "k8s.io/cri-api/pkg/apis"
 	"k8s.io/utils/ptr"
 )
 
 // BenchmarkPodStartup creates pods bound to the node at a steady rate
 // (local image, no token volume) and reports, from each create, the time
 // until the watch shows it Running and Ready: p50, p99 and max, with the
-// kubelet's RSS and CPU. KUBELET_BENCH_PODS and KUBELET_BENCH_RATE (pods/s)
-// override 50 pods at 5/s. It prints figures and asserts nothing.
+// kubelet's RSS and CPU. It runs the two scenarios, 50 pods at
+// 5/s and 100 pods at 20/s; KUBELET_BENCH_PODS and KUBELET_BENCH_RATE
+// (pods/s) replace them with one. With 100 pods it also measures the
+// kubelet's steady-state CPU over KUBELET_BENCH_STEADY seconds (20).
+// KUBELET_BENCH_PROFILE=dir writes the kubelet's CPU profile of each
+// scenario's creation phase (from its /debug/pprof handler) there. It
+// prints figures and asserts nothing.
 func BenchmarkPodStartup(b *testing.B) {
-	n, rate := envInt("KUBELET_BENCH_PODS", 50), envInt("KUBELET_BENCH_RATE", 5)
-	for b.Loop() {
-		benchPodStartup(b, n, rate)
+	scenarios := [][2]int{{50, 5}, {100, 20}}
+	if n := envInt("KUBELET_BENCH_PODS", 0); n > 0 {
+		scenarios = [][2]int{{n, envInt("KUBELET_BENCH_RATE", 5)}}
+	}
+	// Idle: the kubelet runs no pods yet.
+	idleRSS := rssMiB(suite.kubelet.PID())
+	idleCPU0, idleWall0 := cpuSeconds(suite.kubelet.PID()), time.Now()
+	time.Sleep(5 * time.Second)
+	idleCPU := (cpuSeconds(suite.kubelet.PID()) - idleCPU0) / time.Since(idleWall0).Seconds() * 100
+	fmt.Printf("kubelet idle: RSS %.0f MiB, CPU %.2f%% of one core (load average %s)\n", idleRSS, idleCPU, loadAverage())
+	b.ReportMetric(idleRSS, "idle-rss-MiB")
+	for _, s := range scenarios {
+		b.Run(fmt.Sprintf("%dpods-%dpersec", s[0], s[1]), func(b *testing.B) {
+			for b.Loop() {
+				benchPodStartup(b, s[0], s[1])
+			}
+		})
 	}
 }
 
@@ -45,16 +64,24 @@ func benchPodStartup(b *testing.B, n, rate int) {
 	}
 	defer func() {
 		_ = suite.client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{})
-		_ = waitFor(ctx, 120*time.Second, func() (bool, error) {
+		// Wait for the runtime too, so the next scenario starts on an
+		// idle node.
+		rs, err := suite.containerd.RuntimeService(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = waitFor(ctx, 180*time.Second, func() (bool, error) {
 			l, err := suite.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-			return err == nil && len(l.Items) == 0, nil
+			return err == nil && len(l.Items) == 0 && sandboxes(ctx, rs) == 0, nil
 		})
 		_ = suite.client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
 	}()
-	idleRSS := rssMiB(suite.kubelet.PID())
-	cpuStart, wallStart := cpuSeconds(suite.kubelet.PID()), time.Now()
+	startRSS := rssMiB(suite.kubelet.PID())
+	kubeletPID, containerdPID := suite.kubelet.PID(), suite.containerd.PID()
+	cpuStart, cdCPUStart, wallStart := cpuSeconds(kubeletPID), cpuSeconds(containerdPID), time.Now()
+	loadStart := loadAverage()
 
-	w, err := suite.client.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{FieldSelector: fields.Everything().String()})
+	w, err := suite.client.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -62,6 +89,7 @@ func benchPodStartup(b *testing.B, n, rate int) {
 	var mu sync.Mutex
 	created := map[string]time.Time{}
 	var latencies []time.Duration
+	var trace []string
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -76,6 +104,7 @@ func benchPodStartup(b *testing.B, n, rate int) {
 			mu.Lock()
 			if t, ok := created[p.Name]; ok {
 				latencies = append(latencies, time.Since(t))
+				trace = append(trace, fmt.Sprintf("%s %d %d", p.Name, t.UnixNano(), time.Now().UnixNano()))
 				delete(created, p.Name)
 			}
 			finished := len(latencies) == n
@@ -85,8 +114,28 @@ func benchPodStartup(b *testing.B, n, rate int) {
 			}
 		}
 	}()
+	var profile chan []byte
+	if dir := os.Getenv("KUBELET_BENCH_PROFILE"); dir != "" {
+		profile = make(chan []byte, 1)
+		secs := n/rate + 3
+		go func() {
+			_, body := kubeletGetWithin(b, suite.apiClient, fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), time.Duration(secs+30)*time.Second)
+			profile <- body
+		}()
+		defer func() {
+			path := fmt.Sprintf("%s/kubelet-%dpods-%dpersec.pprof", dir, n, rate)
+			if err := os.WriteFile(path, <-profile, 0o644); err == nil {
+				fmt.Printf("CPU profile: %s\n", path)
+			}
+		}()
+	}
+	// Each create runs on its own, so that a slow apiserver does not
+	// lower the rate.
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	defer tick.Stop()
+	var creates sync.WaitGroup
+	errc := make(chan error, n)
+	returned := make([]time.Time, n)
 	for i := range n {
 		<-tick.C
 		pod := boundPod(fmt.Sprintf("p%03d", i), corev1.Container{Name: "app", Image: suite.busybox, Command: []string{"sleep", "3600"}})
@@ -95,31 +144,82 @@ func benchPodStartup(b *testing.B, n, rate int) {
 		mu.Lock()
 		created[pod.Name] = time.Now()
 		mu.Unlock()
-		if _, err := suite.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			b.Fatal(err)
-		}
+		creates.Go(func() {
+			if _, err := suite.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+				errc <- err
+			}
+			returned[i] = time.Now()
+		})
+	}
+	creates.Wait()
+	createWall := time.Since(wallStart)
+	close(errc)
+	if err := <-errc; err != nil {
+		b.Fatal(err)
 	}
 	select {
 	case <-done:
 	case <-time.After(3 * time.Minute):
-		b.Fatalf("only %d of %d pods became Ready", len(latencies), n)
+		mu.Lock()
+		got := len(latencies)
+		mu.Unlock()
+		b.Fatalf("only %d of %d pods became Ready", got, n)
 	}
-	busyRSS := rssMiB(suite.kubelet.PID())
+	wallBurst := time.Since(wallStart)
+	burstCPU := cpuSeconds(kubeletPID) - cpuStart
+	burstCDCPU := cpuSeconds(containerdPID) - cdCPUStart
+	loadBurst := loadAverage()
+	busyRSS := rssMiB(kubeletPID)
 	// Steady state: the pods run, nothing changes.
-	cpuSteady0, wallSteady0 := cpuSeconds(suite.kubelet.PID()), time.Now()
-	time.Sleep(10 * time.Second)
-	steadyCPU := (cpuSeconds(suite.kubelet.PID()) - cpuSteady0) / time.Since(wallSteady0).Seconds() * 100
-	burstCPU := (cpuSteady0 - cpuStart) / wallSteady0.Sub(wallStart).Seconds() * 100
+	steady := time.Duration(envInt("KUBELET_BENCH_STEADY", 20)) * time.Second
+	cpuSteady0, cdSteady0, wallSteady0 := cpuSeconds(kubeletPID), cpuSeconds(containerdPID), time.Now()
+	time.Sleep(steady)
+	steadyCPU := (cpuSeconds(kubeletPID) - cpuSteady0) / time.Since(wallSteady0).Seconds() * 100
+	steadyCDCPU := (cpuSeconds(containerdPID) - cdSteady0) / time.Since(wallSteady0).Seconds() * 100
+	busyRSS = max(busyRSS, rssMiB(kubeletPID))
 
+	if path := os.Getenv("KUBELET_BENCH_TRACE"); path != "" {
+		// name, create and Ready times (Unix ns), then create returns.
+		for i, t := range returned {
+			trace = append(trace, fmt.Sprintf("returned p%03d %d", i, t.UnixNano()))
+		}
+		_ = os.WriteFile(fmt.Sprintf("%s-%dpods-%dpersec", path, n, rate), []byte(strings.Join(trace, "\n")+"\n"), 0o644)
+	}
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
-	pct := func(q float64) time.Duration { return latencies[min(len(latencies)-1, int(q*float64(len(latencies))))] }
+	pct := func(q float64) time.Duration {
+		return latencies[min(len(latencies)-1, int(q*float64(len(latencies))))]
+	}
 	b.ReportMetric(pct(0.5).Seconds(), "p50-s")
 	b.ReportMetric(pct(0.99).Seconds(), "p99-s")
 	b.ReportMetric(latencies[len(latencies)-1].Seconds(), "max-s")
 	b.ReportMetric(busyRSS, "rss-MiB")
 	b.ReportMetric(steadyCPU, "steady-cpu-%")
-	fmt.Printf("kubelet pod start-up: %d pods at %d/s: create→Running+Ready p50 %.2fs p99 %.2fs max %.2fs; RSS idle %.0f MiB, with pods %.0f MiB; CPU during creation %.1f%%, steady %.2f%% of one core\n",
-		n, rate, pct(0.5).Seconds(), pct(0.99).Seconds(), latencies[len(latencies)-1].Seconds(), idleRSS, busyRSS, burstCPU, steadyCPU)
+	b.ReportMetric(burstCPU/float64(n)*1000, "kubelet-cpu-ms/pod")
+	fmt.Printf("kubelet pod start-up: %d pods at %d/s (all created in %.1fs): create→Running+Ready p50 %.2fs p99 %.2fs max %.2fs (load average before %s, after %s)\n",
+		n, rate, createWall.Seconds(), pct(0.5).Seconds(), pct(0.99).Seconds(), latencies[len(latencies)-1].Seconds(), loadStart, loadBurst)
+	fmt.Printf("  kubelet RSS %.0f MiB before, %.0f MiB with %d pods; CPU while starting them %.2fs (%.1f ms/pod, %.1f%% of one core over %.1fs), containerd %.2fs; steady with %d pods %.2f%% of one core over %s (containerd %.2f%%)\n",
+		startRSS, busyRSS, n, burstCPU, burstCPU/float64(n)*1000, burstCPU/wallBurst.Seconds()*100, wallBurst.Seconds(), burstCDCPU, n, steadyCPU, steady, steadyCDCPU)
+}
+
+// sandboxes counts the runtime's sandboxes, ready or not (-1 on error).
+func sandboxes(ctx context.Context, rs cri.RuntimeService) int {
+	l, err := rs.ListPodSandbox(ctx, nil)
+	if err != nil {
+		return -1
+	}
+	return len(l)
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func rssMiB(pid int) float64 {

@@ -1,6 +1,7 @@
 package kubelet_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -175,7 +176,7 @@ func setUp(ctx context.Context) (func() error, error) {
 		"--pod-manifest-path", filepath.Join(dir, "manifests"),
 		"--file-check-frequency", "1s",
 		"--node-labels", "e2e.trireme.dev/suite=kubelet",
-		"-v", "2",
+		"-v", cmp.Or(os.Getenv("KUBELET_E2E_V"), "2"),
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "manifests"), 0o755); err != nil {
 		return cleanup, err

@@ -15,7 +15,13 @@ import (
 
 // kubeletGet requests path on the node server with the client certificate
 // in files (none when empty).
-func kubeletGet(t *testing.T, files [2]string, path string) (int, []byte) {
+func kubeletGet(t testing.TB, files [2]string, path string) (int, []byte) {
+	t.Helper()
+	return kubeletGetWithin(t, files, path, 10*time.Second)
+}
+
+// kubeletGetWithin is kubeletGet with a timeout.
+func kubeletGetWithin(t testing.TB, files [2]string, path string, timeout time.Duration) (int, []byte) {
 	t.Helper()
 	tc := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the kubelet's certificate is self-signed
 	if files[0] != "" {
@@ -25,7 +31,7 @@ func kubeletGet(t *testing.T, files [2]string, path string) (int, []byte) {
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
+	client := &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: tc}}
 	resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d%s", suite.port, path))
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
@@ -94,6 +100,13 @@ func TestNodeServer(t *testing.T) {
 	}
 	if code, body := kubeletGet(t, suite.apiClient, "/logs/"); code != http.StatusOK || !containsMetric(body, "<pre>") {
 		t.Errorf("/logs/: %d %s", code, body)
+	}
+	// Go's profiles (enableProfilingHandler), authorized as nodes/proxy.
+	if code, body := kubeletGet(t, suite.userClient, "/debug/pprof/"); code != http.StatusForbidden {
+		t.Errorf("a user without nodes/proxy on /debug/pprof/: %d %s, want 403", code, body)
+	}
+	if code, body := kubeletGet(t, suite.apiClient, "/debug/pprof/goroutine?debug=1"); code != http.StatusOK || !containsMetric(body, "goroutine profile:") {
+		t.Errorf("/debug/pprof/goroutine: %d %.200s", code, body)
 	}
 }
 

@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
@@ -156,8 +157,21 @@ func run(ctx context.Context, o *options.Options) error {
 		return err
 	}
 
+	// Events have their own client and rate limit (eventRecordQPS,
+	// eventBurst), as upstream's, so that a burst of pod starts does not
+	// queue status updates behind its events.
+	eventConfig := rest.CopyConfig(restConfig)
+	eventConfig.QPS = float32(*cfg.EventRecordQPS)
+	eventConfig.Burst = int(cfg.EventBurst)
+	if *cfg.EventRecordQPS == 0 {
+		eventConfig.QPS = -1
+	}
+	eventClient, err := kubernetes.NewForConfig(eventConfig)
+	if err != nil {
+		return fmt.Errorf("event client: %w", err)
+	}
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: nodeName})
 

@@ -75,6 +75,7 @@ func startServer(ctx context.Context, o *options.Options, client kubernetes.Inte
 	h := server.Handler(server.Config{
 		NodeName: o.HostnameOverride, Pods: k, Runtime: rs,
 		Authenticator: authn, Authorizer: authz, Registry: metrics.Registry, Log: log, RootDir: o.RootDir, LogDir: systemLogDir(cfg),
+		Profiling: *cfg.EnableProfilingHandler,
 	})
 	addr, err := server.Serve(ctx, net.JoinHostPort(cfg.Address, strconv.Itoa(int(cfg.Port))), getCert, h, log)
 	if err != nil {

@@ -2,13 +2,17 @@ package kubelet
 
 import (
 	"context"
-	"fmt"
 	"net"
+	"runtime"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -88,6 +92,11 @@ type Config struct {
 	CgroupParent string
 	// CgroupDriver is cgroupfs or systemd.
 	CgroupDriver string
+	// ParallelSandboxes bounds how many pod sandboxes are created at
+	// once (0: four per CPU, at least 4: much of a sandbox's creation
+	// waits on disk syncs and plugin processes, so fewer leave the CPUs
+	// idle); see Kubelet.sandboxSlots.
+	ParallelSandboxes int
 }
 
 // Kubelet runs pods through the CRI.
@@ -100,6 +109,15 @@ type Kubelet struct {
 	workers  map[types.UID]*podWorker
 	synced   bool
 	lastSeen map[types.UID]string
+	// sandboxSlots bounds the sandboxes being created at once. Creating
+	// one is the runtime's heaviest step (network namespace, CNI plugins,
+	// the pause container); a burst of pods all creating theirs at once
+	// shares the machine so that every pod waits for the slowest, while
+	// pods admitted in turn (a channel's blocked senders are served in
+	// order) start in the order they came, as fast as the runtime allows.
+	sandboxSlots chan struct{}
+	// evented is set while the runtime's container event stream is live.
+	evented atomic.Bool
 }
 
 // New returns a Kubelet; Run starts it.
@@ -116,13 +134,17 @@ func New(cfg Config, log logr.Logger) *Kubelet {
 	if cfg.RuntimeName == "" {
 		cfg.RuntimeName = "containerd"
 	}
+	if cfg.ParallelSandboxes <= 0 {
+		cfg.ParallelSandboxes = max(4, 4*runtime.NumCPU())
+	}
 	return &Kubelet{
-		cfg:      cfg,
-		log:      log,
-		backoff:  flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
-		imageBO:  flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
-		workers:  map[types.UID]*podWorker{},
-		lastSeen: map[types.UID]string{},
+		sandboxSlots: make(chan struct{}, cfg.ParallelSandboxes),
+		cfg:          cfg,
+		log:          log,
+		backoff:      flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
+		imageBO:      flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
+		workers:      map[types.UID]*podWorker{},
+		lastSeen:     map[types.UID]string{},
 	}
 }
 
@@ -140,11 +162,57 @@ func (k *Kubelet) UpsertPod(ctx context.Context, pod *corev1.Pod) {
 	defer k.mu.Unlock()
 	w := k.workers[pod.UID]
 	if w == nil {
+		k.log.V(2).Info("SyncLoop ADD", "pod", types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, "podUID", pod.UID)
 		w = newPodWorker(pod.UID)
 		k.workers[pod.UID] = w
 		go k.runWorker(ctx, w)
+		w.update(pod)
+		return
+	}
+	if old, removed := w.snapshot(); !removed && old != nil && statusEcho(old, pod, w.written()) {
+		// Only what the kubelet itself writes changed (its own status
+		// patch coming back): keep the newer object, but there is
+		// nothing to sync, as upstream reconciles rather than syncs such
+		// updates.
+		w.replace(pod)
+		return
 	}
 	w.update(pod)
+}
+
+// statusEcho says whether cur differs from old only in what the kubelet
+// writes, so that syncing would change nothing: the spec, labels,
+// annotations, owners and deletion are equal, and the phase and the
+// conditions the kubelet does not own (readiness gates, disruption
+// targets, PodScheduled) are either as before or as the kubelet last
+// wrote them (written, nil before its first write).
+func statusEcho(old, cur *corev1.Pod, written *corev1.PodStatus) bool {
+	if old.UID != cur.UID ||
+		!apiequality.Semantic.DeepEqual(old.Spec, cur.Spec) ||
+		!apiequality.Semantic.DeepEqual(old.Labels, cur.Labels) ||
+		!apiequality.Semantic.DeepEqual(old.Annotations, cur.Annotations) ||
+		!apiequality.Semantic.DeepEqual(old.DeletionTimestamp, cur.DeletionTimestamp) ||
+		!apiequality.Semantic.DeepEqual(old.DeletionGracePeriodSeconds, cur.DeletionGracePeriodSeconds) ||
+		!apiequality.Semantic.DeepEqual(old.OwnerReferences, cur.OwnerReferences) {
+		return false
+	}
+	if cur.Status.Phase != old.Status.Phase && (written == nil || cur.Status.Phase != written.Phase) {
+		return false
+	}
+	foreign := foreignConditions(cur.Status.Conditions)
+	return apiequality.Semantic.DeepEqual(foreign, foreignConditions(old.Status.Conditions)) ||
+		(written != nil && apiequality.Semantic.DeepEqual(foreign, foreignConditions(written.Conditions)))
+}
+
+// foreignConditions are the conditions the kubelet does not own.
+func foreignConditions(conditions []corev1.PodCondition) []corev1.PodCondition {
+	var out []corev1.PodCondition
+	for _, c := range conditions {
+		if !kubeletConditions[c.Type] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // RemovePod tells the kubelet that no source names the pod any more.
@@ -181,9 +249,19 @@ func (k *Kubelet) FindPod(namespace, name string) *corev1.Pod {
 }
 
 // Run relists the runtime until ctx ends, waking the workers of pods whose
-// containers changed and starting workers for orphans.
+// containers changed and starting workers for orphans. Where the runtime
+// streams container events, they wake the workers and the relist runs
+// only every eventedRelistPeriod.
 func (k *Kubelet) Run(ctx context.Context) {
-	wait.UntilWithContext(ctx, k.relist, k.cfg.RelistPeriod)
+	go k.watchContainerEvents(ctx)
+	var last time.Time
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		if k.evented.Load() && time.Since(last) < eventedRelistPeriod {
+			return
+		}
+		last = time.Now()
+		k.relist(ctx)
+	}, k.cfg.RelistPeriod)
 }
 
 func (k *Kubelet) relist(ctx context.Context) {
@@ -197,18 +275,22 @@ func (k *Kubelet) relist(ctx context.Context) {
 		k.log.Error(err, "List containers failed")
 		return
 	}
-	prints := map[types.UID]string{}
+	entries := map[types.UID][]string{}
 	ready := 0
 	for _, s := range sandboxes {
 		if s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
 			ready++
 		}
 		uid := podUIDOf(s.Labels)
-		prints[uid] += fmt.Sprintf("s%s=%d;", s.Id, s.State)
+		entries[uid] = append(entries[uid], sandboxEntry(s.Id, s.State))
 	}
 	for _, c := range containers {
 		uid := podUIDOf(c.Labels)
-		prints[uid] += fmt.Sprintf("c%s=%d;", c.Id, c.State)
+		entries[uid] = append(entries[uid], containerEntry(c.Id, c.State))
+	}
+	prints := make(map[types.UID]string, len(entries))
+	for uid, e := range entries {
+		prints[uid] = fingerprint(e)
 	}
 	metrics.RunningPods.Set(float64(ready))
 	k.mu.Lock()
@@ -233,6 +315,83 @@ func (k *Kubelet) relist(ctx context.Context) {
 			delete(k.lastSeen, uid)
 			if w := k.workers[uid]; w != nil {
 				w.wake()
+			}
+		}
+	}
+}
+
+// sandboxEntry and containerEntry are one sandbox's and one container's
+// part of a pod's fingerprint.
+func sandboxEntry(id string, state runtimeapi.PodSandboxState) string {
+	return "s" + id + "=" + state.String()
+}
+
+func containerEntry(id string, state runtimeapi.ContainerState) string {
+	return "c" + id + "=" + state.String()
+}
+
+// fingerprint is what relist compares to tell that a pod's sandboxes or
+// containers changed: their IDs and states, in an order that does not
+// depend on the runtime's listing order.
+func fingerprint(entries []string) string {
+	slices.Sort(entries)
+	return strings.Join(entries, ";")
+}
+
+// observed records the pod's runtime state as its worker last read it, so
+// that relist wakes the worker only for changes it has not seen (such as
+// the containers it has just started itself).
+func (k *Kubelet) observed(uid types.UID, rt *podRuntime) {
+	entries := make([]string, 0, len(rt.sandboxes)+len(rt.containers))
+	for _, s := range rt.sandboxes {
+		entries = append(entries, sandboxEntry(s.Id, s.State))
+	}
+	for _, c := range rt.containers {
+		entries = append(entries, containerEntry(c.Id, c.State))
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(entries) == 0 {
+		delete(k.lastSeen, uid)
+		return
+	}
+	k.lastSeen[uid] = fingerprint(entries)
+}
+
+// sandboxSlotPatience is how long a pod waits for a sandbox slot before
+// creating its sandbox anyway: the slots order a burst, they must not let
+// a runtime stuck on a few sandboxes hold up every other pod.
+const sandboxSlotPatience = 30 * time.Second
+
+// acquireSandboxSlot waits for a turn to create a sandbox and returns
+// what gives it back (a no-op once the wait outlasted
+// sandboxSlotPatience). It gives up, returning nil, when ctx ends or when
+// the pod's sources delete or remove it meanwhile (the worker then syncs
+// again at once).
+func (k *Kubelet) acquireSandboxSlot(ctx context.Context, w *podWorker) func() {
+	woken := false
+	patience := time.NewTimer(sandboxSlotPatience)
+	defer patience.Stop()
+	defer func() {
+		if woken {
+			// The pod changed while it waited: sync it again after this.
+			w.wake()
+		}
+	}()
+	for {
+		select {
+		case k.sandboxSlots <- struct{}{}:
+			return sync.OnceFunc(func() { <-k.sandboxSlots })
+		case <-patience.C:
+			logr.FromContextOrDiscard(ctx).Info("Creating the pod sandbox without waiting further for a slot", "waited", sandboxSlotPatience)
+			return func() {}
+		case <-ctx.Done():
+			return nil
+		case <-w.wakeCh:
+			woken = true
+			pod, removed := w.snapshot()
+			if removed || pod == nil || pod.DeletionTimestamp != nil {
+				return nil
 			}
 		}
 	}
@@ -308,6 +467,8 @@ type podWorker struct {
 	startObserved bool
 	// evicted is the eviction message once the pod is evicted.
 	evicted string
+	// slotRelease gives up the sandbox slot while the worker holds one.
+	slotRelease func()
 }
 
 type waitingReason struct{ reason, message string }
@@ -322,6 +483,20 @@ func (w *podWorker) update(pod *corev1.Pod) {
 	w.removed = false
 	w.mu.Unlock()
 	w.wake()
+}
+
+// written returns the status the worker last wrote, nil before its first.
+func (w *podWorker) written() *corev1.PodStatus {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.status
+}
+
+// replace stores a newer version of the pod without waking the worker.
+func (w *podWorker) replace(pod *corev1.Pod) {
+	w.mu.Lock()
+	w.pod = pod
+	w.mu.Unlock()
 }
 
 func (w *podWorker) remove() {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -333,6 +334,7 @@ func (k *Kubelet) writeStatus(ctx context.Context, w *podWorker, pod *corev1.Pod
 				return err
 			}
 		}
+		logr.FromContextOrDiscard(ctx).V(3).Info("Patched pod status", "phase", st.Phase)
 	}
 	w.mu.Lock()
 	w.status = st.DeepCopy()

@@ -133,6 +133,7 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 	requeue, err := k.syncRunning(ctx, w, pod, rt)
 	if rt2, oerr := k.observe(ctx, w.uid); oerr == nil {
 		rt = rt2
+		k.observed(w.uid, rt)
 	}
 	if gerr := k.collectGarbage(ctx, rt); gerr != nil {
 		log.Error(gerr, "Remove dead containers failed")
@@ -192,13 +193,23 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 				log.Error(err, "Stop old sandbox failed", "sandbox", s.Id)
 			}
 		}
+		// The slot is held until the first containers are started, so
+		// that pods finish starting in the order they came; an image pull
+		// or a postStart hook, which may take long, gives it up first.
+		release := k.acquireSandboxSlot(ctx, w)
+		if release == nil {
+			return 0, ctx.Err()
+		}
+		defer release()
+		w.setSlotRelease(release)
+		defer w.setSlotRelease(nil)
 		id, err := k.cfg.Runtime.RunPodSandbox(ctx, sandboxConfig, runtimeHandler(pod))
 		if err != nil {
 			k.event(pod, corev1.EventTypeWarning, "FailedCreatePodSandBox", fmt.Sprintf("Failed to create pod sandbox: %v", err))
 			return 5 * time.Second, fmt.Errorf("run pod sandbox: %w", err)
 		}
 		log.V(2).Info("Started pod sandbox", "sandbox", id)
-		return 0, k.startNext(ctx, w, pod, sandboxConfig, id, volumePaths)
+		return 0, k.startNext(ctx, w, pod, rt, sandboxConfig, id, volumePaths)
 	}
 	return k.syncContainers(ctx, w, pod, rt, sandboxConfig, sandbox.Id, volumePaths)
 }
@@ -217,11 +228,19 @@ func mayRestartAfterSandbox(pod *corev1.Pod, rt *podRuntime) bool {
 	return true
 }
 
-// startNext re-observes after a new sandbox and starts what comes first.
-func (k *Kubelet) startNext(ctx context.Context, w *podWorker, pod *corev1.Pod, sc *runtimeapi.PodSandboxConfig, sandboxID string, volumePaths map[string]string) error {
-	rt, err := k.observe(ctx, w.uid)
+// startNext starts what comes first in a new sandbox. The containers are
+// those observed before it was made (they belong to older sandboxes, and
+// their restart counts and back-off carry over); only the new sandbox's
+// status (its IPs) is read.
+func (k *Kubelet) startNext(ctx context.Context, w *podWorker, pod *corev1.Pod, old *podRuntime, sc *runtimeapi.PodSandboxConfig, sandboxID string, volumePaths map[string]string) error {
+	st, err := k.cfg.Runtime.PodSandboxStatus(ctx, sandboxID, false)
 	if err != nil {
-		return err
+		return fmt.Errorf("sandbox %s status: %w", sandboxID, err)
+	}
+	rt := &podRuntime{
+		sandboxes:     append([]*runtimeapi.PodSandbox{{Id: sandboxID, State: st.GetStatus().GetState(), CreatedAt: st.GetStatus().GetCreatedAt()}}, old.sandboxes...),
+		containers:    old.containers,
+		sandboxStatus: st.GetStatus(),
 	}
 	_, err = k.syncContainers(ctx, w, pod, rt, sc, sandboxID, volumePaths)
 	return err
@@ -326,6 +345,26 @@ func backoffKey(pod *corev1.Pod, c *corev1.Container) string {
 	return fmt.Sprintf("%s/%s/%s", pod.UID, c.Name, c.Image)
 }
 
+// setSlotRelease records how to give up the sandbox slot the worker
+// holds (nil: none).
+func (w *podWorker) setSlotRelease(f func()) {
+	w.mu.Lock()
+	w.slotRelease = f
+	w.mu.Unlock()
+}
+
+// releaseSlot gives up the sandbox slot, if the worker holds one, before
+// a step that may take long.
+func (w *podWorker) releaseSlot() {
+	w.mu.Lock()
+	f := w.slotRelease
+	w.slotRelease = nil
+	w.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
 func (w *podWorker) setStartErr(name, reason, message string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -347,7 +386,7 @@ func (w *podWorker) getStartErr(name string) (waitingReason, bool) {
 // starts the container and runs its postStart hook.
 func (k *Kubelet) startContainer(ctx context.Context, w *podWorker, pod *corev1.Pod, c *corev1.Container, ctype string, restartCount int32, sc *runtimeapi.PodSandboxConfig, sandboxID string, volumePaths map[string]string, podIPs []string) error {
 	log := logr.FromContextOrDiscard(ctx).WithValues("container", c.Name)
-	imageRef, reason, err := k.ensureImage(ctx, pod, c, sc)
+	imageRef, reason, err := k.ensureImage(ctx, w, pod, c, sc)
 	if err != nil {
 		w.setStartErr(c.Name, reason, err.Error())
 		return err
@@ -374,6 +413,7 @@ func (k *Kubelet) startContainer(ctx context.Context, w *podWorker, pod *corev1.
 	k.event(pod, corev1.EventTypeNormal, "Started", fmt.Sprintf("Started container %s", c.Name))
 	log.V(2).Info("Started container", "id", id, "restartCount", restartCount)
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
+		w.releaseSlot()
 		if err := k.runHook(ctx, pod, c, id, c.Lifecycle.PostStart, 30*time.Second, podIPs); err != nil {
 			k.event(pod, corev1.EventTypeWarning, "FailedPostStartHook", err.Error())
 			if kerr := k.killContainer(ctx, pod, c, id, ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, 30)); kerr != nil {
@@ -387,7 +427,7 @@ func (k *Kubelet) startContainer(ctx context.Context, w *podWorker, pod *corev1.
 
 // ensureImage returns the image reference to run, pulling the image when
 // the pull policy says so. On failure it also returns the waiting reason.
-func (k *Kubelet) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container, sc *runtimeapi.PodSandboxConfig) (string, string, error) {
+func (k *Kubelet) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod, c *corev1.Container, sc *runtimeapi.PodSandboxConfig) (string, string, error) {
 	spec := &runtimeapi.ImageSpec{Image: c.Image}
 	policy := c.ImagePullPolicy
 	if policy != corev1.PullAlways {
@@ -408,6 +448,7 @@ func (k *Kubelet) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 	if k.imageBO.IsInBackOffSinceUpdate(key, time.Now()) {
 		return "", "ImagePullBackOff", fmt.Errorf("Back-off pulling image %q", c.Image)
 	}
+	w.releaseSlot()
 	k.event(pod, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))
 	auths, warnings := k.pullAuths(ctx, pod, c.Image)
 	for _, w := range warnings {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	ndftypes "k8s.io/component-helpers/nodedeclaredfeatures/types"
 	"net"
 	"sort"
 	"sync"
@@ -363,6 +364,7 @@ func (m *Manager) computeStatus(ctx context.Context, node *corev1.Node) corev1.N
 		}
 	}
 	st.Images = m.nodeImages(ctx)
+	st.DeclaredFeatures = DeclaredFeatures(version.Get().GitVersion, ndftypes.RuntimeFeatures{})
 
 	var old []corev1.NodeCondition
 	if node != nil {

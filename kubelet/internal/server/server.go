@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"strconv"
 	"strings"
@@ -61,6 +62,9 @@ type Config struct {
 	// LogDir is served under /logs/ (upstream's system log handler:
 	// /var/log); empty disables it.
 	LogDir string
+	// Profiling serves Go's pprof handlers under /debug/pprof/, as
+	// upstream's enableProfilingHandler does.
+	Profiling bool
 }
 
 // Handler returns the node server's mux.
@@ -77,6 +81,13 @@ func Handler(cfg Config) http.Handler {
 	mux.HandleFunc("/portForward/", s.portForward)
 	mux.HandleFunc("/stats/summary", s.statsSummary)
 	mux.Handle("/metrics/resource", s.resourceMetrics())
+	if cfg.Profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	if cfg.LogDir != "" {
 		mux.Handle("/logs/", http.StripPrefix("/logs/", http.FileServer(http.Dir(cfg.LogDir))))
 	}
