@@ -48,6 +48,15 @@ imageGCLowThresholdPercent: 99
 syncFrequency: 10s
 `
 
+// nodeConfig is clusterConfig for a node whose pods' cgroups go below
+// cgroupRoot, so that no node's reset touches another's.
+func nodeConfig(cgroupRoot string) []byte {
+	return []byte(clusterConfig + "cgroupRoot: " + cgroupRoot + "\n")
+}
+
+// cgroupRoot is a node's own cgroup root.
+func cgroupRoot(node string) string { return "/trireme-e2e-" + node }
+
 var suite struct {
 	root, admin, adm, config string
 	initFlags                []string
@@ -174,7 +183,7 @@ func setup() error {
 	}
 	_ = exec.Command("ip", "link", "delete", hostBridge).Run()
 	suite.config = filepath.Join(suite.root, "triremeadm.yaml")
-	if err := os.WriteFile(suite.config, []byte(clusterConfig), 0o600); err != nil {
+	if err := os.WriteFile(suite.config, nodeConfig(cgroupRoot(nodeName)), 0o600); err != nil {
 		return err
 	}
 	for _, c := range [][]string{
@@ -247,6 +256,11 @@ func teardown() error {
 	}
 	if _, err := net.InterfaceByName("trireme0"); err == nil {
 		problems = append(problems, "the CNI bridge trireme0 is left")
+	}
+	for _, node := range append([]string{nodeName}, workerNames()...) {
+		if _, err := os.Stat(filepath.Join("/sys/fs/cgroup/memory", cgroupRoot(node))); err == nil {
+			problems = append(problems, fmt.Sprintf("the cgroups of %s's pods are left", node))
+		}
 	}
 	if files := filesBelow(suite.root, suite.config); len(files) > 0 {
 		problems = append(problems, fmt.Sprintf("files: %v", files))

@@ -99,7 +99,11 @@ func (w *worker) join() error {
 		return fmt.Errorf("init printed no join command (%q)", suite.joinCommand)
 	}
 	args := append([]string{suite.adm}, f[1:]...)
-	args = append(args, "--root-dir", w.root, "--node-name", w.name, "--node-ip", w.ip, "--config", suite.config)
+	config := filepath.Join(w.root, "triremeadm.yaml")
+	if err := os.WriteFile(config, nodeConfig(cgroupRoot(w.name)), 0o600); err != nil {
+		return err
+	}
+	args = append(args, "--root-dir", w.root, "--node-name", w.name, "--node-ip", w.ip, "--config", config)
 	out, err := w.in(args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s: %w\n%s", strings.Join(args, " "), err, out)
@@ -115,6 +119,15 @@ func (w *worker) reset() {
 	}
 	_ = exec.Command("ip", "netns", "delete", w.netns).Run()
 	_ = exec.Command("ip", "link", "delete", w.veth).Run()
+}
+
+// workerNames are the names of the workers the multi-node test made.
+func workerNames() []string {
+	var names []string
+	for _, w := range workers {
+		names = append(names, w.name)
+	}
+	return names
 }
 
 // teardownWorkers resets the worker nodes of the multi-node test, if any.

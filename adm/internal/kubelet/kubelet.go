@@ -25,7 +25,7 @@ const Binary = "trireme-kubelet"
 
 // ConfigFile is the KubeletConfiguration's path below the kubelet directory.
 func ConfigFile(cfg *options.Config) string {
-	return filepath.Join(cfg.Paths.KubeletDir(), "config.yaml")
+	return cfg.Paths.KubeletConfig()
 }
 
 // DNSIP is the cluster DNS Service's address: the 10th IP of the service range, as

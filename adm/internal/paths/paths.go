@@ -38,6 +38,9 @@ func (p Paths) Kubeconfig(name string) string { return filepath.Join(p.ConfigDir
 // KubeletDir is the kubelet's root directory.
 func (p Paths) KubeletDir() string { return p.In("/var/lib/trireme/kubelet") }
 
+// KubeletConfig is the node's KubeletConfiguration file.
+func (p Paths) KubeletConfig() string { return filepath.Join(p.KubeletDir(), "config.yaml") }
+
 // RunDir holds the PID files of the processes triremeadm supervises.
 func (p Paths) RunDir() string { return p.In("/var/run/trireme") }
 

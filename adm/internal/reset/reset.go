@@ -9,8 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
+
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"trireme.dev/adm/internal/containerd"
 	"trireme.dev/adm/internal/paths"
@@ -52,6 +55,11 @@ func Targets(in Inputs) []string {
 func Run(in Inputs, report func(format string, args ...any)) error {
 	var errs []error
 	ctx := context.Background()
+	kc, err := readKubeletConfig(in.Paths.KubeletConfig())
+	if err != nil {
+		errs = append(errs, err)
+		kc = &kubeletv1beta1.KubeletConfiguration{}
+	}
 	for _, name := range Supervised {
 		if name == "containerd" {
 			// The kubelet is stopped, so nothing recreates the pods now.
@@ -72,6 +80,19 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 		}
 		if stopped {
 			report("stopped %s (PID %d)", name, pid)
+		}
+	}
+	if ok, err := RemovePodCgroups(kc.CgroupRoot); err != nil {
+		errs = append(errs, err)
+	} else if ok {
+		report("removed the pods' cgroups below %s", path.Join("/", kc.CgroupRoot, "kubepods"))
+	}
+	if _, err := os.Lstat(kc.PodLogsDir); err == nil && kc.PodLogsDir != in.Paths.In("/var/log/pods") {
+		// A logs directory the user chose; the default one is a target below.
+		if err := os.RemoveAll(kc.PodLogsDir); err != nil {
+			errs = append(errs, err)
+		} else {
+			report("removed %s", kc.PodLogsDir)
 		}
 	}
 	if ok, err := CleanupProxyRules(ctx); err != nil {

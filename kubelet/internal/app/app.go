@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -201,6 +202,11 @@ func run(ctx context.Context, o *options.Options) error {
 		Recorder:      recorder,
 		ResyncPeriod:  cfg.SyncFrequency.Duration,
 		CgroupDriver:  cgroupDriver,
+		// Pods go under <cgroupRoot>/kubepods, as upstream lays them out, so
+		// kubelets sharing a host (nodes in network namespaces) keep their
+		// pods apart.
+		CgroupParent: path.Join(cfg.CgroupRoot, "kubepods"),
+		RemoveCgroup: system.RemoveCgroup,
 	}, log.WithName("pods"))
 	probes.SetOnChange(k.Wake)
 	vols.SetFields(k)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"sort"
 	"time"
 
@@ -571,6 +572,25 @@ func (k *Kubelet) cleanupPod(ctx context.Context, uid types.UID, rt *podRuntime)
 	}
 	if len(errs) == 0 {
 		if err := k.cfg.Volumes.Teardown(uid); err != nil {
+			errs = append(errs, err)
+		}
+		if err := k.removePodCgroups(uid); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removePodCgroups removes the pod's cgroup once its sandboxes are gone. The
+// pod is gone too by then, so its QoS class is unknown: every class's place
+// is tried. Under systemd the slice is systemd's to remove.
+func (k *Kubelet) removePodCgroups(uid types.UID) error {
+	if k.cfg.CgroupDriver == "systemd" || k.cfg.RemoveCgroup == nil {
+		return nil
+	}
+	var errs []error
+	for _, qos := range []string{"", "burstable", "besteffort"} {
+		if err := k.cfg.RemoveCgroup(path.Join(k.cfg.CgroupParent, qos, "pod"+string(uid))); err != nil {
 			errs = append(errs, err)
 		}
 	}

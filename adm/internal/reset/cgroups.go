@@ -1,0 +1,63 @@
+package reset
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/opencontainers/cgroups"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"sigs.k8s.io/yaml"
+)
+
+// readKubeletConfig reads the node's KubeletConfiguration for the places the
+// kubelet kept things outside triremeadm's directories; a missing file gives
+// an empty configuration (the node never got that far).
+func readKubeletConfig(file string) (*kubeletv1beta1.KubeletConfiguration, error) {
+	kc := &kubeletv1beta1.KubeletConfiguration{}
+	data, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return kc, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := yaml.Unmarshal(data, kc); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return kc, nil
+}
+
+// RemovePodCgroups removes <cgroupRoot>/kubepods, where the kubelet put its
+// pods' cgroups, in every mounted hierarchy once the pods are gone, and the
+// cgroup root itself when it is the node's own and left empty. It reports
+// whether anything was there.
+func RemovePodCgroups(cgroupRoot string) (bool, error) {
+	if cgroupRoot == "" {
+		cgroupRoot = "/"
+	}
+	mounts, err := cgroups.GetCgroupMounts(false)
+	if err != nil {
+		return false, fmt.Errorf("list cgroup mounts: %w", err)
+	}
+	found := false
+	var errs []error
+	for _, m := range mounts {
+		dir := filepath.Join(m.Mountpoint, cgroupRoot, "kubepods")
+		if _, err := os.Stat(dir); err != nil {
+			continue
+		}
+		found = true
+		if err := cgroups.RemovePath(dir); err != nil {
+			errs = append(errs, fmt.Errorf("remove cgroup %s: %w", dir, err))
+			continue
+		}
+		if path.Clean(cgroupRoot) != "/" {
+			// Only an empty root goes: it may hold someone else's cgroups.
+			_ = os.Remove(filepath.Join(m.Mountpoint, cgroupRoot))
+		}
+	}
+	return found, errors.Join(errs...)
+}
