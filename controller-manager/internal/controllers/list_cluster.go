@@ -113,8 +113,7 @@ func buildDisruption(_ context.Context, cc *Context, client kubernetes.Interface
 	if err != nil {
 		return nil, 0, err
 	}
-	// Upstream runs one worker.
-	return c, 1, nil
+	return c, workers(cc.Config.DisruptionController.ConcurrentDisruptionSyncs, 1), nil
 }
 
 func buildPodGC(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {

@@ -106,5 +106,6 @@ func SetDefaults(cfg *kcmconfig.KubeControllerManagerConfiguration) {
 		rq.ConcurrentResourceQuotaSyncs = 5
 	}
 	setServiceAndClusterDefaults(cfg)
+	setWorkloadDefaults(cfg)
 	setNodeDefaults(cfg)
 }

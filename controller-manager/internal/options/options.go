@@ -70,6 +70,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, known []string) {
 	fs.Int32Var(&rq.ConcurrentResourceQuotaSyncs, "concurrent-resource-quota-syncs", rq.ConcurrentResourceQuotaSyncs, "ResourceQuotas synced at once.")
 
 	addServiceAndClusterFlags(fs, o.Config)
+	addWorkloadFlags(fs, o.Config)
 	o.addNodeFlags(fs)
 
 	o.SecureServing.AddFlags(fs)
@@ -116,6 +117,7 @@ func (o *Options) Validate(known []string) []error {
 		errs = append(errs, fmt.Errorf("--concurrent-resource-quota-syncs must be positive"))
 	}
 	errs = append(errs, validateServiceAndCluster(o.Config)...)
+	errs = append(errs, validateWorkloads(o.Config)...)
 	errs = append(errs, o.validateNodes()...)
 	if o.LogFormat != "text" && o.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log-format %q: want text or json", o.LogFormat))
