@@ -56,9 +56,13 @@ func benchCluster(b *testing.B, extra ...string) (*framework.APIServer, kubernet
 		"--kube-api-qps", qps, "--kube-api-burst", qps,
 	}, extra...)
 	// CM_BENCH_METRICS_PORT serves the controller-manager's /metrics there,
-	// logged at the end of the benchmark.
+	// logged at the end of the benchmark (and its profiles, with
+	// CM_BENCH_PROFILE).
 	if port := os.Getenv("CM_BENCH_METRICS_PORT"); port != "" {
-		args = append(args, "--bind-address=127.0.0.1", "--secure-port="+port, "--profiling")
+		args = append(args, "--bind-address=127.0.0.1", "--secure-port="+port)
+		if os.Getenv("CM_BENCH_PROFILE") != "" {
+			args = append(args, "--profiling")
+		}
 	} else {
 		args = append(args, "--secure-port=0")
 	}
@@ -367,7 +371,6 @@ func BenchmarkEndpointSliceChurn(b *testing.B) {
 	wg.Wait()
 	elapsed := time.Since(begin)
 	achieved := float64(written.Load()) / elapsed.Seconds()
-	sent := total
 	// Give the last changes time to land.
 	eventuallyB(b, 30*time.Second, func() bool {
 		mu.Lock()
@@ -392,7 +395,7 @@ func BenchmarkEndpointSliceChurn(b *testing.B) {
 	b.Logf("from the status write's answer: p50 %v p99 %v", pctOf(latAck, 0.50), pctOf(latAck, 0.99))
 	b.ReportMetric(achieved, "changes/s")
 	b.Logf("%d Services, %d pods, %d changes written at %.1f/s over %v (target %d/s, %d failed writes); pod ready → slice lists it: p50 %v p99 %v max %v over %d samples",
-		services, len(pods), sent, achieved, elapsed.Round(time.Millisecond), rate, failures.Load(), pct(0.50), pct(0.99), lat[len(lat)-1], len(lat))
+		services, len(pods), written.Load(), achieved, elapsed.Round(time.Millisecond), rate, failures.Load(), pct(0.50), pct(0.99), lat[len(lat)-1], len(lat))
 }
 
 func eventuallyB(b *testing.B, timeout time.Duration, cond func() bool) {
