@@ -56,9 +56,13 @@ func benchCluster(b *testing.B, extra ...string) (*framework.APIServer, kubernet
 		"--kube-api-qps", qps, "--kube-api-burst", qps,
 	}, extra...)
 	// CM_BENCH_METRICS_PORT serves the controller-manager's /metrics there,
-	// logged at the end of the benchmark.
+	// logged at the end of the benchmark (and its profiles, with
+	// CM_BENCH_PROFILE).
 	if port := os.Getenv("CM_BENCH_METRICS_PORT"); port != "" {
 		args = append(args, "--bind-address=127.0.0.1", "--secure-port="+port)
+		if os.Getenv("CM_BENCH_PROFILE") != "" {
+			args = append(args, "--profiling")
+		}
 	} else {
 		args = append(args, "--secure-port=0")
 	}
@@ -194,10 +198,23 @@ func BenchmarkEndpointSliceChurn(b *testing.B) {
 		_, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil
 	})
+	// A Ready node whose Lease the harness renews, as its kubelet would:
+	// a silent node gets its 2,000 pods marked not ready by the node
+	// lifecycle controller a minute in, in the middle of the churn.
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "eps-bench-node"}}
-	if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
-		b.Fatal(err)
-	}
+	makeNode(b, cs, node.Name, nil)
+	leaseCtx, stopLease := context.WithCancel(ctx)
+	defer stopLease()
+	go func() {
+		for {
+			select {
+			case <-leaseCtx.Done():
+				return
+			case <-time.After(5 * time.Second):
+				_ = renewLease(leaseCtx, cs, node.Name)
+			}
+		}
+	}()
 	parallel(b, services, func(i int) error {
 		_, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("svc-%d", i)},
@@ -281,13 +298,27 @@ func BenchmarkEndpointSliceChurn(b *testing.B) {
 		}
 	}()
 
+	// CM_BENCH_PROFILE names a file for a CPU profile of the
+	// controller-manager taken during the churn (needs
+	// CM_BENCH_METRICS_PORT; the bench passes --profiling then).
+	profileDone := make(chan struct{})
+	if path, port := os.Getenv("CM_BENCH_PROFILE"), os.Getenv("CM_BENCH_METRICS_PORT"); path != "" && port != "" {
+		go func() {
+			defer close(profileDone)
+			saveProfile(b, port, path, duration-5*time.Second)
+		}()
+	} else {
+		close(profileDone)
+	}
+
 	b.ResetTimer()
 	var podMu sync.Mutex
 	changes := make(chan int, rate)
-	interval := time.Second / time.Duration(rate)
 	var wg sync.WaitGroup
-	var failures atomic.Int64
-	for range 32 {
+	var failures, written atomic.Int64
+	// Enough writers that 100 writes/s keep flowing even when one write
+	// takes most of a second on a loaded machine.
+	for range 128 {
 		wg.Go(func() {
 			for i := range changes {
 				podMu.Lock()
@@ -309,8 +340,14 @@ func BenchmarkEndpointSliceChurn(b *testing.B) {
 				}
 				if err != nil {
 					failures.Add(1)
+					if makeReady {
+						mu.Lock()
+						delete(pending, p.Name)
+						mu.Unlock()
+					}
 					continue
 				}
+				written.Add(1)
 				podMu.Lock()
 				pods[i] = np
 				podMu.Unlock()
@@ -318,21 +355,22 @@ func BenchmarkEndpointSliceChurn(b *testing.B) {
 		})
 	}
 	// Changes walk a random permutation of the pods, so one pod's changes
-	// are seconds apart and never overlap.
-	tick := time.NewTicker(interval)
+	// are seconds apart and never overlap. The n-th change is due at
+	// begin + n/rate: a late one is sent at once rather than dropped, as
+	// a ticker would, so the rate offered is the rate asked for.
 	begin := time.Now()
-	end := begin.Add(duration)
-	sent := 0
+	total := int(duration.Seconds() * float64(rate))
 	perm := rand.Perm(len(pods))
-	for time.Now().Before(end) {
-		<-tick.C
+	for sent := range total {
+		if wait := time.Until(begin.Add(time.Duration(sent) * time.Second / time.Duration(rate))); wait > 0 {
+			time.Sleep(wait)
+		}
 		changes <- perm[sent%len(perm)]
-		sent++
 	}
-	tick.Stop()
 	close(changes)
 	wg.Wait()
-	achieved := float64(sent) / time.Since(begin).Seconds()
+	elapsed := time.Since(begin)
+	achieved := float64(written.Load()) / elapsed.Seconds()
 	// Give the last changes time to land.
 	eventuallyB(b, 30*time.Second, func() bool {
 		mu.Lock()
@@ -340,6 +378,7 @@ func BenchmarkEndpointSliceChurn(b *testing.B) {
 		return len(pending) == 0
 	})
 	b.StopTimer()
+	<-profileDone
 	mu.Lock()
 	defer mu.Unlock()
 	if len(lat) == 0 {
@@ -355,8 +394,8 @@ func BenchmarkEndpointSliceChurn(b *testing.B) {
 	b.ReportMetric(float64(pctOf(latAck, 0.99).Milliseconds()), "p99-from-ack-ms")
 	b.Logf("from the status write's answer: p50 %v p99 %v", pctOf(latAck, 0.50), pctOf(latAck, 0.99))
 	b.ReportMetric(achieved, "changes/s")
-	b.Logf("%d Services, %d pods, %d changes at %.0f/s (target %d/s, %d failed writes); pod ready → slice lists it: p50 %v p99 %v max %v over %d samples",
-		services, len(pods), sent, achieved, rate, failures.Load(), pct(0.50), pct(0.99), lat[len(lat)-1], len(lat))
+	b.Logf("%d Services, %d pods, %d changes written at %.1f/s over %v (target %d/s, %d failed writes); pod ready → slice lists it: p50 %v p99 %v max %v over %d samples",
+		services, len(pods), written.Load(), achieved, elapsed.Round(time.Millisecond), rate, failures.Load(), pct(0.50), pct(0.99), lat[len(lat)-1], len(lat))
 }
 
 func eventuallyB(b *testing.B, timeout time.Duration, cond func() bool) {
@@ -386,4 +425,26 @@ func logMetrics(b *testing.B, port string) {
 			b.Log(line)
 		}
 	}
+}
+
+// saveProfile writes a CPU profile of the controller-manager of length d
+// to path.
+func saveProfile(b *testing.B, port, path string, d time.Duration) {
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%s/debug/pprof/profile?seconds=%d", port, int(d.Seconds())))
+	if err != nil {
+		b.Logf("profile: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		b.Logf("profile: %v", err)
+		return
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		b.Logf("profile: %v", err)
+	}
+	b.Logf("controller-manager CPU profile of %v in %s", d, path)
 }

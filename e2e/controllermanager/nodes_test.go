@@ -83,7 +83,7 @@ func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx contex
 
 // makeNode registers a node as a kubelet would: Ready, with addresses and
 // a Lease in kube-node-lease.
-func makeNode(t *testing.T, cs kubernetes.Interface, name string, labels map[string]string) {
+func makeNode(t testing.TB, cs kubernetes.Interface, name string, labels map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}

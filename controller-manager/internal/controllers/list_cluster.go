@@ -5,8 +5,12 @@ import (
 	"fmt"
 
 	"github.com/go-logr/logr"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/scale"
 	"k8s.io/client-go/tools/record"
 
 	"trireme.dev/controller-manager/internal/controllers/disruption"
@@ -102,6 +106,15 @@ func buildGarbageCollector(ctx context.Context, cc *Context, client kubernetes.I
 
 func buildDisruption(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
 	f := cc.Informers
+	cfg, err := cc.Clients.Config("disruption-controller")
+	if err != nil {
+		return nil, 0, err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
+	scales, err := scale.NewForConfig(cfg, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(client.Discovery()))
+	if err != nil {
+		return nil, 0, fmt.Errorf("scale client: %w", err)
+	}
 	c, err := disruption.New(client, disruption.Informers{
 		PDBs:         f.Policy().V1().PodDisruptionBudgets(),
 		Pods:         f.Core().V1().Pods(),
@@ -109,12 +122,11 @@ func buildDisruption(_ context.Context, cc *Context, client kubernetes.Interface
 		ReplicaSets:  f.Apps().V1().ReplicaSets(),
 		Deployments:  f.Apps().V1().Deployments(),
 		StatefulSets: f.Apps().V1().StatefulSets(),
-	}, events)
+	}, disruption.ScaleClient{Scales: scales, Mapper: mapper, Discovery: client.Discovery()}, events)
 	if err != nil {
 		return nil, 0, err
 	}
-	// Upstream runs one worker.
-	return c, 1, nil
+	return c, workers(cc.Config.DisruptionController.ConcurrentDisruptionSyncs, 1), nil
 }
 
 func buildPodGC(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {

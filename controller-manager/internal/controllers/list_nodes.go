@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/scale"
 	"k8s.io/client-go/tools/record"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
+	"k8s.io/metrics/pkg/client/custom_metrics"
+	"k8s.io/metrics/pkg/client/external_metrics"
 
 	"trireme.dev/controller-manager/internal/controllers/bootstrapsigner"
 	"trireme.dev/controller-manager/internal/controllers/csrapproving"
@@ -186,7 +188,7 @@ func buildTokenCleaner(_ context.Context, cc *Context, client kubernetes.Interfa
 	return c, 1, nil
 }
 
-func buildHorizontalPodAutoscaler(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+func buildHorizontalPodAutoscaler(ctx context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
 	cfg, err := cc.Clients.Config("horizontal-pod-autoscaler")
 	if err != nil {
 		return nil, 0, err
@@ -201,12 +203,21 @@ func buildHorizontalPodAutoscaler(_ context.Context, cc *Context, client kuberne
 		return nil, 0, fmt.Errorf("metrics client: %w", err)
 	}
 	hpa := cc.Config.HPAController
+	// Which custom.metrics.k8s.io version an adapter serves is looked up
+	// again every sync period, as upstream, so one installed later is found.
+	apis := custom_metrics.NewAvailableAPIsGetter(client.Discovery())
+	go custom_metrics.PeriodicallyInvalidate(apis, hpa.HorizontalPodAutoscalerSyncPeriod.Duration, ctx.Done())
+	external, err := external_metrics.NewForConfig(cfg)
+	if err != nil {
+		return nil, 0, fmt.Errorf("external metrics client: %w", err)
+	}
 	c, err := podautoscaler.New(podautoscaler.Options{
 		Client:                client,
 		Autoscalers:           cc.Informers.Autoscaling().V2().HorizontalPodAutoscalers(),
 		Pods:                  cc.Informers.Core().V1().Pods(),
 		Scaler:                podautoscaler.ScaleClient{Scales: scales, Mapper: mapper},
 		Metrics:               podautoscaler.ResourceMetrics{Client: metrics},
+		Custom:                podautoscaler.CustomMetrics{Custom: custom_metrics.NewForConfig(cfg, mapper, apis), External: external},
 		Recorder:              events,
 		SyncPeriod:            hpa.HorizontalPodAutoscalerSyncPeriod.Duration,
 		DownscaleWindow:       hpa.HorizontalPodAutoscalerDownscaleStabilizationWindow.Duration,

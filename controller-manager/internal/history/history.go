@@ -7,6 +7,7 @@ package history
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -15,12 +16,14 @@ import (
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/dump"
 
 	"trireme.dev/controller-manager/internal/ownership"
 )
@@ -45,12 +48,32 @@ func TemplatePatch(template any) (runtime.RawExtension, error) {
 	return runtime.RawExtension{Raw: data}, err
 }
 
-// Hash returns the name-safe hash of data and the collision count.
+// Hash returns the name-safe hash of a revision's data and the collision
+// count, as upstream's HashControllerRevision computes it (FNV-1, not 1a,
+// the count in decimal), so a StatefulSet's revisions keep their names
+// when a cluster moves to this controller-manager.
 func Hash(data []byte, collisionCount *int32) string {
-	h := fnv.New32a()
+	h := fnv.New32()
 	h.Write(data)
 	if collisionCount != nil {
-		h.Write([]byte(strconv.Itoa(int(*collisionCount))))
+		h.Write([]byte(strconv.FormatInt(int64(*collisionCount), 10)))
+	}
+	return rand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))
+}
+
+// PodTemplateHash is upstream's hash of a pod template, the
+// pod-template-hash of a Deployment's ReplicaSets and the revision hash of
+// a DaemonSet: FNV-1a over the template's deterministic dump
+// (k8s.io/utils/dump.ForHash), then the collision count as 8
+// little-endian bytes. Equal values to upstream's mean a cluster moved
+// from kube-controller-manager keeps its ReplicaSets and pods.
+func PodTemplateHash(t *corev1.PodTemplateSpec, collisionCount *int32) string {
+	h := fnv.New32a()
+	h.Write([]byte(dump.ForHash(*t)))
+	if collisionCount != nil {
+		var b [8]byte
+		binary.LittleEndian.PutUint32(b[:], uint32(*collisionCount))
+		h.Write(b[:])
 	}
 	return rand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))
 }
@@ -58,12 +81,19 @@ func Hash(data []byte, collisionCount *int32) string {
 // New returns a revision of owner (of kind) holding data, labelled with
 // templateLabels and the hash.
 func New(owner metav1.Object, kind schema.GroupVersionKind, templateLabels map[string]string, data runtime.RawExtension, revision int64, collisionCount *int32) *appsv1.ControllerRevision {
-	hash := Hash(data.Raw, collisionCount)
+	return NewWithHash(owner, kind, templateLabels, data, revision, Hash(data.Raw, collisionCount), HashLabel)
+}
+
+// NewWithHash returns a revision of owner named after hash, which it
+// carries under label key hashLabel besides templateLabels: upstream's
+// DaemonSet controller names revisions after PodTemplateHash under
+// controller-revision-hash instead of hashing their data.
+func NewWithHash(owner metav1.Object, kind schema.GroupVersionKind, templateLabels map[string]string, data runtime.RawExtension, revision int64, hash, hashLabel string) *appsv1.ControllerRevision {
 	l := maps.Clone(templateLabels)
 	if l == nil {
 		l = map[string]string{}
 	}
-	l[HashLabel] = hash
+	l[hashLabel] = hash
 	return &appsv1.ControllerRevision{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            owner.GetName() + "-" + hash,

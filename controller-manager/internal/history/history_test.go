@@ -2,6 +2,8 @@ package history
 
 import (
 	"context"
+	"encoding/json"
+	"math"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -66,5 +68,63 @@ func TestSync(t *testing.T) {
 func TestHashDependsOnCollisionCount(t *testing.T) {
 	if Hash([]byte("x"), ptr.To(int32(0))) == Hash([]byte("x"), ptr.To(int32(1))) {
 		t.Error("collision count does not change the hash")
+	}
+}
+
+// The wanted values were computed by upstream's own functions
+// (k8s.io/kubernetes v1.37.2 pkg/controller.ComputeHash and
+// pkg/controller/history.HashControllerRevision) over the same JSON,
+// decoded the same way, in a throwaway program outside this repository.
+func TestPodTemplateHashMatchesUpstream(t *testing.T) {
+	const (
+		nginx          = `{"metadata":{"labels":{"app":"nginx"}},"spec":{"containers":[{"name":"nginx","image":"nginx:1.14.2","ports":[{"containerPort":80}]}]}}`
+		nginxDefaulted = `{"metadata":{"labels":{"app":"nginx"}},"spec":{"containers":[{"name":"nginx","image":"nginx:1.14.2","ports":[{"containerPort":80,"protocol":"TCP"}],"resources":{},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File","imagePullPolicy":"IfNotPresent"}],"restartPolicy":"Always","terminationGracePeriodSeconds":30,"dnsPolicy":"ClusterFirst","securityContext":{},"schedulerName":"default-scheduler"}}`
+		ordered        = `{"metadata":{"labels":{"b":"2","a":"1","c":"3"},"annotations":{"z":"last","k":"mid"}},"spec":{"containers":[{"name":"c","image":"busybox","command":["sleep","3600"],"env":[{"name":"X","value":"y"}]}],"nodeSelector":{"zone":"a","disk":"ssd"}}}`
+	)
+	tests := []struct {
+		name      string
+		template  string
+		collision *int32
+		want      string
+	}{
+		{"empty template", `{}`, nil, "54f4c57dcb"},
+		{"empty template, collision 0", `{}`, ptr.To[int32](0), "98789f664"},
+		{"empty template, collision 1", `{}`, ptr.To[int32](1), "6554565b97"},
+		{"nginx", nginx, nil, "7df89985c6"},
+		{"nginx, collision 2", nginx, ptr.To[int32](2), "6d46ccb4b6"},
+		{"nginx, collision max", nginx, ptr.To[int32](math.MaxInt32), "6459d76fd8"},
+		{"nginx as the apiserver defaults it", nginxDefaulted, nil, "54fd4d6d4c"},
+		{"maps hash in key order", ordered, nil, "cdd98f545"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var tmpl corev1.PodTemplateSpec
+			if err := json.Unmarshal([]byte(tt.template), &tmpl); err != nil {
+				t.Fatal(err)
+			}
+			if got := PodTemplateHash(&tmpl, tt.collision); got != tt.want {
+				t.Errorf("PodTemplateHash = %s, upstream's is %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRevisionHashMatchesUpstream(t *testing.T) {
+	const patch = `{"spec":{"template":{"$patch":"replace","metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"image":"nginx","name":"nginx"}]}}}}`
+	tests := []struct {
+		name      string
+		collision *int32
+		want      string
+	}{
+		{"no collision count", nil, "556754694b"},
+		{"collision 0", ptr.To[int32](0), "67877dbf6b"},
+		{"collision 12", ptr.To[int32](12), "6d4b999bc"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Hash([]byte(patch), tt.collision); got != tt.want {
+				t.Errorf("Hash = %s, upstream's is %s", got, tt.want)
+			}
+		})
 	}
 }

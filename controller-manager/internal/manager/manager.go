@@ -82,7 +82,11 @@ func (m *Manager) Run(ctx context.Context) error {
 		watchdog = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
 		checks = append(checks, watchdog)
 	}
-	addr, err := serving.Start(ctx, m.opts.SecureServing, serving.Handler(checks...))
+	handler := serving.Handler(checks...)
+	if p := m.opts.Config.Generic.Debugging.EnableProfiling; p != nil && *p {
+		handler = serving.WithProfiling(handler)
+	}
+	addr, err := serving.Start(ctx, m.opts.SecureServing, handler)
 	if err != nil {
 		return err
 	}

@@ -98,6 +98,10 @@ func SetDefaults(cfg *kcmconfig.KubeControllerManagerConfiguration) {
 	if le.LeaderElect == nil {
 		le.LeaderElect = ptr.To(true)
 	}
+	if g.Debugging.EnableProfiling == nil {
+		// Off, unlike upstream's default: see the --profiling flag.
+		g.Debugging.EnableProfiling = ptr.To(false)
+	}
 	rq := &cfg.ResourceQuotaController
 	if rq.ResourceQuotaSyncPeriod.Duration == 0 {
 		rq.ResourceQuotaSyncPeriod = metav1.Duration{Duration: 5 * time.Minute}
@@ -106,5 +110,6 @@ func SetDefaults(cfg *kcmconfig.KubeControllerManagerConfiguration) {
 		rq.ConcurrentResourceQuotaSyncs = 5
 	}
 	setServiceAndClusterDefaults(cfg)
+	setWorkloadDefaults(cfg)
 	setNodeDefaults(cfg)
 }

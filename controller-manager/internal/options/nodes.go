@@ -149,6 +149,12 @@ func (o *Options) validateNodes() []error {
 	if (cs.ClusterSigningCertFile == "") != (cs.ClusterSigningKeyFile == "") {
 		errs = append(errs, fmt.Errorf("--cluster-signing-cert-file and --cluster-signing-key-file must be given together"))
 	}
+	if n := o.Config.HPAController.ConcurrentHorizontalPodAutoscalerSyncs; n <= 0 {
+		errs = append(errs, fmt.Errorf("--concurrent-horizontal-pod-autoscaler-syncs must be positive, got %d", n))
+	}
+	if n := o.Config.EphemeralVolumeController.ConcurrentEphemeralVolumeSyncs; n <= 0 {
+		errs = append(errs, fmt.Errorf("--concurrent-ephemeralvolume-syncs must be positive, got %d", n))
+	}
 	if o.Config.HPAController.HorizontalPodAutoscalerTolerance < 0 {
 		errs = append(errs, fmt.Errorf("--horizontal-pod-autoscaler-tolerance must not be negative"))
 	}

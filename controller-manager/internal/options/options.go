@@ -52,6 +52,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, known []string) {
 	fs.Int32Var(&g.ClientConnection.Burst, "kube-api-burst", g.ClientConnection.Burst, "Burst of queries to the apiserver, per client.")
 	fs.StringVar(&g.ClientConnection.ContentType, "kube-api-content-type", g.ClientConnection.ContentType, "Content type of requests sent to the apiserver.")
 	fs.DurationVar(&g.MinResyncPeriod.Duration, "min-resync-period", g.MinResyncPeriod.Duration, "Informers resync at a random period between this and twice this.")
+	// Off by default, unlike upstream: this port has no delegated
+	// authorization yet, so profiles would be open to anyone reaching it.
+	fs.BoolVar(g.Debugging.EnableProfiling, "profiling", *g.Debugging.EnableProfiling, "Serve Go profiles at /debug/pprof on the secure port (open to anyone who can reach it).")
 	fs.StringSliceVar(&g.Controllers, "controllers", g.Controllers, fmt.Sprintf("Controllers to run: '*' runs every controller on by default, 'foo' adds foo, '-foo' removes foo; the first entry naming a controller wins. Known: %s.", strings.Join(known, ", ")))
 
 	le := &g.LeaderElection
@@ -70,6 +73,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, known []string) {
 	fs.Int32Var(&rq.ConcurrentResourceQuotaSyncs, "concurrent-resource-quota-syncs", rq.ConcurrentResourceQuotaSyncs, "ResourceQuotas synced at once.")
 
 	addServiceAndClusterFlags(fs, o.Config)
+	addWorkloadFlags(fs, o.Config)
 	o.addNodeFlags(fs)
 
 	o.SecureServing.AddFlags(fs)
@@ -116,6 +120,7 @@ func (o *Options) Validate(known []string) []error {
 		errs = append(errs, fmt.Errorf("--concurrent-resource-quota-syncs must be positive"))
 	}
 	errs = append(errs, validateServiceAndCluster(o.Config)...)
+	errs = append(errs, validateWorkloads(o.Config)...)
 	errs = append(errs, o.validateNodes()...)
 	if o.LogFormat != "text" && o.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log-format %q: want text or json", o.LogFormat))

@@ -293,13 +293,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	collisions := ptr.Deref(ds.Status.CollisionCount, 0)
 	next := history.Next(revs)
 	build := func(cc *int32) *appsv1.ControllerRevision {
-		return history.New(ds, Kind, ds.Spec.Template.Labels, data, next, cc)
+		return history.NewWithHash(ds, Kind, ds.Spec.Template.Labels, data, next,
+			history.PodTemplateHash(&ds.Spec.Template, cc), appsv1.DefaultDaemonSetUniqueLabelKey)
 	}
 	cur, collisions, err := history.Sync(ctx, c.client, revs, build(&collisions), build, collisions)
 	if err != nil {
 		return err
 	}
-	hash := cur.Labels[history.HashLabel]
+	hash := cur.Labels[appsv1.DefaultDaemonSetUniqueLabelKey]
 	nodes, err := c.nodes.List(labels.Everything())
 	if err != nil {
 		return fmt.Errorf("list nodes: %w", err)
@@ -328,7 +329,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	live := map[string]bool{cur.Name: true}
 	for _, r := range revs {
 		for _, p := range mine {
-			if p.Labels[appsv1.ControllerRevisionHashLabelKey] == r.Labels[history.HashLabel] {
+			if p.Labels[appsv1.ControllerRevisionHashLabelKey] == r.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] {
 				live[r.Name] = true
 			}
 		}

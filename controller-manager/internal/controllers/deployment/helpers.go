@@ -1,8 +1,6 @@
 package deployment
 
 import (
-	"encoding/json"
-	"hash/fnv"
 	"maps"
 	"slices"
 	"strconv"
@@ -13,7 +11,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/rand"
+	"trireme.dev/controller-manager/internal/history"
 )
 
 // Annotations and reasons as upstream spells them; kubectl reads them.
@@ -60,16 +58,11 @@ func rsReplicas(rs *appsv1.ReplicaSet) int32 {
 	return *rs.Spec.Replicas
 }
 
-// templateHash names a pod template; the collision count changes it when
-// the name is taken by a different template.
+// templateHash names a pod template as upstream does (the
+// pod-template-hash); the collision count changes it when the name is
+// taken by a different template.
 func templateHash(t *corev1.PodTemplateSpec, collisionCount *int32) string {
-	raw, _ := json.Marshal(t)
-	h := fnv.New32a()
-	h.Write(raw)
-	if collisionCount != nil {
-		h.Write([]byte(strconv.Itoa(int(*collisionCount))))
-	}
-	return rand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))
+	return history.PodTemplateHash(t, collisionCount)
 }
 
 // equalIgnoreHash compares templates without the pod-template-hash label.

@@ -63,12 +63,17 @@ type Controller struct {
 	synced   []cache.InformerSynced
 	loop     *worker.Loop
 	now      func() time.Time
+	scales   ScaleReader
 }
 
 // New returns the controller with its event handlers registered.
-func New(client kubernetes.Interface, inf Informers, recorder record.EventRecorder) (*Controller, error) {
+//
+// scales, when not nil, finds the scale of pods' controllers of kinds
+// other than the built-in workloads (custom resources serving the scale
+// subresource, say), as upstream's scale finder does.
+func New(client kubernetes.Interface, inf Informers, scales ScaleReader, recorder record.EventRecorder) (*Controller, error) {
 	c := &Controller{
-		client: client, recorder: recorder,
+		client: client, recorder: recorder, scales: scales,
 		pdbs: inf.PDBs.Lister(), pods: inf.Pods.Lister(), rcs: inf.RCs.Lister(),
 		rss: inf.ReplicaSets.Lister(), deploys: inf.Deployments.Lister(), sets: inf.StatefulSets.Lister(),
 		synced: []cache.InformerSynced{
@@ -140,7 +145,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("get poddisruptionbudget %s: %w", key, err)
 	}
-	status, recheck, calcErr := c.compute(pdb)
+	status, recheck, calcErr := c.compute(ctx, pdb)
 	if calcErr != nil {
 		// Fail safe: allow nothing while the budget cannot be worked out.
 		c.recorder.Eventf(pdb, corev1.EventTypeWarning, "CalculateExpectedPodCountFailed", "Failed to calculate the number of expected pods: %v", calcErr)
@@ -161,7 +166,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 // compute works out pdb's status from the pods it selects and their
 // controllers' scale. recheck, when positive, is when a disrupted pod's
 // entry expires.
-func (c *Controller) compute(pdb *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudgetStatus, time.Duration, error) {
+func (c *Controller) compute(ctx context.Context, pdb *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudgetStatus, time.Duration, error) {
 	var pods []*corev1.Pod
 	// A nil selector selects nothing; an empty one every pod.
 	if pdb.Spec.Selector != nil {
@@ -174,7 +179,7 @@ func (c *Controller) compute(pdb *policyv1.PodDisruptionBudget) (*policyv1.PodDi
 			return nil, 0, fmt.Errorf("list pods: %w", err)
 		}
 	}
-	expected, desired, unmanaged, err := c.expectedAndDesired(pdb, pods)
+	expected, desired, unmanaged, err := c.expectedAndDesired(ctx, pdb, pods)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -217,10 +222,10 @@ func (c *Controller) compute(pdb *policyv1.PodDisruptionBudget) (*policyv1.PodDi
 // healthy count, as upstream: an integer minAvailable counts the selected
 // pods; maxUnavailable and a percentage minAvailable count the scale of
 // the pods' controllers.
-func (c *Controller) expectedAndDesired(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod) (expected, desired int32, unmanaged []string, err error) {
+func (c *Controller) expectedAndDesired(ctx context.Context, pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod) (expected, desired int32, unmanaged []string, err error) {
 	switch {
 	case pdb.Spec.MaxUnavailable != nil:
-		expected, unmanaged, err = c.expectedScale(pdb, pods)
+		expected, unmanaged, err = c.expectedScale(ctx, pdb, pods)
 		if err != nil {
 			return 0, 0, nil, err
 		}
@@ -233,7 +238,7 @@ func (c *Controller) expectedAndDesired(pdb *policyv1.PodDisruptionBudget, pods 
 		desired = pdb.Spec.MinAvailable.IntVal
 		expected = int32(len(pods))
 	case pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.Type == intstr.String:
-		expected, unmanaged, err = c.expectedScale(pdb, pods)
+		expected, unmanaged, err = c.expectedScale(ctx, pdb, pods)
 		if err != nil {
 			return 0, 0, nil, err
 		}
@@ -247,7 +252,7 @@ func (c *Controller) expectedAndDesired(pdb *policyv1.PodDisruptionBudget, pods 
 }
 
 // expectedScale sums the replicas of the controllers of pods, each once.
-func (c *Controller) expectedScale(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod) (int32, []string, error) {
+func (c *Controller) expectedScale(ctx context.Context, pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod) (int32, []string, error) {
 	visited := map[string]bool{}
 	scales := map[string]int32{}
 	var unmanaged []string
@@ -261,7 +266,7 @@ func (c *Controller) expectedScale(pdb *policyv1.PodDisruptionBudget, pods []*co
 			continue
 		}
 		visited[string(ref.UID)] = true
-		uid, scale, err := c.scaleOf(pdb.Namespace, ref)
+		uid, scale, err := c.scaleOf(ctx, pdb.Namespace, ref)
 		if err != nil {
 			return 0, nil, fmt.Errorf("pod %s: %w", pod.Name, err)
 		}
@@ -275,8 +280,9 @@ func (c *Controller) expectedScale(pdb *policyv1.PodDisruptionBudget, pods []*co
 }
 
 // scaleOf returns the UID and replicas of the controller that decides how
-// many pods ref's kind runs: a ReplicaSet's Deployment if it has one.
-func (c *Controller) scaleOf(ns string, ref *metav1.OwnerReference) (string, int32, error) {
+// many pods ref's kind runs: a ReplicaSet's Deployment if it has one; for
+// other kinds, the scale subresource.
+func (c *Controller) scaleOf(ctx context.Context, ns string, ref *metav1.OwnerReference) (string, int32, error) {
 	replicas := func(r *int32) int32 {
 		if r == nil {
 			return 1
@@ -309,7 +315,18 @@ func (c *Controller) scaleOf(ns string, ref *metav1.OwnerReference) (string, int
 		}
 		return string(ss.UID), replicas(ss.Spec.Replicas), nil
 	}
-	return "", 0, fmt.Errorf("controller %s %s has no known scale", ref.Kind, ref.Name)
+	if c.scales == nil {
+		return "", 0, fmt.Errorf("controller %s %s has no known scale", ref.Kind, ref.Name)
+	}
+	uid, n, err := c.scales.Scale(ctx, ns, ref)
+	if err != nil {
+		return "", 0, fmt.Errorf("scale of %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	if uid != string(ref.UID) {
+		// Another object of that name: the pod's controller is gone.
+		return "", 0, fmt.Errorf("found no controllers for pod's owner %s %s", ref.Kind, ref.Name)
+	}
+	return uid, n, nil
 }
 
 func apiGroup(apiVersion string) string {

@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -59,6 +60,7 @@ func TestCompute(t *testing.T) {
 	four := int32(4)
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "dep", Namespace: "ns", UID: "dep-uid"}, Spec: appsv1.DeploymentSpec{Replicas: &four}}
 	byRS := controllerRef("ReplicaSet", "apps/v1", "rs", "rs-uid")
+	widget := controllerRef("Widget", "example.com/v1", "w", "w-uid")
 	tests := []struct {
 		name                                string
 		objs                                []runtime.Object
@@ -67,21 +69,31 @@ func TestCompute(t *testing.T) {
 		condition                           metav1.ConditionStatus
 		reason                              string
 		wantDisrupted                       int
+		scales                              ScaleReader
 	}{
 		{"minAvailable integer", []runtime.Object{pod("a", true, nil), pod("b", true, nil), pod("c", false, nil)},
-			pdb(ptrIntStr(intstr.FromInt32(1)), nil, nil), 2, 1, 3, 1, metav1.ConditionTrue, policyv1.SufficientPodsReason, 0},
+			pdb(ptrIntStr(intstr.FromInt32(1)), nil, nil), 2, 1, 3, 1, metav1.ConditionTrue, policyv1.SufficientPodsReason, 0, nil},
 		{"minAvailable equal to healthy allows nothing", []runtime.Object{pod("a", true, nil), pod("b", true, nil)},
-			pdb(ptrIntStr(intstr.FromInt32(2)), nil, nil), 2, 2, 2, 0, metav1.ConditionFalse, policyv1.InsufficientPodsReason, 0},
+			pdb(ptrIntStr(intstr.FromInt32(2)), nil, nil), 2, 2, 2, 0, metav1.ConditionFalse, policyv1.InsufficientPodsReason, 0, nil},
 		{"maxUnavailable against the deployment's scale", []runtime.Object{rs, dep, pod("a", true, byRS), pod("b", true, byRS), pod("c", true, byRS), pod("d", true, byRS)},
-			pdb(nil, ptrIntStr(intstr.FromInt32(1)), nil), 4, 3, 4, 1, metav1.ConditionTrue, policyv1.SufficientPodsReason, 0},
+			pdb(nil, ptrIntStr(intstr.FromInt32(1)), nil), 4, 3, 4, 1, metav1.ConditionTrue, policyv1.SufficientPodsReason, 0, nil},
 		{"minAvailable percentage rounds up", []runtime.Object{rs, dep, pod("a", true, byRS), pod("b", true, byRS), pod("c", true, byRS)},
-			pdb(ptrIntStr(intstr.FromString("50%")), nil, nil), 3, 2, 4, 1, metav1.ConditionTrue, policyv1.SufficientPodsReason, 0},
+			pdb(ptrIntStr(intstr.FromString("50%")), nil, nil), 3, 2, 4, 1, metav1.ConditionTrue, policyv1.SufficientPodsReason, 0, nil},
 		{"recently disrupted pod does not count as healthy", []runtime.Object{pod("a", true, nil), pod("b", true, nil)},
-			pdb(ptrIntStr(intstr.FromInt32(1)), nil, map[string]metav1.Time{"a": metav1.NewTime(now.Add(-time.Minute))}), 1, 1, 2, 0, metav1.ConditionFalse, policyv1.InsufficientPodsReason, 1},
+			pdb(ptrIntStr(intstr.FromInt32(1)), nil, map[string]metav1.Time{"a": metav1.NewTime(now.Add(-time.Minute))}), 1, 1, 2, 0, metav1.ConditionFalse, policyv1.InsufficientPodsReason, 1, nil},
 		{"expired disruption is forgotten", []runtime.Object{pod("a", true, nil), pod("b", true, nil)},
-			pdb(ptrIntStr(intstr.FromInt32(1)), nil, map[string]metav1.Time{"a": metav1.NewTime(now.Add(-3 * time.Minute))}), 2, 1, 2, 1, metav1.ConditionTrue, policyv1.SufficientPodsReason, 0},
+			pdb(ptrIntStr(intstr.FromInt32(1)), nil, map[string]metav1.Time{"a": metav1.NewTime(now.Add(-3 * time.Minute))}), 2, 1, 2, 1, metav1.ConditionTrue, policyv1.SufficientPodsReason, 0, nil},
 		{"unknown controller fails safe", []runtime.Object{pod("a", true, controllerRef("Widget", "example.com/v1", "w", "w-uid"))},
-			pdb(nil, ptrIntStr(intstr.FromInt32(1)), nil), 0, 0, 0, 0, metav1.ConditionFalse, policyv1.SyncFailedReason, 0},
+			pdb(nil, ptrIntStr(intstr.FromInt32(1)), nil), 0, 0, 0, 0, metav1.ConditionFalse, policyv1.SyncFailedReason, 0, nil},
+		{"custom controller's scale subresource", []runtime.Object{pod("a", true, widget), pod("b", true, widget)},
+			pdb(nil, ptrIntStr(intstr.FromInt32(1)), nil), 2, 4, 5, 0, metav1.ConditionFalse, policyv1.InsufficientPodsReason, 0,
+			fakeScales{"w": {uid: "w-uid", replicas: 5}}},
+		{"custom controller replaced by another of its name fails safe", []runtime.Object{pod("a", true, widget)},
+			pdb(nil, ptrIntStr(intstr.FromInt32(1)), nil), 0, 0, 0, 0, metav1.ConditionFalse, policyv1.SyncFailedReason, 0,
+			fakeScales{"w": {uid: "other-uid", replicas: 5}}},
+		{"kind without a scale subresource fails safe", []runtime.Object{pod("a", true, widget)},
+			pdb(nil, ptrIntStr(intstr.FromInt32(1)), nil), 0, 0, 0, 0, metav1.ConditionFalse, policyv1.SyncFailedReason, 0,
+			fakeScales{"w": {err: errors.New("widgets.example.com does not implement the scale subresource")}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,7 +104,7 @@ func TestCompute(t *testing.T) {
 			c, err := New(client, Informers{
 				PDBs: f.Policy().V1().PodDisruptionBudgets(), Pods: f.Core().V1().Pods(), RCs: f.Core().V1().ReplicationControllers(),
 				ReplicaSets: f.Apps().V1().ReplicaSets(), Deployments: f.Apps().V1().Deployments(), StatefulSets: f.Apps().V1().StatefulSets(),
-			}, rec)
+			}, tt.scales, rec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,4 +145,21 @@ func TestCompute(t *testing.T) {
 			}
 		})
 	}
+}
+
+type fakeScale struct {
+	uid      string
+	replicas int32
+	err      error
+}
+
+// fakeScales serves the scale of owners by name.
+type fakeScales map[string]fakeScale
+
+func (f fakeScales) Scale(_ context.Context, _ string, ref *metav1.OwnerReference) (string, int32, error) {
+	s, ok := f[ref.Name]
+	if !ok {
+		return "", 0, errors.New("not found")
+	}
+	return s.uid, s.replicas, s.err
 }

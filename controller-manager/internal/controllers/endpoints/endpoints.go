@@ -7,11 +7,13 @@ package endpoints
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +21,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -28,6 +29,7 @@ import (
 	esreconciler "k8s.io/endpointslice"
 	esutil "k8s.io/endpointslice/util"
 
+	"trireme.dev/controller-manager/internal/selection"
 	"trireme.dev/controller-manager/internal/worker"
 )
 
@@ -50,12 +52,13 @@ type Controller struct {
 	client      kubernetes.Interface
 	recorder    record.EventRecorder
 	services    corelisters.ServiceLister
-	pods        corelisters.PodLister
 	endpoints   corelisters.EndpointsLister
+	selection   *selection.Index
 	synced      []cache.InformerSynced
 	triggers    *esutil.TriggerTimeTracker
 	batchPeriod time.Duration
 	loop        *worker.Loop
+	writes      writeTracker
 }
 
 // New returns the controller with its event handlers registered. Pod
@@ -66,13 +69,17 @@ func New(client kubernetes.Interface, services coreinformers.ServiceInformer, po
 		client:      client,
 		recorder:    recorder,
 		services:    services.Lister(),
-		pods:        pods.Lister(),
 		endpoints:   endpoints.Lister(),
 		triggers:    esutil.NewTriggerTimeTracker(),
 		batchPeriod: batchPeriod,
 		synced: []cache.InformerSynced{services.Informer().HasSynced, pods.Informer().HasSynced,
 			endpoints.Informer().HasSynced},
 	}
+	sel, err := selection.New(pods.Informer(), services.Informer(), nil)
+	if err != nil {
+		return nil, err
+	}
+	c.selection = sel
 	c.loop = worker.New(Name, c.sync)
 	if _, err := services.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.loop.AddObject,
@@ -88,10 +95,21 @@ func New(client kubernetes.Interface, services coreinformers.ServiceInformer, po
 	}); err != nil {
 		return nil, fmt.Errorf("watch pods: %w", err)
 	}
-	// Someone else writing an Endpoints this controller manages is undone.
+	// Someone else writing an Endpoints this controller manages is undone;
+	// the controller's own writes coming back need no second look.
 	if _, err := endpoints.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
-		DeleteFunc: c.loop.AddObject,
+		UpdateFunc: func(_, obj any) {
+			if ep, ok := obj.(*corev1.Endpoints); ok && c.writes.own(ep) {
+				return
+			}
+			c.loop.AddObject(obj)
+		},
+		DeleteFunc: func(obj any) {
+			if ep, ok := worker.ObjectAs[*corev1.Endpoints](obj); ok {
+				c.writes.forget(ep.Namespace + "/" + ep.Name)
+			}
+			c.loop.AddObject(obj)
+		},
 	}); err != nil {
 		return nil, fmt.Errorf("watch endpoints: %w", err)
 	}
@@ -104,7 +122,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 }
 
 func (c *Controller) podChanged(old, obj any) {
-	services, err := esutil.GetServicesToUpdate(c.services, esutil.GetPodUpdateProjectionKey(old, obj))
+	services, err := c.selection.ServicesToUpdate(esutil.GetPodUpdateProjectionKey(old, obj))
 	if err != nil {
 		return
 	}
@@ -134,7 +152,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		// Selector-less Services' Endpoints are their owners' to write.
 		return nil
 	}
-	pods, err := c.pods.Pods(ns).List(labels.Set(svc.Spec.Selector).AsSelectorPreValidated())
+	pods, err := c.selection.Pods(ns, svc.Spec.Selector)
 	if err != nil {
 		return fmt.Errorf("list pods of service %s: %w", key, err)
 	}
@@ -146,6 +164,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return fmt.Errorf("get endpoints %s: %w", key, err)
 	}
 	exists := err == nil
+	if c.writes.stale(key, current) {
+		// Writing now would conflict with this controller's own last
+		// write; the informer delivers it shortly.
+		return fmt.Errorf("endpoints %s: %w", key, errStale)
+	}
 	want := desired(svc, current, subsets, truncated)
 	trigger := c.triggers.ComputeEndpointLastChangeTriggerTime(ns, svc, pods)
 	if exists && apiequality.Semantic.DeepEqual(current.Subsets, want.Subsets) &&
@@ -158,13 +181,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	} else {
 		delete(want.Annotations, corev1.EndpointsLastChangeTriggerTime)
 	}
+	var written *corev1.Endpoints
 	if exists {
-		_, err = c.client.CoreV1().Endpoints(ns).Update(ctx, want, metav1.UpdateOptions{})
+		written, err = c.client.CoreV1().Endpoints(ns).Update(ctx, want, metav1.UpdateOptions{})
 	} else {
-		_, err = c.client.CoreV1().Endpoints(ns).Create(ctx, want, metav1.CreateOptions{})
+		written, err = c.client.CoreV1().Endpoints(ns).Create(ctx, want, metav1.CreateOptions{})
 	}
 	switch {
 	case err == nil:
+		c.writes.wrote(key, current, written)
 		return nil
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 		return nil
@@ -174,6 +199,80 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.recorder.Eventf(svc, corev1.EventTypeWarning, "FailedToUpdateEndpoint", "Failed to update endpoint %s: %v", key, err)
 		return fmt.Errorf("write endpoints %s: %w", key, err)
 	}
+}
+
+// errStale says the Endpoints cache is older than this controller's last
+// write.
+var errStale = errors.New("endpoints cache is older than this controller's last write")
+
+// writeTracker remembers, per Endpoints key, the resourceVersion this
+// controller's last write replaced and the one it produced, as upstream's
+// stale Endpoints tracker does: a sync reading the replaced version from a
+// lagging cache waits instead of writing into a conflict, and the write's
+// own watch event is not queued again.
+type writeTracker struct {
+	mu sync.Mutex
+	m  map[string]write
+}
+
+type write struct {
+	// replaced is the version written over; absent when the write created
+	// the Endpoints.
+	replaced string
+	produced string
+}
+
+// absent stands for "no Endpoints in the cache" as a replaced version.
+const absent = ""
+
+func (t *writeTracker) wrote(key string, replaced, produced *corev1.Endpoints) {
+	w := write{replaced: absent, produced: produced.ResourceVersion}
+	if replaced != nil {
+		w.replaced = replaced.ResourceVersion
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[string]write{}
+	}
+	t.m[key] = w
+}
+
+// stale reports whether cached (nil when the cache has none) is what the
+// last write replaced. Once the cache has moved on the entry is dropped.
+func (t *writeTracker) stale(key string, cached *corev1.Endpoints) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w, ok := t.m[key]
+	if !ok {
+		return false
+	}
+	rv := absent
+	if cached != nil {
+		rv = cached.ResourceVersion
+	}
+	if rv == w.replaced {
+		return true
+	}
+	delete(t.m, key)
+	return false
+}
+
+// own reports whether ep is the version this controller's last write
+// produced.
+func (t *writeTracker) own(ep *corev1.Endpoints) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w, ok := t.m[ep.Namespace+"/"+ep.Name]
+	return ok && w.produced == ep.ResourceVersion
+}
+
+// forget drops key's entry: the Endpoints was deleted, so a missing cache
+// entry is no longer a sign of lag.
+func (t *writeTracker) forget(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.m, key)
 }
 
 // desired is the Endpoints to write: current's metadata (or a new object)

@@ -172,3 +172,41 @@ func TestSync(t *testing.T) {
 		})
 	}
 }
+
+func TestWriteTracker(t *testing.T) {
+	ep := func(rv string) *corev1.Endpoints {
+		return &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc", ResourceVersion: rv}}
+	}
+	tests := []struct {
+		name     string
+		replaced *corev1.Endpoints
+		cached   *corev1.Endpoints
+		deleted  bool
+		stale    bool
+	}{
+		{"cache still holds the version written over", ep("5"), ep("5"), false, true},
+		{"cache holds the write", ep("5"), ep("6"), false, false},
+		{"cache moved past the write", ep("5"), ep("9"), false, false},
+		{"created, cache has none yet", nil, nil, false, true},
+		{"created, cache has it", nil, ep("6"), false, false},
+		{"created then deleted by someone", nil, nil, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var w writeTracker
+			w.wrote("ns/svc", tt.replaced, ep("6"))
+			if !w.own(ep("6")) || w.own(ep("7")) {
+				t.Errorf("own: the write's own version must be recognised, no other")
+			}
+			if tt.deleted {
+				w.forget("ns/svc")
+			}
+			if got := w.stale("ns/svc", tt.cached); got != tt.stale {
+				t.Errorf("stale = %v, want %v", got, tt.stale)
+			}
+			if w.stale("other/svc", nil) {
+				t.Errorf("a key never written is never stale")
+			}
+		})
+	}
+}

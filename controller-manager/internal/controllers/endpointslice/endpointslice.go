@@ -20,13 +20,13 @@ import (
 	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	esreconciler "k8s.io/endpointslice"
 	"k8s.io/endpointslice/topologycache"
 	esutil "k8s.io/endpointslice/util"
 
+	"trireme.dev/controller-manager/internal/selection"
 	"trireme.dev/controller-manager/internal/worker"
 )
 
@@ -59,9 +59,8 @@ type Controller struct {
 	client      kubernetes.Interface
 	recorder    record.EventRecorder
 	services    corelisters.ServiceLister
-	pods        corelisters.PodLister
 	nodes       corelisters.NodeLister
-	slices      discoverylisters.EndpointSliceLister
+	selection   *selection.Index
 	synced      []cache.InformerSynced
 	tracker     *esutil.EndpointSliceTracker
 	triggers    *esutil.TriggerTimeTracker
@@ -80,9 +79,7 @@ func New(o Options) (*Controller, error) {
 		client:      o.Client,
 		recorder:    o.Recorder,
 		services:    o.Services.Lister(),
-		pods:        o.Pods.Lister(),
 		nodes:       o.Nodes.Lister(),
-		slices:      o.Slices.Lister(),
 		tracker:     esutil.NewEndpointSliceTracker(),
 		triggers:    esutil.NewTriggerTimeTracker(),
 		batchPeriod: o.BatchPeriod,
@@ -91,6 +88,11 @@ func New(o Options) (*Controller, error) {
 			o.Nodes.Informer().HasSynced, o.Slices.Informer().HasSynced,
 		},
 	}
+	sel, err := selection.New(o.Pods.Informer(), o.Services.Informer(), o.Slices.Informer())
+	if err != nil {
+		return nil, err
+	}
+	c.selection = sel
 	if o.TopologyHints {
 		c.topology = topologycache.NewTopologyCache()
 	}
@@ -139,8 +141,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 // Pod updates are batched by batchPeriod, as upstream's
 // --endpointslice-updates-batch-period, so a burst costs one write.
 func (c *Controller) podChanged(old, obj any) {
-	key := esutil.GetPodUpdateProjectionKey(old, obj)
-	services, err := esutil.GetServicesToUpdate(c.services, key)
+	services, err := c.selection.ServicesToUpdate(esutil.GetPodUpdateProjectionKey(old, obj))
 	if err != nil {
 		return
 	}
@@ -219,18 +220,17 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if svc.Spec.Type == corev1.ServiceTypeExternalName || svc.Spec.Selector == nil {
 		return nil
 	}
-	pods, err := c.pods.Pods(ns).List(labels.Set(svc.Spec.Selector).AsSelectorPreValidated())
+	pods, err := c.selection.Pods(ns, svc.Spec.Selector)
 	if err != nil {
 		return fmt.Errorf("list pods of service %s: %w", key, err)
 	}
-	sel := labels.Set{discoveryv1.LabelServiceName: name, discoveryv1.LabelManagedBy: ManagedBy}.AsSelectorPreValidated()
-	cached, err := c.slices.EndpointSlices(ns).List(sel)
+	cached, err := c.selection.Slices(ns, name)
 	if err != nil {
-		return fmt.Errorf("list endpointslices of service %s: %w", key, err)
+		return err
 	}
 	slices := cached[:0:0]
 	for _, s := range cached {
-		if s.DeletionTimestamp == nil {
+		if s.DeletionTimestamp == nil && s.Labels[discoveryv1.LabelManagedBy] == ManagedBy {
 			slices = append(slices, s)
 		}
 	}

@@ -84,7 +84,22 @@ func New(client kubernetes.Interface, services coreinformers.ServiceInformer, en
 	if _, err := services.Informer().AddEventHandler(all); err != nil {
 		return nil, fmt.Errorf("watch services: %w", err)
 	}
-	if _, err := endpoints.Informer().AddEventHandler(all); err != nil {
+	// Endpoints that ask not to be mirrored (every Endpoints the endpoint
+	// controller writes) are no concern of this controller unless they
+	// just stopped or started asking, as upstream filters them.
+	queueMirrored := func(objs ...any) {
+		for _, obj := range objs {
+			if ep, ok := worker.ObjectAs[*corev1.Endpoints](obj); ok && ep.Labels[discoveryv1.LabelSkipMirror] != "true" {
+				c.loop.AddObject(objs[len(objs)-1])
+				return
+			}
+		}
+	}
+	if _, err := endpoints.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { queueMirrored(obj) },
+		UpdateFunc: func(old, obj any) { queueMirrored(old, obj) },
+		DeleteFunc: func(obj any) { queueMirrored(obj) },
+	}); err != nil {
 		return nil, fmt.Errorf("watch endpoints: %w", err)
 	}
 	slice := func(obj any) {

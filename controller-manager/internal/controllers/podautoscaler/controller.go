@@ -43,11 +43,14 @@ const Name = "horizontalpodautoscaling"
 // Options configure the controller; the durations and tolerance are the
 // --horizontal-pod-autoscaler-* flags.
 type Options struct {
-	Client                kubernetes.Interface
-	Autoscalers           autoscalinginformers.HorizontalPodAutoscalerInformer
-	Pods                  coreinformers.PodInformer
-	Scaler                Scaler
-	Metrics               MetricsSource
+	Client      kubernetes.Interface
+	Autoscalers autoscalinginformers.HorizontalPodAutoscalerInformer
+	Pods        coreinformers.PodInformer
+	Scaler      Scaler
+	Metrics     MetricsSource
+	// Custom reads Pods, Object and External metrics; nil reports them
+	// failed.
+	Custom                CustomMetricsSource
 	Recorder              record.EventRecorder
 	SyncPeriod            time.Duration
 	DownscaleWindow       time.Duration
@@ -318,12 +321,8 @@ func (c *Controller) evaluate(ctx context.Context, namespace string, current int
 			return 0, autoscalingv2.MetricStatus{}, "", failed, errors.New("metric of type ContainerResource has no containerResource")
 		}
 		res, container, target = spec.ContainerResource.Name, spec.ContainerResource.Container, spec.ContainerResource.Target
-	case autoscalingv2.PodsMetricSourceType:
-		return 0, autoscalingv2.MetricStatus{}, "", "FailedGetPodsMetric", errors.New("pods metrics need the custom metrics API, which this controller does not read")
-	case autoscalingv2.ObjectMetricSourceType:
-		return 0, autoscalingv2.MetricStatus{}, "", "FailedGetObjectMetric", errors.New("object metrics need the custom metrics API, which this controller does not read")
-	case autoscalingv2.ExternalMetricSourceType:
-		return 0, autoscalingv2.MetricStatus{}, "", "FailedGetExternalMetric", errors.New("external metrics need the external metrics API, which this controller does not read")
+	case autoscalingv2.PodsMetricSourceType, autoscalingv2.ObjectMetricSourceType, autoscalingv2.ExternalMetricSourceType:
+		return c.evaluateCustom(ctx, namespace, current, spec, selector, pods)
 	default:
 		return 0, autoscalingv2.MetricStatus{}, "", "InvalidMetricSourceType", fmt.Errorf("unknown metric source type %q", spec.Type)
 	}
