@@ -28,10 +28,18 @@ func restConfig(c Config) (*rest.Config, error) {
 	cfg.UserAgent = "apiload"
 	cfg.WarningHandler = rest.NoWarnings{}
 	if c.Protobuf {
-		cfg.ContentType = "application/vnd.kubernetes.protobuf"
-		cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+		cfg = protobufConfig(cfg)
 	}
 	return cfg, nil
+}
+
+// protobufConfig is base asking for and sending protobuf, as controllers'
+// clients of built-in kinds do.
+func protobufConfig(base *rest.Config) *rest.Config {
+	cfg := rest.CopyConfig(base)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	return cfg
 }
 
 // newConnection returns a clientset with a connection of its own. client-go

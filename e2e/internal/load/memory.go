@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Memory is a process's resident set as the kernel reports it.
@@ -66,4 +67,41 @@ func parseStatus(r io.Reader) (Memory, error) {
 		return Memory{}, fmt.Errorf("VmRSS or VmHWM missing (a kernel thread or an exited process?)")
 	}
 	return m, nil
+}
+
+// clockTicks is the unit of utime and stime in /proc/<pid>/stat: USER_HZ,
+// 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+// ReadCPU returns the CPU time (user + system) process pid has used so far.
+func ReadCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read CPU time of pid %d: %w", pid, err)
+	}
+	return parseStat(string(b))
+}
+
+// parseStat extracts utime + stime, fields 14 and 15 of /proc/<pid>/stat,
+// counted after the command name, which is in parentheses and may hold
+// spaces.
+func parseStat(stat string) (time.Duration, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("unexpected stat %q", stat)
+	}
+	fields := strings.Fields(stat[i+1:])
+	// fields[0] is field 3 (state), so utime (14) is fields[11].
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("unexpected stat %q", stat)
+	}
+	var ticks uint64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parse stat: %w", err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
 }

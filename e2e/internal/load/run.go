@@ -29,6 +29,9 @@ type runner struct {
 	connect func() (kubernetes.Interface, error) // a client on a new connection
 	// connectDynamic is connect for the custom resource kind.
 	connectDynamic func() (dynamic.Interface, error)
+	// connectProtobuf is connect speaking protobuf, for
+	// protobufConfigMapKind; nil means connect.
+	connectProtobuf func() (kubernetes.Interface, error)
 	// base reaches the server for the phases that use clients of their own.
 	base *rest.Config
 	// createdCRD says the run defined the custom resource kind and so
@@ -55,6 +58,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (err error) {
 	}
 	r := newRunner(cfg, func() (kubernetes.Interface, error) { return newConnection(base) }, out)
 	r.connectDynamic = func() (dynamic.Interface, error) { return newDynamicConnection(base) }
+	r.connectProtobuf = func() (kubernetes.Interface, error) { return newConnection(protobufConfig(base)) }
 	r.base = base
 	kinds := slices.Clone(cfg.Kinds)
 	if cfg.ListSize > 0 && !slices.Contains(kinds, "pods") {
@@ -63,6 +67,10 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (err error) {
 	if cfg.Watchers > 0 && !slices.Contains(kinds, "configmaps") {
 		kinds = append(kinds, "configmaps")
 	}
+	// One DeleteCollection of ConfigMaps removes both encodings' objects.
+	cleanupKinds := slices.DeleteFunc(slices.Clone(kinds), func(k string) bool {
+		return k == protobufConfigMapKind && slices.Contains(kinds, "configmaps")
+	})
 	if err := r.connectWorkers(kinds); err != nil {
 		return err
 	}
@@ -93,7 +101,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (err error) {
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
-		err = errors.Join(err, r.cleanup(cctx, kinds))
+		err = errors.Join(err, r.cleanup(cctx, cleanupKinds))
 	}()
 	if slices.Contains(kinds, customResourceKind) {
 		crds, err := apiextensionsclient.NewForConfig(base)
@@ -145,6 +153,16 @@ func (r *runner) connectWorkers(kinds []string) error {
 					return err
 				}
 				w.kinds[k] = dynamicKind{api: dyn.Resource(loadGVR).Namespace(r.ns)}
+				continue
+			}
+			if k == protobufConfigMapKind && r.connectProtobuf != nil {
+				pb, err := r.connectProtobuf()
+				if err != nil {
+					return err
+				}
+				if w.kinds[k], err = newKindClient(pb, k, r.ns); err != nil {
+					return err
+				}
 				continue
 			}
 			if w.kinds[k], err = newKindClient(cs, k, r.ns); err != nil {
