@@ -29,13 +29,14 @@ import (
 
 // IdleInterval is how often the trimmer looks at the allocation rate, and
 // IdleAllocations the most the server may allocate in one interval and
-// still count as idle. An idle server, with its leases, informers and
-// metrics scrapes, allocates about 20 MiB a minute; one under any load
-// allocates that in well under a second, and then collections happen on
-// their own.
+// still count as idle. A bare server allocates about 20 MiB a minute; a
+// quiet cluster's leases, node status and watches add some; a server under
+// load allocates hundreds of MiB a second, and collections then happen on
+// their own. Below the threshold the trimmer's one collection a minute
+// costs next to nothing.
 const (
 	IdleInterval    = time.Minute
-	IdleAllocations = 64 << 20
+	IdleAllocations = 256 << 20
 )
 
 // RunIdleTrimmer returns freed heap to the kernel every interval in which
