@@ -14,11 +14,15 @@ import (
 type Memory struct {
 	RSS uint64 // VmRSS: resident now, in bytes
 	HWM uint64 // VmHWM: peak resident so far, in bytes
+	// Anon and File split RSS: the process's own memory, and pages of
+	// mapped files (mostly the executable), which the kernel can drop.
+	Anon, File uint64
 }
 
-// String formats both figures in MiB.
+// String formats the figures in MiB.
 func (m Memory) String() string {
-	return fmt.Sprintf("VmRSS %.1f MiB, VmHWM %.1f MiB", float64(m.RSS)/(1<<20), float64(m.HWM)/(1<<20))
+	return fmt.Sprintf("VmRSS %.1f MiB (anon %.1f, file %.1f), VmHWM %.1f MiB",
+		float64(m.RSS)/(1<<20), float64(m.Anon)/(1<<20), float64(m.File)/(1<<20), float64(m.HWM)/(1<<20))
 }
 
 // ReadMemory reads VmRSS and VmHWM from /proc/<pid>/status.
@@ -42,7 +46,22 @@ func parseStatus(r io.Reader) (Memory, error) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		key, value, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
+		if !ok {
+			continue
+		}
+		var dst *uint64
+		switch key {
+		case "VmRSS":
+			dst = &m.RSS
+			found++
+		case "VmHWM":
+			dst = &m.HWM
+			found++
+		case "RssAnon":
+			dst = &m.Anon
+		case "RssFile":
+			dst = &m.File
+		default:
 			continue
 		}
 		fields := strings.Fields(value)
@@ -53,12 +72,7 @@ func parseStatus(r io.Reader) (Memory, error) {
 		if err != nil {
 			return Memory{}, fmt.Errorf("parse %s: %w", key, err)
 		}
-		if key == "VmRSS" {
-			m.RSS = kb << 10
-		} else {
-			m.HWM = kb << 10
-		}
-		found++
+		*dst = kb << 10
 	}
 	if err := sc.Err(); err != nil {
 		return Memory{}, err

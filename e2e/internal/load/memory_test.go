@@ -19,6 +19,11 @@ func TestParseStatus(t *testing.T) {
 			status: "Name:\ttrireme-apiserver\nVmPeak:\t 2000000 kB\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\nThreads:\t12\n",
 			want:   Memory{RSS: 100 << 20, HWM: 200 << 20},
 		},
+		{
+			name:   "anon and file split",
+			status: "VmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\nRssAnon:\t   61440 kB\nRssFile:\t   40960 kB\n",
+			want:   Memory{RSS: 100 << 20, HWM: 200 << 20, Anon: 60 << 20, File: 40 << 20},
+		},
 		{name: "kernel thread has neither", status: "Name:\tkthreadd\nThreads:\t1\n", wantErr: true},
 		{name: "unexpected unit", status: "VmHWM:\t1 MB\nVmRSS:\t1 kB\n", wantErr: true},
 	}
