@@ -19,7 +19,8 @@
 # Knobs (environment): APILOAD_IDENTITY (admin), APILOAD_CLIENTS (100), APILOAD_DURATION per verb (20s),
 # APILOAD_LIST_SIZE (10000), APILOAD_WATCHERS (1000), APILOAD_IDLE (20s),
 # APILOAD_KINDS (configmaps,configmaps-protobuf,customresources: ConfigMaps over
-# JSON and over protobuf, and a CRD of a ConfigMap's shape, which is JSON only),
+# JSON and over protobuf, and a CRD of a ConfigMap's shape, JSON only, decoded into a
+# Go type and, as customresources-unstructured, by the dynamic client),
 # APILOAD_DISCOVERY_CRDS (200: CRDs installed before timing full discovery),
 # APILOAD_RBAC_OBJECTS (1000), APILOAD_RBAC_DURATION (20s).
 set -euo pipefail
@@ -144,7 +145,7 @@ start_server
 	--idle "${APILOAD_IDLE:-20s}" \
 	--clients "${APILOAD_CLIENTS:-100}" \
 	--duration "${APILOAD_DURATION:-20s}" \
-	--kinds "${APILOAD_KINDS:-configmaps,configmaps-protobuf,customresources}" \
+	--kinds "${APILOAD_KINDS:-configmaps,configmaps-protobuf,customresources,customresources-unstructured}" \
 	--verbs create,get,list,update,patch,watch \
 	--list-size "${APILOAD_LIST_SIZE:-10000}" \
 	--watchers "${APILOAD_WATCHERS:-1000}" \

@@ -178,7 +178,7 @@ func encodedSize(kind string, labels map[string]string) string {
 		p := newPod("load-0-1", labels)
 		p.APIVersion, p.Kind = "v1", "Pod"
 		obj, proto = p, p
-	case customResourceKind:
+	case customResourceKind, unstructuredCRKind:
 		obj = newCustomResource("load-0-1", labels).Object
 	default:
 		return "?"
