@@ -9,7 +9,7 @@
 # cluster runs the server: a separate etcd (from the same bin dir), Node,RBAC
 # authorization, NodeRestriction, bootstrap tokens, nothing created; it
 # reports VmRSS (anon and file) after APILOAD_STATIC_IDLE (150s: the server
-# trims its memory once it has been idle a minute).
+# trims its memory once it has been idle 30 s).
 #
 # Then, unless APILOAD_RBAC_OBJECTS=0, it measures the cost of authorization:
 # creates as admin with that many Roles and RoleBindings loaded and the full
