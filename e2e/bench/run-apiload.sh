@@ -5,6 +5,12 @@
 # watch fan-out, prints the figures, then stops the server by PID and
 # removes the directory. Called by `make bench`; asserts nothing about time.
 #
+# First, unless APILOAD_STATIC_IDLE=0, it measures idle memory the way a
+# cluster runs the server: a separate etcd (from the same bin dir), Node,RBAC
+# authorization, NodeRestriction, bootstrap tokens, nothing created; it
+# reports VmRSS (anon and file) after APILOAD_STATIC_IDLE (150s: the server
+# trims its memory once it has been idle 30 s).
+#
 # Then, unless APILOAD_RBAC_OBJECTS=0, it measures the cost of authorization:
 # creates as admin with that many Roles and RoleBindings loaded and the full
 # admission chain on, once with --authorization-mode=Node,RBAC and once with
@@ -12,7 +18,9 @@
 #
 # Knobs (environment): APILOAD_IDENTITY (admin), APILOAD_CLIENTS (100), APILOAD_DURATION per verb (20s),
 # APILOAD_LIST_SIZE (10000), APILOAD_WATCHERS (1000), APILOAD_IDLE (20s),
-# APILOAD_KINDS (configmaps,customresources: a CRD of a ConfigMap's shape),
+# APILOAD_KINDS (configmaps,configmaps-protobuf,customresources: ConfigMaps over
+# JSON and over protobuf, and a CRD of a ConfigMap's shape, JSON only, decoded into a
+# Go type and, as customresources-unstructured, by the dynamic client),
 # APILOAD_DISCOVERY_CRDS (200: CRDs installed before timing full discovery),
 # APILOAD_RBAC_OBJECTS (1000), APILOAD_RBAC_DURATION (20s).
 set -euo pipefail
@@ -47,9 +55,15 @@ stop_server() {
 	pid=""
 }
 
+etcd_pid=""
+
 cleanup() {
 	status=$?
 	stop_server
+	if [[ -n $etcd_pid ]]; then
+		kill -TERM "$etcd_pid" 2>/dev/null || true
+		wait "$etcd_pid" 2>/dev/null || true
+	fi
 	if [[ $status -ne 0 && -f $work/apiserver.log ]]; then
 		echo "run-apiload: last lines of the server's log:" >&2
 		tail -n 40 "$work/apiserver.log" >&2
@@ -100,6 +114,29 @@ start_server() {
 	exit 1
 }
 
+static_idle=${APILOAD_STATIC_IDLE:-150s}
+if [[ $static_idle != 0 ]]; then
+	etcd_bin=$(dirname "$server")/etcd
+	eport=$(free_port)
+	pport=$(free_port)
+	"$etcd_bin" --data-dir "$work/etcd" --listen-client-urls "http://127.0.0.1:$eport" \
+		--advertise-client-urls "http://127.0.0.1:$eport" --listen-peer-urls "http://127.0.0.1:$pport" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$pport" --initial-cluster "default=http://127.0.0.1:$pport" \
+		>"$work/etcd.log" 2>&1 &
+	etcd_pid=$!
+	echo "run-apiload: idle memory with an external etcd (pid $etcd_pid), as the static pod runs"
+	start_server --etcd-servers "http://127.0.0.1:$eport" --authorization-mode Node,RBAC \
+		--enable-admission-plugins NodeRestriction --enable-bootstrap-token-auth=true
+	"$work/apiload" --kubeconfig "$kubeconfig" --server-pid "$pid" --wait-ready 120s \
+		--idle "$static_idle" --verbs "" --kinds configmaps
+	stop_server
+	kill -TERM "$etcd_pid" 2>/dev/null || true
+	wait "$etcd_pid" 2>/dev/null || true
+	etcd_pid=""
+	rm -rf "$work/etcd"
+	echo
+fi
+
 start_server
 "$work/apiload" \
 	--kubeconfig "$kubeconfig" \
@@ -108,7 +145,7 @@ start_server
 	--idle "${APILOAD_IDLE:-20s}" \
 	--clients "${APILOAD_CLIENTS:-100}" \
 	--duration "${APILOAD_DURATION:-20s}" \
-	--kinds "${APILOAD_KINDS:-configmaps,customresources}" \
+	--kinds "${APILOAD_KINDS:-configmaps,configmaps-protobuf,customresources,customresources-unstructured}" \
 	--verbs create,get,list,update,patch,watch \
 	--list-size "${APILOAD_LIST_SIZE:-10000}" \
 	--watchers "${APILOAD_WATCHERS:-1000}" \

@@ -46,6 +46,10 @@ type Options struct {
 	// EnableAggregatorRouting sends aggregated requests to a Service's
 	// endpoints rather than its ClusterIP.
 	EnableAggregatorRouting bool
+	// GCPercentAfterStartup, when positive, is the garbage collector's
+	// target once start-up is over; the command sets a lower one for
+	// start-up. Not a flag: GOGC overrides both.
+	GCPercentAfterStartup int
 }
 
 // newServerRunOptions returns upstream's serving defaults but one: a

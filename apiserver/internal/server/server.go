@@ -36,6 +36,7 @@ import (
 	"trireme.dev/apiserver/internal/devpki"
 	"trireme.dev/apiserver/internal/etcd"
 	"trireme.dev/apiserver/internal/logging"
+	"trireme.dev/apiserver/internal/memtrim"
 )
 
 // binaryVersion is the Kubernetes minor version whose API Trireme serves.
@@ -206,13 +207,19 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*Server, func(), erro
 	srv.AddPostStartHookOrDie("trireme-release-startup-memory", func(hc genericapiserver.PostStartHookContext) error {
 		// Building the served groups and their OpenAPI leaves much garbage;
 		// give it back once start-up is over rather than when the collector
-		// next runs, so an idle server stays small.
+		// next runs, then free heap (and start-up's pages of the
+		// executable) whenever the server is idle; see package memtrim.
 		go func() {
 			select {
 			case <-hc.Done():
+				return
 			case <-time.After(10 * time.Second):
+				if o.GCPercentAfterStartup > 0 {
+					debug.SetGCPercent(o.GCPercentAfterStartup)
+				}
 				debug.FreeOSMemory()
 			}
+			memtrim.RunIdleTrimmer(hc, log, memtrim.IdleInterval, memtrim.IdleAllocations)
 		}()
 		return nil
 	})

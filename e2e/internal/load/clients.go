@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -28,10 +29,18 @@ func restConfig(c Config) (*rest.Config, error) {
 	cfg.UserAgent = "apiload"
 	cfg.WarningHandler = rest.NoWarnings{}
 	if c.Protobuf {
-		cfg.ContentType = "application/vnd.kubernetes.protobuf"
-		cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+		cfg = protobufConfig(cfg)
 	}
 	return cfg, nil
+}
+
+// protobufConfig is base asking for and sending protobuf, as controllers'
+// clients of built-in kinds do.
+func protobufConfig(base *rest.Config) *rest.Config {
+	cfg := rest.CopyConfig(base)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	return cfg
 }
 
 // newConnection returns a clientset with a connection of its own. client-go
@@ -81,4 +90,20 @@ func waitReady(ctx context.Context, cs kubernetes.Interface, timeout time.Durati
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// newRESTConnection is newConnection for a bare REST client, JSON only.
+func newRESTConnection(base *rest.Config) (rest.Interface, error) {
+	cfg := rest.CopyConfig(base)
+	if cfg.Proxy == nil {
+		cfg.Proxy = func(*http.Request) (*url.URL, error) { return nil, nil }
+	}
+	cfg.ContentType, cfg.AcceptContentTypes = "application/json", "application/json"
+	// Only raw bodies are read; the typed kinds decode them themselves.
+	cfg.NegotiatedSerializer = clientgoscheme.Codecs.WithoutConversion()
+	c, err := rest.UnversionedRESTClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("REST client for %s: %w", cfg.Host, err)
+	}
+	return c, nil
 }

@@ -14,7 +14,7 @@ import (
 var Verbs = []string{"create", "get", "list", "update", "patch", "watch"}
 
 // Kinds are the resources the verbs can be run against.
-var Kinds = []string{"configmaps", "pods", customResourceKind}
+var Kinds = []string{"configmaps", protobufConfigMapKind, "pods", customResourceKind, unstructuredCRKind}
 
 // Config says what to measure and against which server.
 type Config struct {

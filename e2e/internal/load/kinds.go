@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -105,10 +106,15 @@ func (k typedKind[T, E, L]) deleteCollection(ctx context.Context, selector strin
 	return k.api.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{LabelSelector: selector})
 }
 
+// protobufConfigMapKind is the --kinds name of ConfigMaps over a protobuf
+// connection whatever --protobuf says, so one run reports ConfigMaps over
+// JSON, over protobuf and custom resources (JSON only) side by side.
+const protobufConfigMapKind = "configmaps-protobuf"
+
 // newKindClient returns the client for kind in namespace ns.
 func newKindClient(cs kubernetes.Interface, kind, ns string) (kindClient, error) {
 	switch kind {
-	case "configmaps":
+	case "configmaps", protobufConfigMapKind:
 		return typedKind[*corev1.ConfigMap, corev1.ConfigMap, *corev1.ConfigMapList]{
 			api:     cs.CoreV1().ConfigMaps(ns),
 			newObj:  newConfigMap,
@@ -155,4 +161,34 @@ func newPod(name string, labels map[string]string) *corev1.Pod {
 			}},
 		},
 	}
+}
+
+// encodedSize describes how large one object of kind is on the wire as the
+// driver sends it (before the server adds uid, timestamps and managed
+// fields), so the kinds' figures can be compared at equal size.
+func encodedSize(kind string, labels map[string]string) string {
+	var obj any
+	var proto interface{ Size() int }
+	switch kind {
+	case "configmaps", protobufConfigMapKind:
+		cm := newConfigMap("load-0-1", labels)
+		cm.APIVersion, cm.Kind = "v1", "ConfigMap"
+		obj, proto = cm, cm
+	case "pods":
+		p := newPod("load-0-1", labels)
+		p.APIVersion, p.Kind = "v1", "Pod"
+		obj, proto = p, p
+	case customResourceKind, unstructuredCRKind:
+		obj = newCustomResource("load-0-1", labels).Object
+	default:
+		return "?"
+	}
+	j, err := json.Marshal(obj)
+	if err != nil {
+		return err.Error()
+	}
+	if kind == protobufConfigMapKind {
+		return fmt.Sprintf("%d B protobuf (%d B as JSON)", proto.Size(), len(j))
+	}
+	return fmt.Sprintf("%d B JSON", len(j))
 }

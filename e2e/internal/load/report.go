@@ -18,20 +18,24 @@ func (r *runner) printMemory(when string) {
 	fmt.Fprintf(r.out, "server memory %s: %s\n", when, m)
 }
 
-const verbRow = "%-11s %-7s %9s %7s %10s %10s %10s %10s\n"
+const verbRow = "%-19s %-7s %9s %7s %10s %10s %10s %10s %12s\n"
 
 func (r *runner) printVerbHeader() {
 	budget := fmt.Sprintf("%s per verb", r.cfg.Duration)
 	if r.cfg.Count > 0 {
 		budget = fmt.Sprintf("%d operations per verb", r.cfg.Count)
 	}
-	fmt.Fprintf(r.out, "\nverbs (%s; list pages of %d; watch = patch start to event):\n", budget, r.cfg.ListLimit)
-	fmt.Fprintf(r.out, verbRow, "KIND", "VERB", "OPS", "ERRORS", "OPS/S", "P50", "P99", "MAX")
+	fmt.Fprintf(r.out, "\nverbs (%s; list pages of %d; watch = patch start to event; SRV-CPU/OP = server CPU time over the phase / OPS):\n", budget, r.cfg.ListLimit)
+	labels := map[string]string{runLabel: r.run, clientLabel: "0"}
+	for _, k := range r.cfg.Kinds {
+		fmt.Fprintf(r.out, "  one %s object: %s\n", k, encodedSize(k, labels))
+	}
+	fmt.Fprintf(r.out, verbRow, "KIND", "VERB", "OPS", "ERRORS", "OPS/S", "P50", "P99", "MAX", "SRV-CPU/OP")
 }
 
 func (r *runner) printVerb(kind, verb string, s Summary) {
 	fmt.Fprintf(r.out, verbRow, kind, verb, fmt.Sprint(s.Ops), fmt.Sprint(s.Errors),
-		fmt.Sprintf("%.1f", s.Throughput), dur(s.P50), dur(s.P99), dur(s.Max))
+		fmt.Sprintf("%.1f", s.Throughput), dur(s.P50), dur(s.P99), dur(s.Max), cpuPerOp(s))
 	for _, e := range s.ErrorTexts {
 		fmt.Fprintf(r.out, "    error: %s\n", e)
 	}
@@ -94,4 +98,14 @@ func (r *runner) printDiscovery(res DiscoveryResult) {
 			fmt.Fprintf(r.out, "    error: %s\n", e)
 		}
 	}
+}
+
+// cpuPerOp is the server's CPU time per successful operation: unlike
+// throughput, it does not depend on what else the machine runs, so kinds
+// can be compared on a shared machine.
+func cpuPerOp(s Summary) string {
+	if s.ServerCPU <= 0 || s.Ops == 0 {
+		return "-"
+	}
+	return dur(s.ServerCPU / time.Duration(s.Ops))
 }

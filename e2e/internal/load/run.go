@@ -29,6 +29,11 @@ type runner struct {
 	connect func() (kubernetes.Interface, error) // a client on a new connection
 	// connectDynamic is connect for the custom resource kind.
 	connectDynamic func() (dynamic.Interface, error)
+	// connectREST is connect for the custom resource's typed client.
+	connectREST func() (rest.Interface, error)
+	// connectProtobuf is connect speaking protobuf, for
+	// protobufConfigMapKind; nil means connect.
+	connectProtobuf func() (kubernetes.Interface, error)
 	// base reaches the server for the phases that use clients of their own.
 	base *rest.Config
 	// createdCRD says the run defined the custom resource kind and so
@@ -55,6 +60,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (err error) {
 	}
 	r := newRunner(cfg, func() (kubernetes.Interface, error) { return newConnection(base) }, out)
 	r.connectDynamic = func() (dynamic.Interface, error) { return newDynamicConnection(base) }
+	r.connectREST = func() (rest.Interface, error) { return newRESTConnection(base) }
+	r.connectProtobuf = func() (kubernetes.Interface, error) { return newConnection(protobufConfig(base)) }
 	r.base = base
 	kinds := slices.Clone(cfg.Kinds)
 	if cfg.ListSize > 0 && !slices.Contains(kinds, "pods") {
@@ -63,6 +70,10 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (err error) {
 	if cfg.Watchers > 0 && !slices.Contains(kinds, "configmaps") {
 		kinds = append(kinds, "configmaps")
 	}
+	// One DeleteCollection of ConfigMaps removes both encodings' objects.
+	cleanupKinds := slices.DeleteFunc(slices.Clone(kinds), func(k string) bool {
+		return k == protobufConfigMapKind && slices.Contains(kinds, "configmaps")
+	})
 	if err := r.connectWorkers(kinds); err != nil {
 		return err
 	}
@@ -93,9 +104,9 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (err error) {
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
-		err = errors.Join(err, r.cleanup(cctx, kinds))
+		err = errors.Join(err, r.cleanup(cctx, cleanupKinds))
 	}()
-	if slices.Contains(kinds, customResourceKind) {
+	if crKind := slices.IndexFunc(kinds, isCustomResourceKind); crKind >= 0 {
 		crds, err := apiextensionsclient.NewForConfig(base)
 		if err != nil {
 			return err
@@ -104,7 +115,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (err error) {
 			return err
 		}
 		// The new resource answers a moment after it is Established.
-		kc := r.workers[0].kinds[customResourceKind]
+		kc := r.workers[0].kinds[kinds[crKind]]
 		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 			_, err := kc.list(ctx, metav1.ListOptions{Limit: 1})
 			return err == nil, nil
@@ -139,12 +150,30 @@ func (r *runner) connectWorkers(kinds []string) error {
 		}
 		w := &worker{id: i, cs: cs, kinds: map[string]kindClient{}, objs: map[string][]metav1.Object{}}
 		for _, k := range kinds {
-			if k == customResourceKind {
+			if isCustomResourceKind(k) {
 				dyn, err := r.connectDynamic()
 				if err != nil {
 					return err
 				}
-				w.kinds[k] = dynamicKind{api: dyn.Resource(loadGVR).Namespace(r.ns)}
+				dk := dynamicKind{api: dyn.Resource(loadGVR).Namespace(r.ns)}
+				w.kinds[k] = dk
+				if k == customResourceKind && r.connectREST != nil {
+					c, err := r.connectREST()
+					if err != nil {
+						return err
+					}
+					w.kinds[k] = typedCRKind{dynamicKind: dk, c: c, ns: r.ns}
+				}
+				continue
+			}
+			if k == protobufConfigMapKind && r.connectProtobuf != nil {
+				pb, err := r.connectProtobuf()
+				if err != nil {
+					return err
+				}
+				if w.kinds[k], err = newKindClient(pb, k, r.ns); err != nil {
+					return err
+				}
 				continue
 			}
 			if w.kinds[k], err = newKindClient(cs, k, r.ns); err != nil {

@@ -51,6 +51,9 @@ type Summary struct {
 	P50, P99   time.Duration
 	Max        time.Duration
 	ErrorTexts []string // up to maxKeptErrors distinct error messages
+	// ServerCPU is the CPU time the server process used during the phase,
+	// when its PID is known; 0 otherwise.
+	ServerCPU time.Duration
 }
 
 // Summarize computes a Summary for a phase that took elapsed. It sorts the

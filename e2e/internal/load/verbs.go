@@ -49,6 +49,7 @@ func (r *runner) runVerb(ctx context.Context, verb, kind string) (Summary, error
 	b := newBudget(r.cfg.Count, r.cfg.Duration)
 	samples := make([]Samples, len(r.workers))
 	var wg sync.WaitGroup
+	cpu0 := r.serverCPU()
 	start := time.Now()
 	for i, w := range r.workers {
 		wg.Add(1)
@@ -59,11 +60,28 @@ func (r *runner) runVerb(ctx context.Context, verb, kind string) (Summary, error
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := r.serverCPU() - cpu0
 	var total Samples
 	for i := range samples {
 		total.Merge(&samples[i])
 	}
-	return total.Summarize(elapsed), ctx.Err()
+	sum := total.Summarize(elapsed)
+	if cpu0 >= 0 && cpu >= 0 {
+		sum.ServerCPU = cpu
+	}
+	return sum, ctx.Err()
+}
+
+// serverCPU is the server's CPU time so far, or -1 when it is not known.
+func (r *runner) serverCPU() time.Duration {
+	if r.cfg.ServerPID == 0 {
+		return -1
+	}
+	d, err := ReadCPU(r.cfg.ServerPID)
+	if err != nil {
+		return -1
+	}
+	return d
 }
 
 func (r *runner) verbLoop(ctx context.Context, w *worker, verb, kind string, b *budget, s *Samples) {
