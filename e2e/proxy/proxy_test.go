@@ -531,6 +531,6 @@ func waitFor(t *testing.T, timeout time.Duration, log *lockedBuffer, what string
 	}
 }
 
-// subnet picks the third octet of a test's subnets: one of four per test
+// subnet picks the third octet of a test's subnets: one of six per test
 // binary, from its PID, so concurrent runs rarely share one.
-func subnet(i int) int { return 20 + (os.Getpid()%50)*4 + i }
+func subnet(i int) int { return 20 + (os.Getpid()%38)*6 + i }
