@@ -25,7 +25,9 @@ import (
 
 // TestDualStack runs one proxy serving both IP families and reaches a
 // dual-stack Service's IPv4 and IPv6 ClusterIPs, and its NodePort on the
-// node's IPv4 and IPv6 addresses, from a client namespace.
+// node's IPv4 and IPv6 addresses, from a client namespace. The nftables
+// proxy is dual-stack by its two clusterCIDRs, the iptables one by its
+// Node's addresses.
 //
 // trireme-apiserver allocates ClusterIPs from one IPv4 range and cannot
 // hold a dual-stack Service yet, so this test serves the proxy its Node,
@@ -69,7 +71,12 @@ func testDualStack(t *testing.T, mode string, k int) {
 	nodePort := int32(31000 + k)
 	api := newObjectServer(t, dualStackObjects(tp, ep6, cip4, cip6, nodeNameDS, node6, nodePort))
 
+	// nftables is told both pod networks; iptables only the IPv4 one, so
+	// that its second family comes from the Node's addresses.
 	podCIDRs := tp.podCIDR + "," + v6("7471", 0) + "/64"
+	if mode == "iptables" {
+		podCIDRs = tp.podCIDR
+	}
 	log, stop := startDualStackProxy(t, tp, mode, api, podCIDRs)
 	defer stop()
 
@@ -86,6 +93,9 @@ func testDualStack(t *testing.T, mode string, k int) {
 			t.Errorf("%s: answers %v, want every endpoint", url, counts)
 		}
 		t.Logf("%s: %v", url, counts)
+	}
+	if !strings.Contains(log.String(), `"families": ["IPv4", "IPv6"]`) {
+		t.Errorf("the proxy did not start dual-stack; log:\n%s", tail(log.String(), 20))
 	}
 
 	hc := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{DialContext: dialer(tp.node), DisableKeepAlives: true}}

@@ -233,8 +233,9 @@ func run(ctx context.Context, o *options.Options) error {
 
 	fams := families(c.ClusterCIDR, nodeAddresses(ctx, client, nodeName))
 	var bes []proxier.Backend
-	var healthNames []string
+	var healthNames, famNames []string
 	for _, fam := range fams {
+		famNames = append(famNames, fam.String())
 		clusterCIDR := clusterCIDRs(c.ClusterCIDR, fam)
 		var be backend.Interface
 		switch mode {
@@ -292,7 +293,7 @@ func run(ctx context.Context, o *options.Options) error {
 		}
 	}
 	log.Info("Starting trireme-proxy", "version", version.Get().GitVersion, "mode", mode, "node", nodeName,
-		"families", fams, "clusterCIDR", c.ClusterCIDR, "minSyncPeriod", minSync, "syncPeriod", syncPeriod)
+		"families", famNames, "clusterCIDR", c.ClusterCIDR, "minSyncPeriod", minSync, "syncPeriod", syncPeriod)
 	p := proxier.NewDualStack(pcfg, client, bes, health, services, m)
 	runErr := make(chan error, 1)
 	go func() { runErr <- p.Run(ctx) }()
