@@ -31,6 +31,9 @@ type Metrics struct {
 	FamilyLastSync *prometheus.GaugeVec
 	// SyncFailures counts failed syncs (each is retried).
 	SyncFailures prometheus.Counter
+	// FamilySyncFailures counts failed writes of each IP family's rules,
+	// labelled ip_family=IPv4|IPv6.
+	FamilySyncFailures *prometheus.CounterVec
 	// Skipped counts objects, or parts of them, left out with a reason.
 	Skipped prometheus.Counter
 	// Services and Endpoints are the model's size.
@@ -67,6 +70,10 @@ func New() *Metrics {
 			Namespace: namespace, Subsystem: subsystem, Name: "sync_failures_total",
 			Help: "Syncs that failed to write their rules; each is retried.",
 		}),
+		FamilySyncFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Subsystem: subsystem, Name: "family_sync_failures_total",
+			Help: "Failed writes of each IP family's rules; each is retried.",
+		}, []string{"ip_family"}),
 		Skipped: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Subsystem: subsystem, Name: "skipped_objects_total",
 			Help: "Services, ports or EndpointSlices left out of the rules, with a logged reason.",
@@ -80,7 +87,7 @@ func New() *Metrics {
 			Help: "Endpoints across all proxied Service ports.",
 		}),
 	}
-	m.Registry.MustRegister(m.SyncDuration, m.RulesWritten, m.Rules, m.LastSync, m.FamilyLastSync, m.SyncFailures, m.Skipped, m.Services, m.Endpoints,
+	m.Registry.MustRegister(m.SyncDuration, m.RulesWritten, m.Rules, m.LastSync, m.FamilyLastSync, m.SyncFailures, m.FamilySyncFailures, m.Skipped, m.Services, m.Endpoints,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -158,6 +158,12 @@ func TestDualStack(t *testing.T) {
 			t.Error("IPv6 retry after a failure was not full")
 		}
 		eventually(t, "unhealthy", func() bool { ok, _, _ := health.Healthy(); return !ok })
+		if got := testutil.ToFloat64(m.FamilySyncFailures.WithLabelValues("IPv4")); got != 0 {
+			t.Errorf("IPv4 failures = %v, want 0", got)
+		}
+		if got := testutil.ToFloat64(m.FamilySyncFailures.WithLabelValues("IPv6")); got < 2 {
+			t.Errorf("IPv6 failures = %v, want >= 2", got)
+		}
 		rec6.setFail(false)
 		eventually(t, "healthy again", func() bool { ok, _, _ := health.Healthy(); return ok })
 	})

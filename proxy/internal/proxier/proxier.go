@@ -358,6 +358,7 @@ func (p *Proxier) sync(ctx context.Context, full bool) error {
 		if err != nil {
 			// The tracker already forgot what changed: the retry is full.
 			f.needFull = true
+			p.metrics.FamilySyncFailures.WithLabelValues(f.fam.String()).Inc()
 			if p.dualStack() {
 				err = fmt.Errorf("%s: %w", f.fam, err)
 			}
