@@ -531,6 +531,7 @@ func waitFor(t *testing.T, timeout time.Duration, log *lockedBuffer, what string
 	}
 }
 
-// subnet picks the third octet of a test's subnets: one of four per test
-// binary, from its PID, so concurrent runs rarely share one.
-func subnet(i int) int { return 20 + (os.Getpid()%50)*4 + i }
+// subnet picks the third octet of a test's subnets: one of six per test
+// binary, from its PID, so concurrent runs rarely share one; at most 229,
+// as tests add 20 to it for host addresses.
+func subnet(i int) int { return 20 + (os.Getpid()%35)*6 + i }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
@@ -108,6 +111,88 @@ func family(cfg string) model.Family {
 	return model.IPv4
 }
 
+// families returns the IP families to serve, the primary first: both when
+// clusterCIDR holds a CIDR of each family or the node has addresses of
+// both (as upstream kube-proxy runs dual-stack), else the family of the
+// first clusterCIDR entry, IPv4 without one. The primary is that of the
+// first clusterCIDR entry, or of the first node address when clusterCIDR
+// is empty.
+func families(clusterCIDR string, nodeIPs []netip.Addr) []model.Family {
+	has := map[model.Family]bool{}
+	var order []model.Family
+	add := func(f model.Family) {
+		if !has[f] {
+			has[f] = true
+			order = append(order, f)
+		}
+	}
+	for _, s := range strings.Split(clusterCIDR, ",") {
+		if p, err := netip.ParsePrefix(strings.TrimSpace(s)); err == nil {
+			add(familyOf(p.Addr()))
+		}
+	}
+	fromCIDR := len(order)
+	for _, ip := range nodeIPs {
+		add(familyOf(ip))
+	}
+	if len(order) == 2 {
+		return order
+	}
+	if fromCIDR == 0 && len(order) == 1 {
+		return order
+	}
+	return []model.Family{family(clusterCIDR)}
+}
+
+func familyOf(a netip.Addr) model.Family {
+	if a.Unmap().Is4() {
+		return model.IPv4
+	}
+	return model.IPv6
+}
+
+// clusterCIDRs returns clusterCIDR's (last) CIDR of family f, or the zero
+// Prefix.
+func clusterCIDRs(clusterCIDR string, f model.Family) netip.Prefix {
+	var out netip.Prefix
+	for _, s := range strings.Split(clusterCIDR, ",") {
+		if p, err := netip.ParsePrefix(strings.TrimSpace(s)); err == nil && familyOf(p.Addr()) == f {
+			out = p.Masked()
+		}
+	}
+	return out
+}
+
+// nodeAddresses returns the InternalIPs (or, without any, ExternalIPs)
+// of the Node, or none when it cannot be read in a few seconds: the
+// families then follow clusterCIDR alone.
+func nodeAddresses(ctx context.Context, client kubernetes.Interface, name string) []netip.Addr {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		logr.FromContextOrDiscard(ctx).Info("Cannot read the Node for its IP families; using clusterCIDR's", "node", name, "err", err.Error())
+		return nil
+	}
+	var internal, external []netip.Addr
+	for _, a := range node.Status.Addresses {
+		ip, err := netip.ParseAddr(a.Address)
+		if err != nil {
+			continue
+		}
+		switch a.Type {
+		case v1.NodeInternalIP:
+			internal = append(internal, ip)
+		case v1.NodeExternalIP:
+			external = append(external, ip)
+		}
+	}
+	if len(internal) > 0 {
+		return internal
+	}
+	return external
+}
+
 func run(ctx context.Context, o *options.Options) error {
 	if err := o.Validate(); err != nil {
 		return err
@@ -119,33 +204,15 @@ func run(ctx context.Context, o *options.Options) error {
 	defer flush()
 	ctx = logr.NewContext(ctx, log)
 	c := o.Config
-	fam := family(c.ClusterCIDR)
 	masqBit, syncPeriod, minSync := kubeproxy.ActiveSync(c)
-	var clusterCIDR netip.Prefix
-	if c.ClusterCIDR != "" {
-		for _, s := range strings.Split(c.ClusterCIDR, ",") {
-			if p, err := netip.ParsePrefix(strings.TrimSpace(s)); err == nil && p.Addr().Is6() == (fam == model.IPv6) {
-				clusterCIDR = p.Masked()
-			}
-		}
-	}
 
 	if o.Cleanup {
-		return cleanup(ctx, fam)
+		return cleanup(ctx, families(c.ClusterCIDR, nil))
 	}
 
 	mode := c.Mode
 	if mode == kubeproxy.ModeDefault {
 		mode = kubeproxy.ModeIPTables
-	}
-	var be backend.Interface
-	switch mode {
-	case kubeproxy.ModeNFTables:
-		ncfg := nftables.Config{Family: fam, ClusterCIDR: clusterCIDR, MasqueradeAll: c.NFTables.MasqueradeAll, MasqueradeBit: int(masqBit)}
-		be = nftables.New(ncfg, nftables.NewNetlink(ncfg))
-	default:
-		be = iptables.New(iptables.Config{Family: fam, ClusterCIDR: clusterCIDR, MasqueradeAll: c.IPTables.MasqueradeAll, MasqueradeBit: int(masqBit)},
-			iptables.Commands{IPv6: fam == model.IPv6})
 	}
 
 	nodeName, err := o.NodeName()
@@ -164,6 +231,27 @@ func run(ctx context.Context, o *options.Options) error {
 		return fmt.Errorf("client: %w", err)
 	}
 
+	fams := families(c.ClusterCIDR, nodeAddresses(ctx, client, nodeName))
+	var bes []proxier.Backend
+	var healthNames, famNames []string
+	for _, fam := range fams {
+		famNames = append(famNames, fam.String())
+		clusterCIDR := clusterCIDRs(c.ClusterCIDR, fam)
+		var be backend.Interface
+		switch mode {
+		case kubeproxy.ModeNFTables:
+			ncfg := nftables.Config{Family: fam, ClusterCIDR: clusterCIDR, MasqueradeAll: c.NFTables.MasqueradeAll, MasqueradeBit: int(masqBit)}
+			be = nftables.New(ncfg, nftables.NewNetlink(ncfg))
+		default:
+			be = iptables.New(iptables.Config{Family: fam, ClusterCIDR: clusterCIDR, MasqueradeAll: c.IPTables.MasqueradeAll, MasqueradeBit: int(masqBit)},
+				iptables.Commands{IPv6: fam == model.IPv6})
+		}
+		bes = append(bes, proxier.Backend{Family: fam, Backend: be})
+		if len(fams) > 1 {
+			healthNames = append(healthNames, fam.String())
+		}
+	}
+
 	// Events on skipped objects, through an events/v1 broadcaster as
 	// upstream kube-proxy records them.
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
@@ -172,19 +260,19 @@ func run(ctx context.Context, o *options.Options) error {
 	}
 	defer broadcaster.Shutdown()
 	pcfg := proxier.Config{
-		NodeName: nodeName, Family: fam, MinSyncPeriod: minSync, SyncPeriod: syncPeriod,
+		NodeName: nodeName, Family: fams[0], MinSyncPeriod: minSync, SyncPeriod: syncPeriod,
 		ResyncPeriod: c.ConfigSyncPeriod.Duration, Conntrack: conntrack.Exec,
 		Recorder: broadcaster.NewRecorder(scheme.Scheme, "trireme-proxy"),
 	}
 	for _, a := range c.NodePortAddresses {
 		if a == kubeproxy.NodePortAddressesPrimary {
 			pcfg.NodePortPrimary = true
-		} else if p, err := netip.ParsePrefix(a); err == nil && p.Addr().Is6() == (fam == model.IPv6) {
+		} else if p, err := netip.ParsePrefix(a); err == nil {
 			pcfg.NodePortCIDRs = append(pcfg.NodePortCIDRs, p.Masked())
 		}
 	}
 	m := metrics.New()
-	health := healthcheck.NewProxyHealth(2 * syncPeriod)
+	health := healthcheck.NewProxyHealth(2*syncPeriod, healthNames...)
 	services := &healthcheck.Services{Log: log.WithName("healthcheck")}
 	if c.BindAddress != "0.0.0.0" && c.BindAddress != "::" {
 		services.Host = c.BindAddress
@@ -205,8 +293,8 @@ func run(ctx context.Context, o *options.Options) error {
 		}
 	}
 	log.Info("Starting trireme-proxy", "version", version.Get().GitVersion, "mode", mode, "node", nodeName,
-		"clusterCIDR", clusterCIDR, "minSyncPeriod", minSync, "syncPeriod", syncPeriod)
-	p := proxier.New(pcfg, client, be, health, services, m)
+		"families", famNames, "clusterCIDR", c.ClusterCIDR, "minSyncPeriod", minSync, "syncPeriod", syncPeriod)
+	p := proxier.NewDualStack(pcfg, client, bes, health, services, m)
 	runErr := make(chan error, 1)
 	go func() { runErr <- p.Run(ctx) }()
 	select {
@@ -239,16 +327,27 @@ func serve(ctx context.Context, addr string, h http.Handler, errs chan<- error) 
 }
 
 // cleanup removes what either mode installed, as kube-proxy --cleanup
-// does; a mode whose tools are missing has nothing to remove.
-func cleanup(ctx context.Context, fam model.Family) error {
+// does; a mode whose tools are missing has nothing to remove. The families
+// of clusterCIDR must be cleaned; the other family (which a proxy made
+// dual-stack by its node's addresses also wrote) is cleaned too, its
+// failures only logged, since a node may have no IPv6 at all.
+func cleanup(ctx context.Context, fams []model.Family) error {
 	log := logr.FromContextOrDiscard(ctx)
 	var errs []error
-	ncfg := nftables.Config{Family: fam}
-	if err := nftables.New(ncfg, nftables.NewNetlink(ncfg)).Cleanup(ctx); err != nil {
-		errs = append(errs, err)
-	}
-	if err := iptables.New(iptables.Config{Family: fam}, iptables.Commands{IPv6: fam == model.IPv6}).Cleanup(ctx); err != nil {
-		errs = append(errs, err)
+	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+		var ferrs []error
+		ncfg := nftables.Config{Family: fam}
+		if err := nftables.New(ncfg, nftables.NewNetlink(ncfg)).Cleanup(ctx); err != nil {
+			ferrs = append(ferrs, err)
+		}
+		if err := iptables.New(iptables.Config{Family: fam}, iptables.Commands{IPv6: fam == model.IPv6}).Cleanup(ctx); err != nil {
+			ferrs = append(ferrs, err)
+		}
+		if slices.Contains(fams, fam) {
+			errs = append(errs, ferrs...)
+		} else if len(ferrs) > 0 {
+			log.Info("Could not clean the family clusterCIDR does not name", "family", fam, "err", errors.Join(ferrs...).Error())
+		}
 	}
 	if len(errs) == 0 {
 		log.Info("Removed every rule of trireme-proxy")

@@ -1,8 +1,10 @@
 package app
 
 import (
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"trireme.dev/api/config/kubeproxy"
+	"trireme.dev/proxy/internal/model"
 	"trireme.dev/proxy/internal/options"
 )
 
@@ -68,5 +71,39 @@ nftables:
 				t.Errorf("mode %q minSync %v cidr %q", final.Config.Mode, minSync, final.Config.ClusterCIDR)
 			}
 		})
+	}
+}
+
+func TestFamilies(t *testing.T) {
+	v4, v6 := netip.MustParseAddr("192.0.2.10"), netip.MustParseAddr("2001:db8::10")
+	tests := []struct {
+		name        string
+		clusterCIDR string
+		nodeIPs     []netip.Addr
+		want        []model.Family
+	}{
+		{"nothing: IPv4", "", nil, []model.Family{model.IPv4}},
+		{"IPv4 CIDR", "10.244.0.0/16", []netip.Addr{v4}, []model.Family{model.IPv4}},
+		{"IPv6 CIDR", "fd00:10:244::/56", nil, []model.Family{model.IPv6}},
+		{"IPv6 node, no CIDR", "", []netip.Addr{v6}, []model.Family{model.IPv6}},
+		{"dual CIDR, IPv4 first", "10.244.0.0/16,fd00:10:244::/56", nil, []model.Family{model.IPv4, model.IPv6}},
+		{"dual CIDR, IPv6 first", "fd00:10:244::/56, 10.244.0.0/16", []netip.Addr{v4}, []model.Family{model.IPv6, model.IPv4}},
+		{"IPv4 CIDR, dual-stack node", "10.244.0.0/16", []netip.Addr{v6, v4}, []model.Family{model.IPv4, model.IPv6}},
+		{"dual-stack node, no CIDR", "", []netip.Addr{v6, v4}, []model.Family{model.IPv6, model.IPv4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := families(tt.clusterCIDR, tt.nodeIPs); !slices.Equal(got, tt.want) {
+				t.Errorf("families = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	for _, tt := range []struct {
+		fam  model.Family
+		want string
+	}{{model.IPv4, "10.244.0.0/16"}, {model.IPv6, "fd00:10:244::/56"}} {
+		if got := clusterCIDRs("10.244.1.1/16,fd00:10:244::/56", tt.fam); got.String() != tt.want {
+			t.Errorf("clusterCIDR of %v = %v, want %v", tt.fam, got, tt.want)
+		}
 	}
 }

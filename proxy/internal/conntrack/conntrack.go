@@ -34,12 +34,14 @@ func Exec(ctx context.Context, args ...string) error {
 // Args returns the conntrack arguments that delete f's entries.
 func Args(f model.StaleFlow) []string {
 	args := []string{"-D", "-p", "udp"}
+	if f.ServiceIP.Is6() || f.Endpoint.Is6() {
+		// conntrack lists IPv4 only unless told otherwise; a NodePort flow
+		// carries its Service's ClusterIP for the family.
+		args = append(args, "-f", "ipv6")
+	}
 	if f.NodePort != 0 {
 		args = append(args, "--orig-port-dst", strconv.Itoa(int(f.NodePort)))
 	} else {
-		if f.ServiceIP.Is6() {
-			args = append(args, "-f", "ipv6")
-		}
 		args = append(args, "--orig-dst", f.ServiceIP.String(), "--orig-port-dst", strconv.Itoa(int(f.Port)))
 	}
 	if f.Endpoint.IsValid() {

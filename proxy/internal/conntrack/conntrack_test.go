@@ -24,6 +24,8 @@ func TestArgs(t *testing.T) {
 			"-D -p udp --orig-port-dst 30053 --dst-nat 10.244.1.5"},
 		{"IPv6 service IP", model.StaleFlow{ServiceIP: netip.MustParseAddr("fd00::10"), Port: 53},
 			"-D -p udp -f ipv6 --orig-dst fd00::10 --orig-port-dst 53"},
+		{"IPv6 node port that got endpoints", model.StaleFlow{NodePort: 30053, ServiceIP: netip.MustParseAddr("fd00::10")},
+			"-D -p udp -f ipv6 --orig-port-dst 30053"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

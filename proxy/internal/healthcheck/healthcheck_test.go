@@ -87,3 +87,37 @@ func TestServices(t *testing.T) {
 		}
 	})
 }
+
+func TestProxyHealthDualStack(t *testing.T) {
+	now := time.Unix(1000, 0)
+	h := NewProxyHealth(time.Minute, "IPv4", "IPv6")
+	h.now = func() time.Time { return now }
+	steps := []struct {
+		name     string
+		do       func()
+		want     int
+		wantBody string
+	}{
+		{"nothing queued", func() {}, 200, `"IPv6":{"healthy":true`},
+		{"change queued, IPv4 syncs, IPv6 fails past the timeout", func() {
+			h.Queued()
+			h.SyncedFamily("IPv4", now)
+			now = now.Add(2 * time.Minute)
+		}, 503, `"IPv6":{"healthy":false`},
+		{"IPv4 is reported healthy meanwhile", func() {}, 503, `"IPv4":{"healthy":true`},
+		{"IPv6 syncs", func() { h.SyncedFamily("IPv6", now) }, 200, `"healthy":true`},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			st.do()
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+			if rec.Code != st.want {
+				t.Errorf("status %d, want %d: %s", rec.Code, st.want, rec.Body)
+			}
+			if !strings.Contains(rec.Body.String(), st.wantBody) {
+				t.Errorf("body %s lacks %s", rec.Body, st.wantBody)
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"trireme.dev/proxy/internal/backend"
+	"trireme.dev/proxy/internal/model"
 	"trireme.dev/proxy/internal/model/modeltest"
 )
 
@@ -73,6 +74,25 @@ func (r *recorder) Run(_ context.Context, args ...string) error {
 		return fmt.Errorf("no such rule")
 	}
 	return nil
+}
+
+// TestGoldenDualStack renders each family's part of a dual-stack model
+// as iptables-restore and ip6tables-restore input, as a dual-stack
+// proxy's two back ends write it.
+func TestGoldenDualStack(t *testing.T) {
+	for _, tt := range []struct {
+		fam    model.Family
+		golden string
+	}{{model.IPv4, "dualstack-ipv4.txt"}, {model.IPv6, "dualstack-ipv6.txt"}} {
+		t.Run(tt.fam.String(), func(t *testing.T) {
+			rec := &recorder{chains: map[string]bool{}}
+			p := New(Config{Family: tt.fam, ClusterCIDR: modeltest.DualStackCIDR[tt.fam], MasqueradeBit: 14}, rec)
+			if _, err := p.Sync(context.Background(), backend.Request{State: modeltest.DualStack(tt.fam), Full: true, NodePortIPs: modeltest.DualStackNodeIPs[tt.fam]}); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.golden, strings.Join(rec.log, "\n"))
+		})
+	}
 }
 
 func TestGolden(t *testing.T) {

@@ -20,12 +20,20 @@ type Metrics struct {
 	SyncDuration *prometheus.HistogramVec
 	// RulesWritten counts rules and map elements written, by kind.
 	RulesWritten *prometheus.CounterVec
-	// Rules is the number of rules and elements the back end holds.
+	// Rules is the number of rules and elements the back ends hold, summed
+	// over the IP families of a dual-stack proxy, as are Services and
+	// Endpoints.
 	Rules prometheus.Gauge
-	// LastSync is the time of the last successful sync.
+	// LastSync is the time of the last successful sync (of every family).
 	LastSync prometheus.Gauge
+	// FamilyLastSync is the time of the last successful sync of each IP
+	// family, labelled ip_family=IPv4|IPv6.
+	FamilyLastSync *prometheus.GaugeVec
 	// SyncFailures counts failed syncs (each is retried).
 	SyncFailures prometheus.Counter
+	// FamilySyncFailures counts failed writes of each IP family's rules,
+	// labelled ip_family=IPv4|IPv6.
+	FamilySyncFailures *prometheus.CounterVec
 	// Skipped counts objects, or parts of them, left out with a reason.
 	Skipped prometheus.Counter
 	// Services and Endpoints are the model's size.
@@ -54,10 +62,18 @@ func New() *Metrics {
 			Namespace: namespace, Subsystem: subsystem, Name: "last_successful_sync_timestamp_seconds",
 			Help: "Unix time of the last successful sync.",
 		}),
+		FamilyLastSync: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Subsystem: subsystem, Name: "family_last_successful_sync_timestamp_seconds",
+			Help: "Unix time of the last successful sync of each IP family's rules.",
+		}, []string{"ip_family"}),
 		SyncFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Subsystem: subsystem, Name: "sync_failures_total",
 			Help: "Syncs that failed to write their rules; each is retried.",
 		}),
+		FamilySyncFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Subsystem: subsystem, Name: "family_sync_failures_total",
+			Help: "Failed writes of each IP family's rules; each is retried.",
+		}, []string{"ip_family"}),
 		Skipped: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Subsystem: subsystem, Name: "skipped_objects_total",
 			Help: "Services, ports or EndpointSlices left out of the rules, with a logged reason.",
@@ -71,7 +87,7 @@ func New() *Metrics {
 			Help: "Endpoints across all proxied Service ports.",
 		}),
 	}
-	m.Registry.MustRegister(m.SyncDuration, m.RulesWritten, m.Rules, m.LastSync, m.SyncFailures, m.Skipped, m.Services, m.Endpoints,
+	m.Registry.MustRegister(m.SyncDuration, m.RulesWritten, m.Rules, m.LastSync, m.FamilyLastSync, m.SyncFailures, m.FamilySyncFailures, m.Skipped, m.Services, m.Endpoints,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

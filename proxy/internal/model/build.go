@@ -20,6 +20,14 @@ const (
 	IPv6
 )
 
+// String is "IPv4" or "IPv6", as Kubernetes names the families.
+func (f Family) String() string {
+	if f == IPv6 {
+		return "IPv6"
+	}
+	return "IPv4"
+}
+
 func (f Family) has(a netip.Addr) bool {
 	return a.IsValid() && (a.Is4() || a.Is4In6()) == (f == IPv4)
 }
@@ -40,6 +48,9 @@ type Skip struct {
 	// node does not proxy is normal in a dual-stack cluster).
 	Ref         v1.ObjectReference
 	EventReason string
+	// OtherFamily marks the skip of a slice of the other IP family, which
+	// a dual-stack proxy hands to its other family instead.
+	OtherFamily bool
 }
 
 func serviceRef(svc *v1.Service) v1.ObjectReference {
@@ -150,7 +161,8 @@ func endpointsFor(slices_ []*discovery.EndpointSlice, portName string, proto v1.
 					Ref: sliceRef(es), EventReason: "UnsupportedAddressType"})
 			} else {
 				skips = append(skips, Skip{Object: "EndpointSlice " + es.Namespace + "/" + es.Name,
-					Reason: fmt.Sprintf("address type %s is not the family this proxy serves (%s)", es.AddressType, f.addressType()), Ref: sliceRef(es)})
+					Reason: fmt.Sprintf("address type %s is not the family this proxy serves (%s)", es.AddressType, f.addressType()), Ref: sliceRef(es),
+					OtherFamily: true})
 			}
 			continue
 		}

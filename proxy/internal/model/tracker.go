@@ -93,8 +93,8 @@ type Changes struct {
 
 // StaleFlow describes UDP conntrack entries to delete: those to
 // ServiceIP:Port (or to any local address on NodePort, when NodePort is
-// not 0) that were DNATed to Endpoint, or, when Endpoint is invalid, all
-// of them.
+// not 0; ServiceIP then only gives the family) that were DNATed to
+// Endpoint, or, when Endpoint is invalid, all of them.
 type StaleFlow struct {
 	ServiceIP netip.Addr
 	Port      int32
@@ -121,7 +121,7 @@ func staleFlows(old, cur *ServicePort) []StaleFlow {
 			out = append(out, StaleFlow{ServiceIP: ip, Port: old.Port, Endpoint: ep})
 		}
 		if old.NodePort != 0 {
-			out = append(out, StaleFlow{NodePort: old.NodePort, Endpoint: ep})
+			out = append(out, StaleFlow{NodePort: old.NodePort, ServiceIP: old.ClusterIP, Endpoint: ep})
 		}
 	}
 	if hadNone && len(curEps) > 0 {

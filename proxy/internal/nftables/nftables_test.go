@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/knftables"
 
 	"trireme.dev/proxy/internal/backend"
+	"trireme.dev/proxy/internal/model"
 	"trireme.dev/proxy/internal/model/modeltest"
 )
 
@@ -84,6 +85,28 @@ func TestGolden(t *testing.T) {
 			if sortedLines(resolveEndpoints(t, fresh.Dump())) != sortedLines(resolveEndpoints(t, fake.Dump())) {
 				t.Errorf("partial sync diverged from a full sync:\npartial:\n%s\nfull:\n%s", fake.Dump(), fresh.Dump())
 			}
+		})
+	}
+}
+
+// TestGoldenDualStack renders each family's part of a dual-stack model
+// into its own table (ip and ip6), as a dual-stack proxy's two back ends
+// do: each holds only its family's addresses and endpoints.
+func TestGoldenDualStack(t *testing.T) {
+	for _, tt := range []struct {
+		fam    model.Family
+		kfam   knftables.Family
+		golden string
+	}{{model.IPv4, knftables.IPv4Family, "dualstack-ipv4.nft"}, {model.IPv6, knftables.IPv6Family, "dualstack-ipv6.nft"}} {
+		t.Run(tt.fam.String(), func(t *testing.T) {
+			fake := knftables.NewFake(tt.kfam, DefaultTable)
+			p := New(Config{Family: tt.fam, ClusterCIDR: modeltest.DualStackCIDR[tt.fam], MasqueradeBit: 14}, Exec{fake})
+			tx, commit := p.Plan(backend.Request{State: modeltest.DualStack(tt.fam), Full: true, NodePortIPs: modeltest.DualStackNodeIPs[tt.fam]}, true, nil)
+			if err := (Exec{fake}).Run(context.Background(), tx); err != nil {
+				t.Fatalf("full sync: %v", err)
+			}
+			commit()
+			golden(t, tt.golden, tx.String())
 		})
 	}
 }

@@ -2,6 +2,7 @@ package proxier
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -31,7 +32,9 @@ import (
 // Config configures a Proxier.
 type Config struct {
 	NodeName string
-	Family   model.Family
+	// Family is the IP family New's single back end serves; NewDualStack
+	// takes one back end per family instead.
+	Family model.Family
 	// MinSyncPeriod is the least time between two syncs; changes arriving
 	// meanwhile are batched. SyncPeriod is how often everything is
 	// rewritten even without changes.
@@ -40,7 +43,9 @@ type Config struct {
 	ResyncPeriod time.Duration
 	// NodePortCIDRs limits NodePorts to local addresses inside them; with
 	// NodePortPrimary, to the Node's own InternalIPs; with neither, every
-	// local address answers.
+	// local address answers. Each family uses the CIDRs of its own family,
+	// and every local address of its family when there are none, as
+	// upstream.
 	NodePortCIDRs   []netip.Prefix
 	NodePortPrimary bool
 	// Conntrack deletes stale UDP flows; nil disables it.
@@ -50,12 +55,33 @@ type Config struct {
 	Recorder events.EventRecorder
 }
 
-// Proxier is one running proxy.
+// Backend is the back end of one IP family.
+type Backend struct {
+	Family  model.Family
+	Backend backend.Interface
+}
+
+// family is the part of a Proxier that is per IP family: its model and
+// back end, and what its last successful sync left.
+type family struct {
+	fam     model.Family
+	backend backend.Interface
+	tracker *model.Tracker
+	// needFull is set after a failed sync: the tracker already forgot
+	// what changed, so the retry rewrites everything.
+	needFull bool
+	// total, ports and endpoints are the back end's rule count and the
+	// model's size after the last successful sync, for the summed gauges.
+	total, ports, endpoints int
+	hc                      map[int32]healthcheck.Service
+}
+
+// Proxier is one running proxy, serving one IP family or, dual-stack,
+// both, from one set of informers.
 type Proxier struct {
 	cfg      Config
 	client   kubernetes.Interface
-	backend  backend.Interface
-	tracker  *model.Tracker
+	families []*family
 	health   *healthcheck.ProxyHealth
 	services *healthcheck.Services
 	metrics  *metrics.Metrics
@@ -69,13 +95,35 @@ type Proxier struct {
 	nodeIPs      []netip.Addr // the Node's InternalIPs, for "primary"
 }
 
-// New builds a Proxier; Run starts it.
+// New builds a single-stack Proxier of cfg.Family; Run starts it.
 func New(cfg Config, client kubernetes.Interface, be backend.Interface, health *healthcheck.ProxyHealth, services *healthcheck.Services, m *metrics.Metrics) *Proxier {
-	return &Proxier{
-		cfg: cfg, client: client, backend: be, health: health, services: services, metrics: m,
-		tracker: model.NewTracker(cfg.NodeName, cfg.Family),
+	return NewDualStack(cfg, client, []Backend{{Family: cfg.Family, Backend: be}}, health, services, m)
+}
+
+// NewDualStack builds a Proxier with one model and back end per entry of
+// bes, as upstream kube-proxy's dual-stack mode: every Service's and
+// EndpointSlice's addresses go to the back end of their family. health
+// should track the families by their names (model.Family.String) when
+// there are several.
+func NewDualStack(cfg Config, client kubernetes.Interface, bes []Backend, health *healthcheck.ProxyHealth, services *healthcheck.Services, m *metrics.Metrics) *Proxier {
+	p := &Proxier{
+		cfg: cfg, client: client, health: health, services: services, metrics: m,
 		trigger: make(chan struct{}, 1),
 	}
+	for _, b := range bes {
+		p.families = append(p.families, &family{fam: b.Family, backend: b.Backend, tracker: model.NewTracker(cfg.NodeName, b.Family)})
+	}
+	return p
+}
+
+func (p *Proxier) dualStack() bool { return len(p.families) > 1 }
+
+// healthName is the name health tracks family f by.
+func (p *Proxier) healthName(f model.Family) string {
+	if p.dualStack() {
+		return f.String()
+	}
+	return ""
 }
 
 const sliceByService = "service"
@@ -125,13 +173,13 @@ func (p *Proxier) Run(ctx context.Context) error {
 		}
 		switch o := obj.(type) {
 		case *v1.Service:
-			p.tracker.Mark(model.NamespacedNameOf(o))
+			p.markAll(model.NamespacedNameOf(o))
 		case *discovery.EndpointSlice:
 			n, ok := model.ServiceOfSlice(o)
 			if !ok {
 				return
 			}
-			p.tracker.Mark(n)
+			p.markAll(n)
 		default:
 			return
 		}
@@ -151,7 +199,9 @@ func (p *Proxier) Run(ctx context.Context) error {
 	nodeChanged := func(any) {
 		// Which endpoints are local, and the "primary" node IPs, follow the
 		// Node object.
-		p.tracker.MarkAll()
+		for _, f := range p.families {
+			f.tracker.MarkAll()
+		}
 		p.queue()
 	}
 	if _, err := nodeInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -169,10 +219,20 @@ func (p *Proxier) Run(ctx context.Context) error {
 		return ctx.Err()
 	}
 	p.log.Info("Caches synced; starting sync loop", "node", p.cfg.NodeName)
-	p.tracker.MarkAll()
+	for _, f := range p.families {
+		f.tracker.MarkAll()
+	}
 	p.loop(ctx)
 	p.services.Close()
 	return nil
+}
+
+// markAll marks the Service name in every family's tracker: a Service
+// may have addresses, and its slices endpoints, in both.
+func (p *Proxier) markAll(name types.NamespacedName) {
+	for _, f := range p.families {
+		f.tracker.Mark(name)
+	}
 }
 
 // queue asks for a sync; it never blocks.
@@ -217,7 +277,9 @@ func (p *Proxier) loop(ctx context.Context) {
 			p.metrics.SyncFailures.Inc()
 			p.health.Queued()
 			p.log.Error(err, "Sync failed; retrying with a full sync", "in", backoff)
-			full, pending = true, true
+			// The failed families retry fully on their own; a full sync
+			// stays due until it succeeds, so the periodic timer restarts.
+			pending = true
 			last = time.Now().Add(backoff - p.cfg.MinSyncPeriod)
 			backoff = min(max(2*backoff, 100*time.Millisecond), p.cfg.SyncPeriod)
 			continue
@@ -257,61 +319,107 @@ func (p *Proxier) allServices() []types.NamespacedName {
 	return out
 }
 
+// sync applies the changes to every family's back end. A family whose
+// write fails is retried fully later while the others stay synced; the
+// error names every family that failed.
 func (p *Proxier) sync(ctx context.Context, full bool) error {
 	start := time.Now()
 	p.refreshNode()
-	state, ch := p.tracker.Apply(source{p}, p.allServices)
-	for _, s := range ch.Skips {
-		p.metrics.Skipped.Inc()
-		p.log.Info("Skipping object", "object", s.Object, "reason", s.Reason)
-		if p.cfg.Recorder != nil && s.EventReason != "" {
-			ref := s.Ref
-			p.cfg.Recorder.Eventf(&ref, nil, v1.EventTypeWarning, s.EventReason, "SyncProxyRules", "%s", s.Reason)
+	var errs []error
+	var stale []model.StaleFlow
+	written, anyFull := 0, false
+	seenSkip := map[model.Skip]bool{}
+	for _, f := range p.families {
+		state, ch := f.tracker.Apply(source{p}, p.allServices)
+		for _, s := range ch.Skips {
+			if (s.OtherFamily && p.dualStack()) || seenSkip[s] {
+				// The other family's proxier takes that slice; a Service
+				// skipped in both families is reported once.
+				continue
+			}
+			seenSkip[s] = true
+			p.metrics.Skipped.Inc()
+			p.log.Info("Skipping object", "object", s.Object, "reason", s.Reason)
+			if p.cfg.Recorder != nil && s.EventReason != "" {
+				ref := s.Ref
+				p.cfg.Recorder.Eventf(&ref, nil, v1.EventTypeWarning, s.EventReason, "SyncProxyRules", "%s", s.Reason)
+			}
 		}
-	}
-	npIPs, err := p.nodePortIPs()
-	if err != nil {
-		return err
-	}
-	res, err := p.backend.Sync(ctx, backend.Request{State: state, Changed: ch.Ports, Full: full, NodePortIPs: npIPs})
-	if err != nil {
-		// The tracker already forgot what changed: the retry is full.
-		return err
+		famFull := full || f.needFull
+		npIPs, err := p.nodePortIPs(f.fam)
+		if err == nil {
+			var res backend.Result
+			res, err = f.backend.Sync(ctx, backend.Request{State: state, Changed: ch.Ports, Full: famFull, NodePortIPs: npIPs})
+			if err == nil {
+				written += res.Rules
+				f.total = res.Total
+			}
+		}
+		if err != nil {
+			// The tracker already forgot what changed: the retry is full.
+			f.needFull = true
+			p.metrics.FamilySyncFailures.WithLabelValues(f.fam.String()).Inc()
+			if p.dualStack() {
+				err = fmt.Errorf("%s: %w", f.fam, err)
+			}
+			errs = append(errs, err)
+			continue
+		}
+		f.needFull = false
+		anyFull = anyFull || famFull
+		p.health.SyncedFamily(p.healthName(f.fam), start)
+		p.metrics.FamilyLastSync.WithLabelValues(f.fam.String()).SetToCurrentTime()
+		f.ports, f.endpoints, f.hc = len(state), 0, map[int32]healthcheck.Service{}
+		for _, sp := range state {
+			f.endpoints += len(sp.Endpoints)
+			if sp.HealthCheckNodePort != 0 {
+				f.hc[sp.HealthCheckNodePort] = healthcheck.Service{Name: sp.Name.NamespacedName, LocalEndpoints: len(sp.LocalEndpoints())}
+			}
+		}
+		stale = append(stale, ch.StaleUDP...)
 	}
 	kind := "partial"
-	if full {
+	if anyFull {
 		kind = "full"
 	}
 	took := time.Since(start)
-	p.metrics.SyncDuration.WithLabelValues(kind).Observe(took.Seconds())
-	p.metrics.RulesWritten.WithLabelValues(kind).Add(float64(res.Rules))
-	p.metrics.Rules.Set(float64(res.Total))
-	p.metrics.LastSync.SetToCurrentTime()
-	p.health.Synced(start)
-	eps, hc := 0, map[int32]healthcheck.Service{}
-	for _, sp := range state {
-		eps += len(sp.Endpoints)
-		if sp.HealthCheckNodePort != 0 {
-			hc[sp.HealthCheckNodePort] = healthcheck.Service{Name: sp.Name.NamespacedName, LocalEndpoints: len(sp.LocalEndpoints())}
+	// Gauges are summed over the families; each family's sync time is
+	// also its own gauge.
+	total, ports, eps, hc := 0, 0, 0, map[int32]healthcheck.Service{}
+	for _, f := range p.families {
+		total, ports, eps = total+f.total, ports+f.ports, eps+f.endpoints
+		for port, s := range f.hc {
+			// A pod has an address in each family: a node has as many
+			// local endpoints as the family with the most.
+			if old, ok := hc[port]; !ok || s.LocalEndpoints > old.LocalEndpoints {
+				hc[port] = s
+			}
 		}
 	}
-	p.metrics.Services.Set(float64(len(state)))
+	p.metrics.RulesWritten.WithLabelValues(kind).Add(float64(written))
+	p.metrics.Rules.Set(float64(total))
+	p.metrics.Services.Set(float64(ports))
 	p.metrics.Endpoints.Set(float64(eps))
 	if err := p.services.Sync(hc); err != nil {
 		p.log.Error(err, "Health check servers")
 	}
-	if p.cfg.Conntrack != nil && len(ch.StaleUDP) > 0 {
-		if err := conntrack.Clear(ctx, p.cfg.Conntrack, ch.StaleUDP); err != nil {
+	if p.cfg.Conntrack != nil && len(stale) > 0 {
+		if err := conntrack.Clear(ctx, p.cfg.Conntrack, stale); err != nil {
 			p.log.Error(err, "Clearing stale UDP conntrack entries")
 		}
 	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	p.metrics.SyncDuration.WithLabelValues(kind).Observe(took.Seconds())
+	p.metrics.LastSync.SetToCurrentTime()
 	if full {
 		// A full sync's transaction text is the largest garbage the proxy
 		// makes (tens of MiB at 10,000 Services); hand it back to the OS
 		// rather than carry it in RSS until the next one.
 		debug.FreeOSMemory()
 	}
-	p.log.V(2).Info("Synced rules", "kind", kind, "servicePorts", len(state), "changed", len(ch.Ports), "written", res.Rules, "took", took)
+	p.log.V(2).Info("Synced rules", "kind", kind, "servicePorts", ports, "written", written, "took", took)
 	return nil
 }
 
@@ -329,21 +437,32 @@ func (p *Proxier) refreshNode() {
 		if a.Type != v1.NodeInternalIP {
 			continue
 		}
-		if ip, err := netip.ParseAddr(a.Address); err == nil && (ip.Is4() == (p.cfg.Family == model.IPv4)) {
-			p.nodeIPs = append(p.nodeIPs, ip)
+		if ip, err := netip.ParseAddr(a.Address); err == nil {
+			p.nodeIPs = append(p.nodeIPs, ip.Unmap())
 		}
 	}
 }
 
-// nodePortIPs returns the addresses NodePorts answer on, nil for all.
-func (p *Proxier) nodePortIPs() ([]netip.Addr, error) {
+// nodePortIPs returns the addresses of family fam NodePorts answer on,
+// nil for all.
+func (p *Proxier) nodePortIPs(fam model.Family) ([]netip.Addr, error) {
+	is4 := fam == model.IPv4
 	if p.cfg.NodePortPrimary {
-		if len(p.nodeIPs) == 0 {
-			return []netip.Addr{}, nil
+		out := []netip.Addr{}
+		for _, ip := range p.nodeIPs {
+			if ip.Is4() == is4 {
+				out = append(out, ip)
+			}
 		}
-		return slices.Clone(p.nodeIPs), nil
+		return out, nil
 	}
-	if len(p.cfg.NodePortCIDRs) == 0 {
+	var cidrs []netip.Prefix
+	for _, c := range p.cfg.NodePortCIDRs {
+		if c.Addr().Is4() == is4 {
+			cidrs = append(cidrs, c)
+		}
+	}
+	if len(cidrs) == 0 {
 		return nil, nil
 	}
 	addrs, err := net.InterfaceAddrs()
@@ -361,10 +480,10 @@ func (p *Proxier) nodePortIPs() ([]netip.Addr, error) {
 			continue
 		}
 		ip = ip.Unmap()
-		if ip.Is4() != (p.cfg.Family == model.IPv4) {
+		if ip.Is4() != is4 {
 			continue
 		}
-		for _, c := range p.cfg.NodePortCIDRs {
+		for _, c := range cidrs {
 			if c.Contains(ip) {
 				out = append(out, ip)
 				break
