@@ -262,7 +262,11 @@ func teardown() error {
 			problems = append(problems, fmt.Sprintf("the cgroups of %s's pods are left", node))
 		}
 	}
-	if files := filesBelow(suite.root, suite.config); len(files) > 0 {
+	keep := []string{suite.config}
+	for _, w := range workers {
+		keep = append(keep, w.config())
+	}
+	if files := filesBelow(suite.root, keep...); len(files) > 0 {
 		problems = append(problems, fmt.Sprintf("files: %v", files))
 	}
 	_ = exec.Command("ip", "link", "delete", hostBridge).Run()

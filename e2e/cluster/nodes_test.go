@@ -99,7 +99,7 @@ func (w *worker) join() error {
 		return fmt.Errorf("init printed no join command (%q)", suite.joinCommand)
 	}
 	args := append([]string{suite.adm}, f[1:]...)
-	config := filepath.Join(w.root, "triremeadm.yaml")
+	config := w.config()
 	if err := os.WriteFile(config, nodeConfig(cgroupRoot(w.name)), 0o600); err != nil {
 		return err
 	}
@@ -119,6 +119,12 @@ func (w *worker) reset() {
 	}
 	_ = exec.Command("ip", "netns", "delete", w.netns).Run()
 	_ = exec.Command("ip", "link", "delete", w.veth).Run()
+}
+
+// config is the worker's --config for join, beside the suite's own: the
+// clean-up check keeps both.
+func (w *worker) config() string {
+	return filepath.Join(suite.root, "triremeadm-"+w.name+".yaml")
 }
 
 // workerNames are the names of the workers the multi-node test made.

@@ -84,13 +84,14 @@ func (n *Netlink) List(ctx context.Context, kind string) ([]string, error) {
 				names = append(names, c.Name)
 			}
 		}
-	case "set":
+	case "set", "map":
+		// The kernel keeps maps as sets with a data type.
 		sets, err := conn.GetSets(&gnft.Table{Name: n.table, Family: fam})
 		if err != nil {
-			return nil, fmt.Errorf("list sets: %w", err)
+			return nil, fmt.Errorf("list %ss: %w", kind, err)
 		}
 		for _, s := range sets {
-			if !s.Anonymous && !s.IsMap && !strings.HasPrefix(s.Name, "__") {
+			if !s.Anonymous && s.IsMap == (kind == "map") && !strings.HasPrefix(s.Name, "__") {
 				names = append(names, s.Name)
 			}
 		}

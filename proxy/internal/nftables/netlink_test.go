@@ -129,6 +129,16 @@ func TestNetlinkMatchesNft(t *testing.T) {
 					}
 					if _, err := p.Sync(ctx, backend.Request{State: state, Changed: changed, NodePortIPs: tt.npIP}); err != nil {
 						errs = append(errs, fmt.Errorf("partial: %w", err))
+						return
+					}
+					// The periodic full sync, and a restarted proxy's first
+					// one, list what the table holds (chains, sets, maps).
+					if _, err := p.Sync(ctx, backend.Request{State: state, Full: true, NodePortIPs: tt.npIP}); err != nil {
+						errs = append(errs, fmt.Errorf("periodic full: %w", err))
+						return
+					}
+					if _, err := New(tt.cfg, mk()).Sync(ctx, backend.Request{State: state, Full: true, NodePortIPs: tt.npIP}); err != nil {
+						errs = append(errs, fmt.Errorf("restarted full: %w", err))
 					}
 				})
 				return ns, errs
