@@ -17,11 +17,16 @@ import (
 	"time"
 )
 
+// idleAfter is how long after the node became Ready the control plane counts
+// as idle: start-up's work (the controllers' first syncs, the addons, the
+// apiserver's OpenAPI) is over and the apiserver has given back its garbage.
+const idleAfter = 60 * time.Second
+
 // TestIdleRSS reports the resident memory of each control-plane component with
-// the cluster empty (before the workload tests).
+// the cluster empty (before the workload tests), once it is idle.
 func TestIdleRSS(t *testing.T) {
 	begin(t)
-	time.Sleep(5 * time.Second)
+	time.Sleep(time.Until(suite.readyAt.Add(idleAfter)))
 	total := 0
 	for _, bin := range []string{"etcd", "trireme-apiserver", "trireme-controller-manager", "trireme-scheduler"} {
 		found := false

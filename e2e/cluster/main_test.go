@@ -62,6 +62,7 @@ var suite struct {
 	initFlags                []string
 	joinCommand              string
 	initToReady              time.Duration
+	readyAt                  time.Time
 	results                  map[string]bool
 	order                    []string
 }
@@ -223,6 +224,7 @@ func setup() error {
 		return err
 	}
 	suite.initToReady = time.Since(start)
+	suite.readyAt = time.Now()
 	fmt.Printf("e2e/cluster: triremeadm init to a Ready node: %s\n", suite.initToReady.Round(100*time.Millisecond))
 	return nil
 }
