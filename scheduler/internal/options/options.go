@@ -60,6 +60,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&le.ResourceName, "leader-elect-resource-name", le.ResourceName, "Name of the leader election Lease.")
 	fs.StringVar(&le.ResourceNamespace, "leader-elect-resource-namespace", le.ResourceNamespace, "Namespace of the leader election Lease.")
 
+	fs.BoolVar(o.Config.EnableProfiling, "profiling", *o.Config.EnableProfiling, "Serve Go profiles at /debug/pprof/ on the secure port.")
+	fs.BoolVar(o.Config.EnableContentionProfiling, "contention-profiling", *o.Config.EnableContentionProfiling, "Record lock contention for the profiles, when --profiling is on.")
+
 	o.SecureServing.AddFlags(fs)
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
 	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity: 0 for what an operator needs, 2 for per-pod detail, 4 for debugging.")

@@ -70,7 +70,7 @@ func New(ctx context.Context, client clientset.Interface, kubeConfig *restclient
 		podLister: factory.Core().V1().Pods().Lister(),
 		percent:   *cfg.PercentageOfNodesToScore,
 	}
-	s.broadcaster = events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+	s.broadcaster = events.NewBroadcaster(newBoundedSink(&events.EventSinkImpl{Interface: client.EventsV1()}, eventWriters))
 	var activator lazyActivator
 	nominator := queue.NewNominator()
 	for i := range cfg.Profiles {

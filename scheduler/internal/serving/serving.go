@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
+	goruntime "runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -22,19 +24,40 @@ import (
 // context ends.
 const shutdownTimeout = 5 * time.Second
 
+// Debugging says which debug handlers to serve, as upstream's
+// KubeSchedulerConfiguration debugging fields do.
+type Debugging struct {
+	// Profiling serves /debug/pprof/.
+	Profiling bool
+	// ContentionProfiling records blocking and mutex contention for it.
+	ContentionProfiling bool
+}
+
 // Handler returns the mux: /healthz and /livez pass when every check does,
-// /readyz also needs ready; /metrics serves metrics.Registry.
+// /readyz also needs ready; /metrics serves metrics.Registry; with
+// d.Profiling, /debug/pprof/ serves Go's profiles.
 //
 // They are open to anyone who can reach the port; delegated authentication
 // and authorization through the apiserver, as upstream does, is not done
 // yet.
-func Handler(ready healthz.HealthChecker, checks ...healthz.HealthChecker) http.Handler {
+func Handler(d Debugging, ready healthz.HealthChecker, checks ...healthz.HealthChecker) http.Handler {
 	mux := http.NewServeMux()
 	base := append([]healthz.HealthChecker{healthz.PingHealthz}, checks...)
 	healthz.InstallHandler(mux, base...)
 	healthz.InstallLivezHandler(mux, base...)
 	healthz.InstallReadyzHandler(mux, append(base, ready)...)
 	mux.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+	if d.Profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		if d.ContentionProfiling {
+			// As upstream: every blocking event is recorded.
+			goruntime.SetBlockProfileRate(1)
+		}
+	}
 	return mux
 }
 
