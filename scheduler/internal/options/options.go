@@ -30,7 +30,7 @@ type Options struct {
 	Authentication *apiserveroptions.DelegatingAuthenticationOptions
 	Authorization  *apiserveroptions.DelegatingAuthorizationOptions
 	LogFormat      string
-	Verbosity     int
+	Verbosity      int
 }
 
 // New returns options with every default, bound to cfg (the default
