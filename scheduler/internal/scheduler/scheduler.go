@@ -273,8 +273,10 @@ func (s *Scheduler) bind(ctx context.Context, f *framework.Framework, state *fra
 		st = nil
 	}
 	if !st.IsSuccess() && st.Code() == fwk.Error && uncertain(st.AsError()) && s.boundLive(ctx, assumed) == host {
-		// The same, before the informer heard of it: forgetting the pod
-		// now would offer its node's room to the next pods meanwhile.
+		// The same, before the informer heard of it (or a retried request
+		// found its own first attempt's binding and reported a conflict):
+		// forgetting the pod now would offer its node's room to the next
+		// pods meanwhile.
 		st = nil
 	}
 	if !st.IsSuccess() {
@@ -308,11 +310,13 @@ func (s *Scheduler) boundTo(pod *v1.Pod) string {
 	return cur.Spec.NodeName
 }
 
-// uncertain reports whether a failed write may have landed all the same
-// (a timeout or a server error, not a refusal).
+// uncertain reports whether a failed binding may have landed all the
+// same: a timeout or a server error, or a conflict — which a client retry
+// (after a 429 or a lost response) meets when its first attempt bound
+// the pod.
 func uncertain(err error) bool {
-	return !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err) &&
-		!apierrors.IsForbidden(err) && !apierrors.IsBadRequest(err) && !apierrors.IsAlreadyExists(err) &&
+	return !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err) &&
+		!apierrors.IsForbidden(err) && !apierrors.IsBadRequest(err) &&
 		!errors.Is(err, context.Canceled)
 }
 
