@@ -163,6 +163,32 @@ func run(ctx context.Context, c config) (err error) {
 		}
 	}
 	res.print(c)
+	// A placement a scheduler must never make fails the run (and keeps
+	// the scheduler's log to explain it).
+	return res.violation(c)
+}
+
+// violation reports hard constraints the placement broke: two pods on a
+// node despite their required anti-affinity, or zones further apart than
+// the DoNotSchedule spread's maxSkew of 1.
+func (r *result) violation(c config) error {
+	switch c.scenario {
+	case "antiaffinity":
+		var crowded []string
+		for node, n := range r.perNode {
+			if n > 1 {
+				crowded = append(crowded, fmt.Sprintf("%s (%d)", node, n))
+			}
+		}
+		if len(crowded) > 0 {
+			sort.Strings(crowded)
+			return fmt.Errorf("required anti-affinity broken on %d nodes: %s", len(crowded), strings.Join(crowded[:min(len(crowded), 10)], ", "))
+		}
+	case "spread":
+		if lo, hi, _ := spreadOf(r.perZone, c.zones); hi-lo > 1 {
+			return fmt.Errorf("zone spread broken: %d to %d pods per zone, max skew 1", lo, hi)
+		}
+	}
 	return nil
 }
 

@@ -284,24 +284,25 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 // (or had) pods that they track.
 func (c *Cache) incrementalUpdate(s *Snapshot) {
 	relist := false
+	maxGen := s.generation
 	for name := range c.dirty {
 		ni := c.nodes[name]
 		if ni == nil || ni.Node() == nil {
 			continue
 		}
-		if ni.Generation <= s.generation {
-			continue
-		}
+		// Every dirty node is copied: comparing its generation with the
+		// snapshot's while the latter moves would skip some.
 		old := s.infos[name]
 		cl := ni.Clone()
 		cl.ImageStates = c.imageSummaries(ni.Node())
 		s.infos[name] = cl
 		s.list[s.index[name]] = cl
-		s.generation = max(s.generation, ni.Generation)
+		maxGen = max(maxGen, ni.Generation)
 		if tracked(old) || tracked(cl) {
 			relist = true
 		}
 	}
+	s.generation = maxGen
 	if relist {
 		s.derive()
 	}

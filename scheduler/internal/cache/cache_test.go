@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"fmt"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -195,6 +196,29 @@ func TestIncrementalSnapshotMatchesFull(t *testing.T) {
 		}
 		if len(inc.withAntiAffinity) != len(full.withAntiAffinity) {
 			t.Errorf("%s: %d nodes with anti-affinity pods, fresh snapshot has %d", st.name, len(inc.withAntiAffinity), len(full.withAntiAffinity))
+		}
+	}
+}
+
+// TestIncrementalSnapshotCopiesEveryDirtyNode changes many nodes between
+// two updates, so that their generations interleave in any visiting order.
+func TestIncrementalSnapshotCopiesEveryDirtyNode(t *testing.T) {
+	c := New()
+	names := []string{"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7"}
+	for _, n := range names {
+		c.AddNode(node(n))
+	}
+	s := &Snapshot{}
+	c.UpdateSnapshot(s)
+	for round := range 5 {
+		for i, n := range names {
+			_ = c.AssumePod(pod(fmt.Sprintf("p%d-%d", round, i), n, "100m"))
+		}
+		c.UpdateSnapshot(s)
+		for _, n := range names {
+			if got := requestedCPU(t, s, n); got != int64(100*(round+1)) {
+				t.Fatalf("round %d: node %s requests %dm in the snapshot, want %dm", round, n, got, 100*(round+1))
+			}
 		}
 	}
 }
