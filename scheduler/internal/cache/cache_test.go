@@ -171,7 +171,11 @@ func TestIncrementalSnapshotMatchesFull(t *testing.T) {
 		{name: "pod on new node", change: func() { c.AddPod(pod("p2", "c", "1")) }},
 		{name: "anti-affinity pod gone", change: func() { c.RemovePod(anti) }},
 		{name: "node removed", change: func() { c.RemovePod(pod("p2", "c", "1")); c.RemoveNode(node("c")) }},
-		{name: "forget", change: func() { _ = c.AssumePod(pod("p3", "b", "2")); c.UpdateSnapshot(inc); _ = c.ForgetPod(pod("p3", "b", "2")) }},
+		{name: "forget", change: func() {
+			_ = c.AssumePod(pod("p3", "b", "2"))
+			c.UpdateSnapshot(inc)
+			_ = c.ForgetPod(pod("p3", "b", "2"))
+		}},
 	}
 	for _, st := range steps {
 		st.change()

@@ -28,6 +28,7 @@ type countCache struct {
 type cachedCounts struct {
 	total counts
 	nodes map[string]*contribution
+	byPos []*contribution // by position in the last node list
 	used  uint64
 }
 
@@ -58,7 +59,17 @@ func (cc *countCache) get(key string, nodes []fwk.NodeInfo, count func(fwk.NodeI
 	}
 	e.used = cc.cycle
 	seen := 0
-	for _, ni := range nodes {
+	if len(e.byPos) < len(nodes) {
+		e.byPos = append(e.byPos, make([]*contribution, len(nodes)-len(e.byPos))...)
+	}
+	for pos, ni := range nodes {
+		// Unchanged nodes keep their NodeInfo and mostly their place in
+		// the list: found there, they need no name lookup.
+		if nc := e.byPos[pos]; nc != nil && nc.ni == ni && nc.gen == ni.GetGeneration() {
+			nc.seen = cc.cycle
+			seen++
+			continue
+		}
 		name := ni.Node().Name
 		nc := e.nodes[name]
 		if nc == nil {
@@ -66,12 +77,14 @@ func (cc *countCache) get(key string, nodes []fwk.NodeInfo, count func(fwk.NodeI
 			e.nodes[name] = nc
 		} else if nc.ni == ni && nc.gen == ni.GetGeneration() {
 			nc.seen = cc.cycle
+			e.byPos[pos] = nc
 			seen++
 			continue
 		}
 		e.total.merge(nc.c, -1)
 		nc.ni, nc.gen, nc.seen, nc.c = ni, ni.GetGeneration(), cc.cycle, count(ni)
 		e.total.merge(nc.c, 1)
+		e.byPos[pos] = nc
 		seen++
 	}
 	if seen != len(e.nodes) {

@@ -33,6 +33,7 @@ type domainCounts struct {
 	counts  []map[string]int
 	nodesIn []map[string]int
 	nodes   map[string]*nodeCount
+	byPos   []*nodeCount // by position in the last node list
 	used    uint64
 }
 
@@ -97,20 +98,33 @@ func (cc *countCache) counts(ctx context.Context, pod *v1.Pod, cs []constraint, 
 	}
 	e.used = cc.cycle
 	seen := 0
-	for _, ni := range all {
+	if len(e.byPos) < len(all) {
+		e.byPos = append(e.byPos, make([]*nodeCount, len(all)-len(e.byPos))...)
+	}
+	for pos, ni := range all {
+		// The snapshot keeps unchanged nodes' NodeInfos and their order:
+		// most nodes are found where they were, with no name lookup.
+		if nc := e.byPos[pos]; nc != nil && nc.ni == ni && nc.gen == ni.GetGeneration() {
+			nc.seen = cc.cycle
+			seen++
+			continue
+		}
 		node := ni.Node()
 		nc := e.nodes[node.Name]
+		e.byPos[pos] = nil
 		if nc == nil {
 			nc = &nodeCount{in: make([]bool, len(cs)), values: make([]string, len(cs)), n: make([]int, len(cs))}
 			e.nodes[node.Name] = nc
 		} else if nc.ni == ni && nc.gen == ni.GetGeneration() {
 			nc.seen = cc.cycle
+			e.byPos[pos] = nc
 			seen++
 			continue
 		} else {
 			e.subtract(nc)
 		}
 		nc.ni, nc.gen, nc.seen = ni, ni.GetGeneration(), cc.cycle
+		e.byPos[pos] = nc
 		seen++
 		for i, c := range cs {
 			nc.in[i], nc.values[i], nc.n[i] = false, "", 0
