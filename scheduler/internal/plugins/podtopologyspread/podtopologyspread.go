@@ -198,6 +198,7 @@ type preFilterState struct {
 	base        []map[string]int
 	delta       []map[string]int
 	mins        []int
+	self        []int // 1 where the incoming pod matches the constraint's selector
 	required    nodeaffinity.RequiredNodeAffinity
 	tolerations []v1.Toleration
 	namespace   string
@@ -306,8 +307,12 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 			}
 		}
 	}
-	for i := range cs {
+	s.self = make([]int, len(cs))
+	for i, c := range cs {
 		s.computeMin(i)
+		if c.selector.Matches(labels.Set(pod.Labels)) {
+			s.self[i] = 1
+		}
 	}
 	state.Write(preFilterKey, s)
 	return nil, nil
@@ -364,15 +369,11 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni
 		if !ok {
 			return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ErrReasonNodeLabelNotMatch)
 		}
-		self := 0
-		if c.selector.Matches(labels.Set(pod.Labels)) {
-			self = 1
-		}
 		minMatch := s.mins[i]
 		if minMatch == math.MaxInt || int32(len(s.base[i])) < c.minDomains {
 			minMatch = 0
 		}
-		if skew := s.count(i, value) + self - minMatch; skew > int(c.maxSkew) {
+		if skew := s.count(i, value) + s.self[i] - minMatch; skew > int(c.maxSkew) {
 			return fwk.NewStatus(fwk.Unschedulable, ErrReasonConstraintsNotMatch)
 		}
 	}
