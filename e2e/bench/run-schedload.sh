@@ -6,8 +6,12 @@
 # its figures; stops everything by PID and removes the directory. Called by
 # `make bench`; asserts nothing about time.
 #
-# Knobs (environment): SCHEDLOAD_NODES (500), SCHEDLOAD_PODS (5000),
-# SCHEDLOAD_SCENARIOS (basic), SCHEDLOAD_SCHEDULER (the trireme-scheduler
+# Knobs (environment): SCHEDLOAD_NODES (5000), SCHEDLOAD_PODS (10000;
+# antiaffinity and preemption place at most one per node),
+# SCHEDLOAD_SCENARIOS (basic antiaffinity spread preferred preemption
+# churn), SCHEDLOAD_BACKLOG (non-empty: create every pod before starting
+# the scheduler, so the figure is the scheduler's own rate rather than
+# bounded by pod creation), SCHEDLOAD_SCHEDULER (the trireme-scheduler
 # binary; any kube-scheduler works) and SCHEDLOAD_SCHEDULER_ARGS (its
 # arguments; {kubeconfig} and {config} are replaced; the config lifts the
 # client rate limits and turns leader election off).
@@ -82,7 +86,7 @@ clientConnection:
 YAML
 
 default_args='--kubeconfig {kubeconfig} --config {config} --secure-port 0'
-for scenario in ${SCHEDLOAD_SCENARIOS:-basic}; do
+for scenario in ${SCHEDLOAD_SCENARIOS:-basic antiaffinity spread preferred preemption churn}; do
 	rm -rf "$work/data"
 	port=$(free_port)
 	"$server" --data-dir "$work/data" --secure-port "$port" --bind-address 127.0.0.1 \
@@ -102,8 +106,10 @@ for scenario in ${SCHEDLOAD_SCENARIOS:-basic}; do
 	args=$default_args
 	[[ -n ${SCHEDLOAD_SCHEDULER_ARGS:-} ]] && args=$SCHEDLOAD_SCHEDULER_ARGS
 	args=${args//\{config\}/$work/scheduler.yaml}
+	echo "run-schedload: scenario $scenario, load before:$(uptime | sed 's/.*load average//')"
 	"$work/schedload" --kubeconfig "$kubeconfig" --scenario "$scenario" \
-		--nodes "${SCHEDLOAD_NODES:-500}" --pods "${SCHEDLOAD_PODS:-5000}" \
+		--nodes "${SCHEDLOAD_NODES:-5000}" --pods "${SCHEDLOAD_PODS:-10000}" \
 		--scheduler "$scheduler" --scheduler-args "$args" ${SCHEDLOAD_BACKLOG:+--backlog}
+	echo "run-schedload: scenario $scenario, load after:$(uptime | sed 's/.*load average//')"
 	stop_server
 done

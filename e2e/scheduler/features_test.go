@@ -13,10 +13,14 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 
 	"trireme.dev/e2e/framework"
 )
@@ -267,16 +271,39 @@ func TestSchedulingGates(t *testing.T) {
 
 func TestServingAndLease(t *testing.T) {
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	for path, want := range map[string]string{"/healthz": "ok", "/livez": "ok", "/readyz": "ok", "/metrics": "trireme_scheduler_schedule_attempts_total"} {
-		resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d%s", schedPort, path))
+	token := metricsReaderToken(t)
+	tests := []struct {
+		path, token string
+		code        int
+		want        string
+	}{
+		// Health is open to anyone, as upstream's always-allowed paths.
+		{path: "/healthz", code: http.StatusOK, want: "ok"},
+		{path: "/livez", code: http.StatusOK, want: "ok"},
+		{path: "/readyz", code: http.StatusOK, want: "ok"},
+		// Metrics and profiles need an identity the apiserver allows.
+		{path: "/metrics", code: http.StatusForbidden},
+		{path: "/metrics", token: "not-a-token", code: http.StatusUnauthorized},
+		{path: "/metrics", token: token, code: http.StatusOK, want: "trireme_scheduler_schedule_attempts_total"},
+		{path: "/debug/pprof/", code: http.StatusForbidden},
+	}
+	for _, tt := range tests {
+		req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d%s", schedPort, tt.path), nil)
 		if err != nil {
-			t.Errorf("GET %s: %v", path, err)
+			t.Fatal(err)
+		}
+		if tt.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tt.token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Errorf("GET %s: %v", tt.path, err)
 			continue
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
-			t.Errorf("GET %s = %d %q, want 200 containing %q", path, resp.StatusCode, truncateBody(body), want)
+		if resp.StatusCode != tt.code || !strings.Contains(string(body), tt.want) {
+			t.Errorf("GET %s (token %v) = %d %q, want %d containing %q", tt.path, tt.token != "", resp.StatusCode, truncateBody(body), tt.code, tt.want)
 		}
 	}
 	cs := srv.Clientset(t)
@@ -287,6 +314,36 @@ func TestServingAndLease(t *testing.T) {
 	if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
 		t.Errorf("Lease kube-system/kube-scheduler has no holder")
 	}
+}
+
+// metricsReaderToken returns a token of a ServiceAccount that RBAC lets
+// read /metrics, as a Prometheus scraper would hold.
+func metricsReaderToken(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	cs := srv.Clientset(t)
+	const name = "sched-metrics-reader"
+	ns := "default"
+	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create ServiceAccount: %v", err)
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create ClusterRole: %v", err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}},
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create ClusterRoleBinding: %v", err)
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("TokenRequest: %v", err)
+	}
+	return tr.Status.Token
 }
 
 func truncateBody(b []byte) string {

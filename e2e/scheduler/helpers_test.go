@@ -189,18 +189,28 @@ func waitFailedScheduling(t *testing.T, cs kubernetes.Interface, ns, name string
 }
 
 // podScheduledCondition returns the pod's PodScheduled condition.
+//
+// The scheduler records the FailedScheduling event before it writes the
+// condition (as upstream does), so a caller that saw the event may be
+// early: this waits up to 10 s for the condition to appear.
 func podScheduledCondition(t *testing.T, cs kubernetes.Interface, ns, name string) *v1.PodCondition {
 	t.Helper()
-	p, err := cs.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("get pod: %v", err)
-	}
-	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == v1.PodScheduled {
-			return &p.Status.Conditions[i]
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p, err := cs.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("get pod: %v", err)
 		}
+		for i := range p.Status.Conditions {
+			if p.Status.Conditions[i].Type == v1.PodScheduled {
+				return &p.Status.Conditions[i]
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return nil
 }
 
 // assertPending checks the pod stays unbound for d.

@@ -102,6 +102,9 @@ func startScheduler(s *framework.APIServer) (*framework.Process, error) {
 		"--config", cfgPath,
 		"--kubeconfig", s.KubeconfigPath(),
 		"--secure-port", strconv.Itoa(schedPort),
+		// As kubeadm runs it: the secure port delegates to the apiserver.
+		"--authentication-kubeconfig", s.KubeconfigPath(),
+		"--authorization-kubeconfig", s.KubeconfigPath(),
 		"--bind-address", "127.0.0.1",
 		"--leader-elect-lease-duration", "4s",
 		"--leader-elect-renew-deadline", "3s",

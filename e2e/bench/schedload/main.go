@@ -17,10 +17,12 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -55,9 +57,9 @@ const namespace = "schedload"
 func main() {
 	var c config
 	flag.StringVar(&c.kubeconfig, "kubeconfig", "", "kubeconfig of the apiserver (an identity allowed to create nodes and pods)")
-	flag.StringVar(&c.scenario, "scenario", "basic", "basic, spread (zone topology spread, skew 1), antiaffinity (required hostname anti-affinity), preferred (preferred node affinity)")
-	flag.IntVar(&c.nodes, "nodes", 500, "nodes to create")
-	flag.IntVar(&c.pods, "pods", 5000, "pods to create and have scheduled")
+	flag.StringVar(&c.scenario, "scenario", "basic", "basic, spread (zone topology spread, skew 1), antiaffinity (required hostname anti-affinity), preferred (preferred node affinity), preemption (every node full of low-priority pods; high-priority pods preempt them) or churn (mixed pods while nodes and other pods come and go)")
+	flag.IntVar(&c.nodes, "nodes", 5000, "nodes to create")
+	flag.IntVar(&c.pods, "pods", 10000, "pods to create and have scheduled (at most one per node with antiaffinity and preemption)")
 	flag.IntVar(&c.workers, "workers", 50, "concurrent creating clients")
 	flag.IntVar(&c.zones, "zones", 10, "zones the nodes are spread over")
 	flag.StringVar(&c.scheduler, "scheduler", "", "scheduler binary to start once the nodes exist (empty: one is already running)")
@@ -88,7 +90,10 @@ func run(ctx context.Context, c config) (err error) {
 	if err != nil {
 		return err
 	}
-	if c.scenario == "antiaffinity" && c.pods > c.nodes {
+	if !knownScenarios[c.scenario] {
+		return fmt.Errorf("unknown scenario %q", c.scenario)
+	}
+	if (c.scenario == "antiaffinity" || c.scenario == "preemption") && c.pods > c.nodes {
 		c.pods = c.nodes
 	}
 	if err := setupNamespace(ctx, cs); err != nil {
@@ -99,6 +104,13 @@ func run(ctx context.Context, c config) (err error) {
 		return err
 	}
 	fmt.Printf("schedload: scenario %s: %d nodes created in %v\n", c.scenario, c.nodes, time.Since(t).Round(time.Millisecond))
+	if c.scenario == "preemption" {
+		t := time.Now()
+		if err := setupPreemption(ctx, cs, c); err != nil {
+			return err
+		}
+		fmt.Printf("schedload: %d low-priority pods filling the nodes created in %v\n", c.pods, time.Since(t).Round(time.Millisecond))
+	}
 
 	var proc *exec.Cmd
 	var logName string
@@ -151,6 +163,32 @@ func run(ctx context.Context, c config) (err error) {
 		}
 	}
 	res.print(c)
+	// A placement a scheduler must never make fails the run (and keeps
+	// the scheduler's log to explain it).
+	return res.violation(c)
+}
+
+// violation reports hard constraints the placement broke: two pods on a
+// node despite their required anti-affinity, or zones further apart than
+// the DoNotSchedule spread's maxSkew of 1.
+func (r *result) violation(c config) error {
+	switch c.scenario {
+	case "antiaffinity":
+		var crowded []string
+		for node, n := range r.perNode {
+			if n > 1 {
+				crowded = append(crowded, fmt.Sprintf("%s (%d)", node, n))
+			}
+		}
+		if len(crowded) > 0 {
+			sort.Strings(crowded)
+			return fmt.Errorf("required anti-affinity broken on %d nodes: %s", len(crowded), strings.Join(crowded[:min(len(crowded), 10)], ", "))
+		}
+	case "spread":
+		if lo, hi, _ := spreadOf(r.perZone, c.zones); hi-lo > 1 {
+			return fmt.Errorf("zone spread broken: %d to %d pods per zone, max skew 1", lo, hi)
+		}
+	}
 	return nil
 }
 
@@ -266,11 +304,27 @@ func scenarioPod(c config, i int) *v1.Pod {
 	case "preferred":
 		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{{
 			Weight:     10,
-			Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelTopologyZone, Operator: v1.NodeSelectorOpIn, Values: []string{"zone-0", "zone-1"}}}},
+			Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelTopologyZone, Operator: v1.NodeSelectorOpIn, Values: preferredZones}}},
 		}}}}
+	case "preemption":
+		p.Spec.PriorityClassName = highPriority
+		p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = resource.MustParse(highCPU)
+	case "churn":
+		// A mix of what real workloads ask for.
+		switch i % 3 {
+		case 1:
+			c2 := c
+			c2.scenario = "preferred"
+			p.Spec.Affinity = scenarioPod(c2, i).Spec.Affinity
+		case 2:
+			p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.ScheduleAnyway, LabelSelector: sel}}
+		}
 	}
 	return p
 }
+
+// preferredZones are the zones the preferred scenario's pods prefer.
+var preferredZones = []string{"zone-0", "zone-1"}
 
 func warmUp(ctx context.Context, cs kubernetes.Interface) error {
 	p := basePod("warmup")
@@ -302,6 +356,12 @@ type result struct {
 	firstBind             time.Time
 	cpu                   float64
 	mem                   load.Memory
+	// victims counts low-priority pods the preemption scenario saw evicted.
+	victims atomic.Int64
+	// churn counts the background operations of the churn scenario.
+	churn int
+	// inPreferred counts pods bound in preferredZones.
+	inPreferred int
 }
 
 func measure(ctx context.Context, cs kubernetes.Interface, c config, startScheduler func() error) (*result, error) {
@@ -332,6 +392,27 @@ func measure(ctx context.Context, cs kubernetes.Interface, c config, startSchedu
 		done <- ctx.Err()
 	}()
 
+	bg, stopBackground := context.WithCancel(ctx)
+	var bgDone sync.WaitGroup
+	defer func() {
+		stopBackground()
+		bgDone.Wait()
+	}()
+	if c.scenario == "preemption" {
+		// Nothing else here ends the victims' graceful deletion.
+		bgDone.Add(1)
+		go func() {
+			defer bgDone.Done()
+			reapVictims(bg, cs, &r.victims)
+		}()
+	}
+	if c.scenario == "churn" {
+		bgDone.Add(1)
+		go func() {
+			defer bgDone.Done()
+			r.churn = churn(bg, cs, c)
+		}()
+	}
 	r.firstCreate = time.Now()
 	err = parallel(c.pods, c.workers, func(i int) error {
 		p := scenarioPod(c, i)
@@ -379,9 +460,15 @@ func measure(ctx context.Context, cs kubernetes.Interface, c config, startSchedu
 		}
 	}
 	sort.Slice(r.latencies, func(i, j int) bool { return r.latencies[i] < r.latencies[j] })
+	stopBackground()
+	bgDone.Wait()
 	for node, n := range r.perNode {
 		i, _ := strconv.Atoi(strings.TrimPrefix(node, "schedload-node-"))
-		r.perZone[fmt.Sprintf("zone-%d", i%c.zones)] += n
+		zone := fmt.Sprintf("zone-%d", i%c.zones)
+		r.perZone[zone] += n
+		if slices.Contains(preferredZones, zone) {
+			r.inPreferred += n
+		}
 	}
 	return r, nil
 }
@@ -473,6 +560,27 @@ func (r *result) print(c config) {
 	fmt.Printf("schedload: placement: pods per node min %d max %d (coefficient of variation %.3f; 0 is perfectly even)\n", lo, hi, cv)
 	zlo, zhi, zcv := spreadOf(r.perZone, c.zones)
 	fmt.Printf("schedload: placement: pods per zone min %d max %d (coefficient of variation %.3f)\n", zlo, zhi, zcv)
+	fmt.Printf("schedload: quality: %s\n", r.quality(c))
+}
+
+// quality is the scenario's own placement score, the figure to compare
+// between schedulers.
+func (r *result) quality(c config) string {
+	_, hi, cv := spreadOf(r.perNode, c.nodes)
+	zlo, zhi, _ := spreadOf(r.perZone, c.zones)
+	switch c.scenario {
+	case "antiaffinity":
+		return fmt.Sprintf("most pods on one node %d (1 means the anti-affinity held)", hi)
+	case "spread":
+		return fmt.Sprintf("zone skew %d (max skew 1 allowed)", zhi-zlo)
+	case "preferred":
+		return fmt.Sprintf("%.1f%% of pods in the preferred zones %v", 100*float64(r.inPreferred)/float64(max(r.pods, 1)), preferredZones)
+	case "preemption":
+		return fmt.Sprintf("%.2f victims per preemptor (1.00 is the fewest possible)", float64(r.victims.Load())/float64(max(r.pods, 1)))
+	case "churn":
+		return fmt.Sprintf("node balance coefficient of variation %.3f, zone skew %d, %d churn operations meanwhile", cv, zhi-zlo, r.churn)
+	}
+	return fmt.Sprintf("node balance coefficient of variation %.3f (0 is perfectly even), zone skew %d", cv, zhi-zlo)
 }
 
 // cpuSeconds reads a process's user+system time from /proc/<pid>/stat.

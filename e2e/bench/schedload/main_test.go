@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,5 +41,39 @@ func TestSpreadOf(t *testing.T) {
 				t.Errorf("spreadOf = %d %d %v", lo, hi, cv)
 			}
 		})
+	}
+}
+
+func TestScenarioPods(t *testing.T) {
+	for scenario := range knownScenarios {
+		c := config{scenario: scenario, zones: 10}
+		for i := range 3 {
+			p := scenarioPod(c, i)
+			if p.Labels["app"] != "schedload" {
+				t.Errorf("%s pod %d: label app=%q, want schedload (the watch selects it)", scenario, i, p.Labels["app"])
+			}
+		}
+	}
+	pre := scenarioPod(config{scenario: "preemption"}, 0)
+	if pre.Spec.PriorityClassName != highPriority || pre.Spec.Containers[0].Resources.Requests.Cpu().String() != highCPU {
+		t.Errorf("preemption pod: class %q cpu %s", pre.Spec.PriorityClassName, pre.Spec.Containers[0].Resources.Requests.Cpu())
+	}
+}
+
+func TestQuality(t *testing.T) {
+	tests := []struct {
+		scenario string
+		r        *result
+		want     string
+	}{
+		{scenario: "antiaffinity", r: &result{pods: 2, perNode: map[string]int{"a": 1, "b": 1}}, want: "most pods on one node 1"},
+		{scenario: "spread", r: &result{pods: 3, perNode: map[string]int{}, perZone: map[string]int{"zone-0": 2, "zone-1": 1}}, want: "zone skew 1"},
+		{scenario: "preferred", r: &result{pods: 4, perNode: map[string]int{}, inPreferred: 3}, want: "75.0% of pods"},
+	}
+	for _, tt := range tests {
+		c := config{scenario: tt.scenario, nodes: 2, zones: 2}
+		if got := tt.r.quality(c); !strings.Contains(got, tt.want) {
+			t.Errorf("%s: quality %q, want it to contain %q", tt.scenario, got, tt.want)
+		}
 	}
 }

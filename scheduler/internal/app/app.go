@@ -148,7 +148,10 @@ func run(ctx context.Context, o *options.Options) error {
 		watchdog = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
 		checks = append(checks, watchdog)
 	}
-	addr, err := serving.Start(ctx, o.SecureServing, serving.Handler(ready, checks...))
+	addr, err := serving.Start(ctx, o.SecureServing, o.Authentication, o.Authorization, serving.Handler(serving.Debugging{
+		Profiling:           *o.Config.EnableProfiling,
+		ContentionProfiling: *o.Config.EnableContentionProfiling,
+	}, ready, checks...))
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,13 @@ type Cache struct {
 	order  []string // node names in arrival order, for a stable snapshot order
 	pods   map[types.UID]*podState
 	images map[string]*imageState
+	// dirty names the nodes changed since UpdateSnapshot last brought
+	// last up to date, and reshaped says whether the set of nodes itself
+	// changed meanwhile; with them an update copies only what changed
+	// instead of scanning every node each cycle.
+	dirty    map[string]struct{}
+	reshaped bool
+	last     *Snapshot
 }
 
 // New returns an empty cache.
@@ -41,12 +48,14 @@ func New() *Cache {
 		nodes:  map[string]*framework.NodeInfo{},
 		pods:   map[types.UID]*podState{},
 		images: map[string]*imageState{},
+		dirty:  map[string]struct{}{},
 	}
 }
 
 // nodeInfo returns name's entry, creating one without a node when a pod
 // arrives before its node does.
 func (c *Cache) nodeInfo(name string) *framework.NodeInfo {
+	c.dirty[name] = struct{}{}
 	ni, ok := c.nodes[name]
 	if !ok {
 		ni = framework.NewNodeInfo()
@@ -146,6 +155,7 @@ func (c *Cache) removePod(pod *v1.Pod) {
 	if !ok {
 		return
 	}
+	c.dirty[pod.Spec.NodeName] = struct{}{}
 	_ = ni.RemovePod(klog.Background(), pod)
 	if ni.Node() == nil && len(ni.Pods) == 0 {
 		c.deleteNodeEntry(pod.Spec.NodeName)
@@ -153,6 +163,7 @@ func (c *Cache) removePod(pod *v1.Pod) {
 }
 
 func (c *Cache) deleteNodeEntry(name string) {
+	c.reshaped = true
 	delete(c.nodes, name)
 	for i, n := range c.order {
 		if n == name {
@@ -167,6 +178,9 @@ func (c *Cache) AddNode(node *v1.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ni := c.nodeInfo(node.Name)
+	if ni.Node() == nil {
+		c.reshaped = true
+	}
 	c.removeImages(ni.Node())
 	ni.SetNode(node)
 	c.addImages(node)
@@ -185,6 +199,8 @@ func (c *Cache) RemoveNode(node *v1.Node) {
 		return
 	}
 	c.removeImages(ni.Node())
+	c.reshaped = true
+	c.dirty[node.Name] = struct{}{}
 	if len(ni.Pods) == 0 {
 		c.deleteNodeEntry(node.Name)
 		return
@@ -247,10 +263,59 @@ func (c *Cache) PodCount() int {
 }
 
 // UpdateSnapshot brings s up to date, copying only the nodes that changed
-// since s was last updated.
+// since s was last updated. For the snapshot it updated last it visits
+// only the nodes changed since (the scheduler's case: one node per
+// cycle); any other snapshot gets a full scan.
 func (c *Cache) UpdateSnapshot(s *Snapshot) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.infos == nil || s != c.last || c.reshaped || s.list == nil {
+		c.fullUpdate(s)
+	} else {
+		c.incrementalUpdate(s)
+	}
+	c.last = s
+	c.reshaped = false
+	clear(c.dirty)
+}
+
+// incrementalUpdate copies the dirty nodes into s, whose node set is
+// unchanged, and rebuilds the derived lists only when a copied node has
+// (or had) pods that they track.
+func (c *Cache) incrementalUpdate(s *Snapshot) {
+	relist := false
+	maxGen := s.generation
+	for name := range c.dirty {
+		ni := c.nodes[name]
+		if ni == nil || ni.Node() == nil {
+			continue
+		}
+		// Every dirty node is copied: comparing its generation with the
+		// snapshot's while the latter moves would skip some.
+		old := s.infos[name]
+		cl := ni.Clone()
+		cl.ImageStates = c.imageSummaries(ni.Node())
+		s.infos[name] = cl
+		s.list[s.index[name]] = cl
+		maxGen = max(maxGen, ni.Generation)
+		if tracked(old) || tracked(cl) {
+			relist = true
+		}
+	}
+	s.generation = maxGen
+	if relist {
+		s.derive()
+	}
+}
+
+// tracked reports whether ni holds pods the snapshot's derived lists (of
+// affinity, anti-affinity and PVC users) follow.
+func tracked(ni *framework.NodeInfo) bool {
+	return ni != nil && (len(ni.PodsWithAffinity) > 0 || len(ni.PodsWithRequiredAntiAffinity) > 0 || len(ni.PVCRefCounts) > 0)
+}
+
+// fullUpdate scans every node.
+func (c *Cache) fullUpdate(s *Snapshot) {
 	if s.infos == nil {
 		s.infos = map[string]*framework.NodeInfo{}
 	}
@@ -279,29 +344,19 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		return
 	}
 	s.list = s.list[:0]
-	s.withAffinity = s.withAffinity[:0]
-	s.withAntiAffinity = s.withAntiAffinity[:0]
-	s.withNonHostAntiAffinity = s.withNonHostAntiAffinity[:0]
-	s.pvcs = sets.New[string]()
+	if s.index == nil {
+		s.index = map[string]int{}
+	}
+	clear(s.index)
 	for _, name := range c.order {
 		ni, ok := s.infos[name]
 		if !ok {
 			continue
 		}
+		s.index[name] = len(s.list)
 		s.list = append(s.list, ni)
-		if len(ni.PodsWithAffinity) > 0 {
-			s.withAffinity = append(s.withAffinity, ni)
-		}
-		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
-			s.withAntiAffinity = append(s.withAntiAffinity, ni)
-			if len(ni.GetPodsWithRequiredNonHostScopedAntiAffinity()) > 0 {
-				s.withNonHostAntiAffinity = append(s.withNonHostAntiAffinity, ni)
-			}
-		}
-		for k := range ni.PVCRefCounts {
-			s.pvcs.Insert(k)
-		}
 	}
+	s.derive()
 }
 
 func (c *Cache) imageSummaries(node *v1.Node) map[string]*fwk.ImageStateSummary {

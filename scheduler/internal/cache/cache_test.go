@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"fmt"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -143,5 +144,85 @@ func TestImageStates(t *testing.T) {
 	st := s.Get("n1").GetImageStates()["img:1"]
 	if st == nil || st.NumNodes != 2 || st.Size != 100 {
 		t.Errorf("image state %+v, want on 2 nodes, 100 bytes", st)
+	}
+}
+
+// TestIncrementalSnapshotMatchesFull checks that updating the same
+// snapshot cycle after cycle (visiting only changed nodes) ends where a
+// fresh snapshot of the same cache does.
+func TestIncrementalSnapshotMatchesFull(t *testing.T) {
+	c := New()
+	c.AddNode(node("a"))
+	c.AddNode(node("b"))
+	inc := &Snapshot{}
+	anti := pod("anti", "b", "100m")
+	anti.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}, TopologyKey: v1.LabelHostname,
+	}}}}
+	steps := []struct {
+		name   string
+		change func()
+	}{
+		{name: "start", change: func() {}},
+		{name: "assume", change: func() { _ = c.AssumePod(pod("p1", "a", "500m")) }},
+		{name: "confirm", change: func() { c.AddPod(pod("p1", "a", "500m")) }},
+		{name: "anti-affinity pod", change: func() { c.AddPod(anti) }},
+		{name: "node added", change: func() { c.AddNode(node("c")) }},
+		{name: "pod on new node", change: func() { c.AddPod(pod("p2", "c", "1")) }},
+		{name: "anti-affinity pod gone", change: func() { c.RemovePod(anti) }},
+		{name: "node removed", change: func() { c.RemovePod(pod("p2", "c", "1")); c.RemoveNode(node("c")) }},
+		{name: "forget", change: func() {
+			_ = c.AssumePod(pod("p3", "b", "2"))
+			c.UpdateSnapshot(inc)
+			_ = c.ForgetPod(pod("p3", "b", "2"))
+		}},
+	}
+	for _, st := range steps {
+		st.change()
+		c.UpdateSnapshot(inc)
+		// A fresh snapshot by a full scan, which leaves the cache's
+		// record of what changed since inc's update alone.
+		full := &Snapshot{}
+		c.mu.Lock()
+		c.fullUpdate(full)
+		c.mu.Unlock()
+		if inc.NumNodes() != full.NumNodes() {
+			t.Fatalf("%s: %d nodes, fresh snapshot has %d", st.name, inc.NumNodes(), full.NumNodes())
+		}
+		for _, ni := range full.list {
+			name := ni.Node().Name
+			if got, want := requestedCPU(t, inc, name), requestedCPU(t, full, name); got != want {
+				t.Errorf("%s: node %s requests %dm, fresh snapshot says %dm", st.name, name, got, want)
+			}
+			if inc.list[inc.index[name]].Node().Name != name {
+				t.Errorf("%s: index of %s is stale", st.name, name)
+			}
+		}
+		if len(inc.withAntiAffinity) != len(full.withAntiAffinity) {
+			t.Errorf("%s: %d nodes with anti-affinity pods, fresh snapshot has %d", st.name, len(inc.withAntiAffinity), len(full.withAntiAffinity))
+		}
+	}
+}
+
+// TestIncrementalSnapshotCopiesEveryDirtyNode changes many nodes between
+// two updates, so that their generations interleave in any visiting order.
+func TestIncrementalSnapshotCopiesEveryDirtyNode(t *testing.T) {
+	c := New()
+	names := []string{"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7"}
+	for _, n := range names {
+		c.AddNode(node(n))
+	}
+	s := &Snapshot{}
+	c.UpdateSnapshot(s)
+	for round := range 5 {
+		for i, n := range names {
+			_ = c.AssumePod(pod(fmt.Sprintf("p%d-%d", round, i), n, "100m"))
+		}
+		c.UpdateSnapshot(s)
+		for _, n := range names {
+			if got := requestedCPU(t, s, n); got != int64(100*(round+1)) {
+				t.Fatalf("round %d: node %s requests %dm in the snapshot, want %dm", round, n, got, 100*(round+1))
+			}
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 type Snapshot struct {
 	infos                   map[string]*framework.NodeInfo
 	list                    []fwk.NodeInfo
+	index                   map[string]int // position in list by node name
 	withAffinity            []fwk.NodeInfo
 	withAntiAffinity        []fwk.NodeInfo
 	withNonHostAntiAffinity []fwk.NodeInfo
@@ -39,6 +40,30 @@ func NewSnapshot(pods []*v1.Pod, nodes []*v1.Node) *Snapshot {
 	s := &Snapshot{}
 	c.UpdateSnapshot(s)
 	return s
+}
+
+// derive rebuilds the lists of nodes with affinity and anti-affinity pods
+// and the set of PVCs in use from list.
+func (s *Snapshot) derive() {
+	s.withAffinity = s.withAffinity[:0]
+	s.withAntiAffinity = s.withAntiAffinity[:0]
+	s.withNonHostAntiAffinity = s.withNonHostAntiAffinity[:0]
+	s.pvcs = sets.New[string]()
+	for _, fni := range s.list {
+		ni := fni.(*framework.NodeInfo)
+		if len(ni.PodsWithAffinity) > 0 {
+			s.withAffinity = append(s.withAffinity, ni)
+		}
+		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
+			s.withAntiAffinity = append(s.withAntiAffinity, ni)
+			if len(ni.GetPodsWithRequiredNonHostScopedAntiAffinity()) > 0 {
+				s.withNonHostAntiAffinity = append(s.withNonHostAntiAffinity, ni)
+			}
+		}
+		for k := range ni.PVCRefCounts {
+			s.pvcs.Insert(k)
+		}
+	}
 }
 
 // NodeInfos implements fwk.SharedLister.

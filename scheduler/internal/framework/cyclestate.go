@@ -16,6 +16,10 @@ type CycleState struct {
 	skipPreBind       sets.Set[string]
 	parallelPreBind   sets.Set[string]
 	recordMetrics     bool
+	// filters are the Filter plugins left once skipFilterPlugins is
+	// taken out, worked out once per cycle rather than per node (nil:
+	// not worked out).
+	filters []fwk.FilterPlugin
 }
 
 var _ fwk.CycleState = &CycleState{}
@@ -35,7 +39,10 @@ func (c *CycleState) ShouldRecordPluginMetrics() bool { return c.recordMetrics }
 func (c *CycleState) GetSkipFilterPlugins() sets.Set[string] { return c.skipFilterPlugins }
 
 // SetSkipFilterPlugins implements fwk.CycleState.
-func (c *CycleState) SetSkipFilterPlugins(p sets.Set[string]) { c.skipFilterPlugins = p }
+func (c *CycleState) SetSkipFilterPlugins(p sets.Set[string]) {
+	c.skipFilterPlugins = p
+	c.filters = nil
+}
 
 // GetSkipScorePlugins implements fwk.CycleState.
 func (c *CycleState) GetSkipScorePlugins() sets.Set[string] { return c.skipScorePlugins }
@@ -85,6 +92,7 @@ func (c *CycleState) Clone() fwk.CycleState {
 		skipPreBind:       c.skipPreBind,
 		parallelPreBind:   c.parallelPreBind,
 		recordMetrics:     c.recordMetrics,
+		filters:           c.filters,
 	}
 	for k, v := range c.data {
 		n.data[k] = v.Clone()

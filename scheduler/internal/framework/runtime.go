@@ -334,6 +334,12 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 		}
 	}
 	state.SetSkipFilterPlugins(skip)
+	state.filters = make([]fwk.FilterPlugin, 0, len(f.filter))
+	for _, p := range f.filter {
+		if !skip.Has(p.Name()) {
+			state.filters = append(state.filters, p)
+		}
+	}
 	return result, nil, rejected
 }
 
@@ -366,8 +372,14 @@ func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state fw
 // RunFilterPlugins implements fwk.PluginsRunner: the first plugin that
 // rejects the node decides its status.
 func (f *Framework) RunFilterPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
-	skip := state.GetSkipFilterPlugins()
-	for _, p := range f.filter {
+	plugins := f.filter
+	var skip sets.Set[string]
+	if cs, ok := state.(*CycleState); ok && cs.filters != nil {
+		plugins = cs.filters
+	} else if state != nil {
+		skip = state.GetSkipFilterPlugins()
+	}
+	for _, p := range plugins {
 		if skip.Has(p.Name()) {
 			continue
 		}

@@ -25,8 +25,12 @@ type Options struct {
 	Config *configv1.KubeSchedulerConfiguration
 	// SecureServing serves health and metrics; port 0 turns it off.
 	SecureServing *apiserveroptions.SecureServingOptions
-	LogFormat     string
-	Verbosity     int
+	// Authentication and Authorization guard the secure port, delegated
+	// to the apiserver as upstream's are.
+	Authentication *apiserveroptions.DelegatingAuthenticationOptions
+	Authorization  *apiserveroptions.DelegatingAuthorizationOptions
+	LogFormat      string
+	Verbosity      int
 }
 
 // New returns options with every default, bound to cfg (the default
@@ -39,7 +43,15 @@ func New(cfg *configv1.KubeSchedulerConfiguration) *Options {
 	ss.BindPort = SecurePort
 	ss.ServerCert.CertDirectory = ""
 	ss.ServerCert.PairName = "trireme-scheduler"
-	return &Options{Config: cfg, SecureServing: ss, LogFormat: "text"}
+	// As upstream: without a kubeconfig for them (and outside a cluster)
+	// nobody authenticates and only the health paths are allowed.
+	authn := apiserveroptions.NewDelegatingAuthenticationOptions()
+	authn.TolerateInClusterLookupFailure = true
+	authn.RemoteKubeConfigFileOptional = true
+	authz := apiserveroptions.NewDelegatingAuthorizationOptions()
+	authz.RemoteKubeConfigFileOptional = true
+	authz.AlwaysAllowPaths = []string{"/healthz", "/readyz", "/livez"}
+	return &Options{Config: cfg, SecureServing: ss, Authentication: authn, Authorization: authz, LogFormat: "text"}
 }
 
 // AddFlags registers the options on fs.
@@ -60,7 +72,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&le.ResourceName, "leader-elect-resource-name", le.ResourceName, "Name of the leader election Lease.")
 	fs.StringVar(&le.ResourceNamespace, "leader-elect-resource-namespace", le.ResourceNamespace, "Namespace of the leader election Lease.")
 
+	fs.BoolVar(o.Config.EnableProfiling, "profiling", *o.Config.EnableProfiling, "Serve Go profiles at /debug/pprof/ on the secure port.")
+	fs.BoolVar(o.Config.EnableContentionProfiling, "contention-profiling", *o.Config.EnableContentionProfiling, "Record lock contention for the profiles, when --profiling is on.")
+
 	o.SecureServing.AddFlags(fs)
+	o.Authentication.AddFlags(fs)
+	o.Authorization.AddFlags(fs)
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
 	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity: 0 for what an operator needs, 2 for per-pod detail, 4 for debugging.")
 }
@@ -69,6 +86,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 func (o *Options) Validate() []error {
 	var errs []error
 	errs = append(errs, o.SecureServing.Validate()...)
+	errs = append(errs, o.Authentication.Validate()...)
+	errs = append(errs, o.Authorization.Validate()...)
 	for _, e := range kubescheduler.Validate(o.Config) {
 		errs = append(errs, e)
 	}

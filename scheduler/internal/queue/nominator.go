@@ -2,6 +2,7 @@ package queue
 
 import (
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,6 +17,9 @@ type Nominator struct {
 	mu     sync.RWMutex
 	byNode map[string][]fwk.PodInfo
 	byUID  map[types.UID]string
+	// count is len(byUID), readable without the lock: Filter asks about
+	// every node of every cycle, and there is mostly nothing nominated.
+	count atomic.Int64
 }
 
 var _ fwk.PodNominator = &Nominator{}
@@ -45,6 +49,7 @@ func (n *Nominator) add(pi fwk.PodInfo, ni *fwk.NominatingInfo) {
 	}
 	n.byUID[pod.UID] = node
 	n.byNode[node] = append(n.byNode[node], pi)
+	n.count.Store(int64(len(n.byUID)))
 }
 
 // DeleteNominatedPodIfExists implements fwk.PodNominator.
@@ -72,6 +77,7 @@ func (n *Nominator) delete(pod *v1.Pod) {
 		n.byNode[node] = list
 	}
 	delete(n.byUID, pod.UID)
+	n.count.Store(int64(len(n.byUID)))
 }
 
 // UpdateNominatedPod implements fwk.PodNominator: a nomination the
@@ -88,6 +94,9 @@ func (n *Nominator) UpdateNominatedPod(_ klog.Logger, old *v1.Pod, pi fwk.PodInf
 
 // NominatedPodsForNode implements fwk.PodNominator.
 func (n *Nominator) NominatedPodsForNode(node string) []fwk.PodInfo {
+	if n.count.Load() == 0 {
+		return nil
+	}
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	return append([]fwk.PodInfo(nil), n.byNode[node]...)

@@ -70,7 +70,7 @@ func New(ctx context.Context, client clientset.Interface, kubeConfig *restclient
 		podLister: factory.Core().V1().Pods().Lister(),
 		percent:   *cfg.PercentageOfNodesToScore,
 	}
-	s.broadcaster = events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+	s.broadcaster = events.NewBroadcaster(newBoundedSink(&events.EventSinkImpl{Interface: client.EventsV1()}, eventWriters))
 	var activator lazyActivator
 	nominator := queue.NewNominator()
 	for i := range cfg.Profiles {
@@ -272,6 +272,13 @@ func (s *Scheduler) bind(ctx context.Context, f *framework.Framework, state *fra
 		// informer has already confirmed the pod on its node.
 		st = nil
 	}
+	if !st.IsSuccess() && st.Code() == fwk.Error && uncertain(st.AsError()) && s.boundLive(ctx, assumed) == host {
+		// The same, before the informer heard of it (or a retried request
+		// found its own first attempt's binding and reported a conflict):
+		// forgetting the pod now would offer its node's room to the next
+		// pods meanwhile.
+		st = nil
+	}
 	if !st.IsSuccess() {
 		f.RunReservePluginsUnreserve(ctx, state, assumed, host)
 		s.forget(ctx, assumed)
@@ -297,6 +304,28 @@ func (s *Scheduler) bind(ctx context.Context, f *framework.Framework, state *fra
 // boundTo returns the node the informer has the pod bound to, if any.
 func (s *Scheduler) boundTo(pod *v1.Pod) string {
 	cur, err := s.podLister.Pods(pod.Namespace).Get(pod.Name)
+	if err != nil || cur.UID != pod.UID {
+		return ""
+	}
+	return cur.Spec.NodeName
+}
+
+// uncertain reports whether a failed binding may have landed all the
+// same: a timeout or a server error, or a conflict — which a client retry
+// (after a 429 or a lost response) meets when its first attempt bound
+// the pod.
+func uncertain(err error) bool {
+	return !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err) &&
+		!apierrors.IsForbidden(err) && !apierrors.IsBadRequest(err) &&
+		!errors.Is(err, context.Canceled)
+}
+
+// boundLive asks the apiserver which node pod is bound to, if any: only
+// after a binding request whose outcome is unknown.
+func (s *Scheduler) boundLive(ctx context.Context, pod *v1.Pod) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	cur, err := s.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 	if err != nil || cur.UID != pod.UID {
 		return ""
 	}

@@ -1,6 +1,9 @@
 // Package serving is the scheduler's HTTPS endpoint on port 10259:
-// /healthz, /livez and /readyz (with one sub-path per check) and
-// Prometheus /metrics.
+// /healthz, /livez and /readyz (with one sub-path per check), Prometheus
+// /metrics and, with profiling on, /debug/pprof — behind authentication
+// and authorization delegated to the apiserver (TokenReview and
+// SubjectAccessReview) as upstream's, with the health paths always
+// allowed.
 package serving
 
 import (
@@ -8,40 +11,89 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
+	goruntime "runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/request/anonymous"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
+	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/server"
+	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	"k8s.io/apiserver/pkg/server/healthz"
 	apiserveroptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/client-go/kubernetes/scheme"
 
 	"trireme.dev/scheduler/internal/metrics"
 )
+
+// withAuth wraps handler in upstream's filter chain for component
+// endpoints: request info, authentication (401 when it fails),
+// authorization (403), panic recovery.
+func withAuth(handler http.Handler, authn authenticator.Request, authz authorizer.Authorizer) http.Handler {
+	resolver := &apirequest.RequestInfoFactory{}
+	if authn == nil {
+		// No way to authenticate anyone: everyone is anonymous.
+		authn = anonymous.NewAuthenticator(nil)
+	}
+	handler = genericapifilters.WithAuthorization(handler, authz, scheme.Codecs)
+	handler = genericapifilters.WithAuthentication(handler, authn, genericapifilters.Unauthorized(scheme.Codecs), nil, nil)
+	handler = genericapifilters.WithRequestInfo(handler, resolver)
+	handler = genericapifilters.WithCacheControl(handler)
+	return genericfilters.WithPanicRecovery(handler, resolver)
+}
 
 // shutdownTimeout bounds how long in-flight requests may finish once the
 // context ends.
 const shutdownTimeout = 5 * time.Second
 
+// Debugging says which debug handlers to serve, as upstream's
+// KubeSchedulerConfiguration debugging fields do.
+type Debugging struct {
+	// Profiling serves /debug/pprof/.
+	Profiling bool
+	// ContentionProfiling records blocking and mutex contention for it.
+	ContentionProfiling bool
+}
+
 // Handler returns the mux: /healthz and /livez pass when every check does,
-// /readyz also needs ready; /metrics serves metrics.Registry.
+// /readyz also needs ready; /metrics serves metrics.Registry; with
+// d.Profiling, /debug/pprof/ serves Go's profiles.
 //
-// They are open to anyone who can reach the port; delegated authentication
-// and authorization through the apiserver, as upstream does, is not done
-// yet.
-func Handler(ready healthz.HealthChecker, checks ...healthz.HealthChecker) http.Handler {
+// Start puts authentication and authorization in front of it.
+func Handler(d Debugging, ready healthz.HealthChecker, checks ...healthz.HealthChecker) http.Handler {
 	mux := http.NewServeMux()
 	base := append([]healthz.HealthChecker{healthz.PingHealthz}, checks...)
 	healthz.InstallHandler(mux, base...)
 	healthz.InstallLivezHandler(mux, base...)
 	healthz.InstallReadyzHandler(mux, append(base, ready)...)
 	mux.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+	if d.Profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		if d.ContentionProfiling {
+			// As upstream: every blocking event is recorded.
+			goruntime.SetBlockProfileRate(1)
+		}
+	}
 	return mux
 }
 
 // Start serves handler over HTTPS as o describes until ctx ends. With no
 // certificate given it makes a self-signed one in memory (or in --cert-dir).
 // It returns the bound address, or "" when --secure-port is 0.
-func Start(ctx context.Context, o *apiserveroptions.SecureServingOptions, handler http.Handler) (string, error) {
+//
+// Requests are authenticated by authn (client certificates, request
+// headers, bearer tokens through TokenReview) and authorized by authz
+// (always-allowed paths and groups, otherwise SubjectAccessReview); nil
+// options let everyone in, for tests.
+func Start(ctx context.Context, o *apiserveroptions.SecureServingOptions, authn *apiserveroptions.DelegatingAuthenticationOptions, authz *apiserveroptions.DelegatingAuthorizationOptions, handler http.Handler) (string, error) {
 	if o.BindPort == 0 && o.Listener == nil {
 		return "", nil
 	}
@@ -51,6 +103,17 @@ func Start(ctx context.Context, o *apiserveroptions.SecureServingOptions, handle
 	var info *server.SecureServingInfo
 	if err := o.ApplyTo(&info); err != nil {
 		return "", fmt.Errorf("secure serving: %w", err)
+	}
+	if authn != nil || authz != nil {
+		var authnInfo server.AuthenticationInfo
+		if err := authn.ApplyTo(&authnInfo, info, nil); err != nil {
+			return "", fmt.Errorf("delegated authentication: %w", err)
+		}
+		var authzInfo server.AuthorizationInfo
+		if err := authz.ApplyTo(&authzInfo); err != nil {
+			return "", fmt.Errorf("delegated authorization: %w", err)
+		}
+		handler = withAuth(handler, authnInfo.Authenticator, authzInfo.Authorizer)
 	}
 	if _, _, err := info.Serve(handler, shutdownTimeout, ctx.Done()); err != nil {
 		return "", fmt.Errorf("serve on %s: %w", info.Listener.Addr(), err)

@@ -43,6 +43,8 @@ type Plugin struct {
 	hardWeight         int32
 	ignoreExistingPref bool
 	nsLister           corelisters.NamespaceLister
+	// cache keeps PreFilter's domain counts between cycles.
+	cache countCache
 }
 
 // New is the plugin's factory.
@@ -86,10 +88,12 @@ func (c counts) clone() counts {
 	return out
 }
 
+// preFilterState holds per-domain counts, each a base kept between
+// cycles by the plugin's countCache plus this cycle's changes.
 type preFilterState struct {
-	existingAnti counts // existing pods' anti-affinity terms matching the incoming pod
-	affinity     counts // pods matching all the incoming pod's affinity terms
-	anti         counts // pods matching the incoming pod's anti-affinity terms
+	existingAnti *layered // existing pods' anti-affinity terms matching the incoming pod
+	affinity     *layered // pods matching all the incoming pod's affinity terms
+	anti         *layered // pods matching the incoming pod's anti-affinity terms
 	podInfo      *framework.PodInfo
 	nsLabels     labels.Set
 }
@@ -174,46 +178,66 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 	}
 	pi.RequiredAffinityTerms = p.resolve(pi.RequiredAffinityTerms)
 	pi.RequiredAntiAffinityTerms = p.resolve(pi.RequiredAntiAffinityTerms)
-	s := &preFilterState{existingAnti: counts{}, affinity: counts{}, anti: counts{}, podInfo: pi, nsLabels: p.nsLabels(pod.Namespace)}
-	for _, ni := range withAnti {
+	nsLabels := p.nsLabels(pod.Namespace)
+	s := &preFilterState{podInfo: pi, nsLabels: nsLabels, affinity: &layered{}, anti: &layered{}}
+	// Existing pods' anti-affinity against the incoming pod depends only
+	// on its namespace (and that namespace's labels) and its labels.
+	existingKey := "E" + pod.Namespace + "\x00" + labels.Set(pod.Labels).String() + "\x00" + nsLabels.String()
+	s.existingAnti = &layered{base: p.cache.get(existingKey, withAnti, func(ni fwk.NodeInfo) counts {
+		c := counts{}
 		for _, existing := range ni.GetPodsWithRequiredAntiAffinity() {
 			for _, t := range existing.GetRequiredAntiAffinityTerms() {
-				if t.Matches(pod, s.nsLabels) {
-					s.existingAnti.add([]fwk.AffinityTerm{t}, ni.Node(), 1)
+				if t.Matches(pod, nsLabels) {
+					c.add([]fwk.AffinityTerm{t}, ni.Node(), 1)
 				}
 			}
 		}
-	}
+		return c
+	})}
 	if len(pi.RequiredAffinityTerms) > 0 || len(pi.RequiredAntiAffinityTerms) > 0 {
 		all, err := lister.List()
 		if err != nil {
 			return nil, fwk.AsStatus(err)
 		}
-		for _, ni := range all {
-			s.countPods(ni, 1)
+		// Existing pods' namespace labels only matter through selectors,
+		// which resolve turned into namespace sets: the counts depend on
+		// the terms alone.
+		if terms := pi.RequiredAffinityTerms; len(terms) > 0 {
+			s.affinity.base = p.cache.get(termsKey("A", terms), all, func(ni fwk.NodeInfo) counts {
+				c := counts{}
+				for _, existing := range ni.GetPods() {
+					if matchesAll(terms, existing.GetPod(), nil) {
+						c.add(terms, ni.Node(), 1)
+					}
+				}
+				return c
+			})
+		}
+		if terms := pi.RequiredAntiAffinityTerms; len(terms) > 0 {
+			s.anti.base = p.cache.get(termsKey("N", terms), all, func(ni fwk.NodeInfo) counts {
+				c := counts{}
+				for _, existing := range ni.GetPods() {
+					for _, t := range terms {
+						if t.Matches(existing.GetPod(), nil) {
+							c.add([]fwk.AffinityTerm{t}, ni.Node(), 1)
+						}
+					}
+				}
+				return c
+			})
 		}
 	}
 	state.Write(preFilterKey, s)
 	return nil, nil
 }
 
-// countPods adds (delta 1) or removes the pods of ni matching the incoming
-// pod's terms.
-func (s *preFilterState) countPods(ni fwk.NodeInfo, delta int64) {
-	for _, existing := range ni.GetPods() {
-		s.countPod(existing.GetPod(), ni.Node(), delta)
-	}
-}
-
 func (s *preFilterState) countPod(existing *v1.Pod, node *v1.Node, delta int64) {
-	// Existing pods' namespace labels only matter through selectors, which
-	// resolve turned into namespace sets.
 	if matchesAll(s.podInfo.RequiredAffinityTerms, existing, nil) {
-		s.affinity.add(s.podInfo.RequiredAffinityTerms, node, delta)
+		s.affinity.add(s.podInfo.RequiredAffinityTerms, node.Labels, delta)
 	}
 	for _, t := range s.podInfo.RequiredAntiAffinityTerms {
 		if t.Matches(existing, nil) {
-			s.anti.add([]fwk.AffinityTerm{t}, node, delta)
+			s.anti.add([]fwk.AffinityTerm{t}, node.Labels, delta)
 		}
 	}
 }
@@ -239,7 +263,7 @@ func (p *Plugin) update(state fwk.CycleState, pod *v1.Pod, other fwk.PodInfo, ni
 	s := d.(*preFilterState)
 	for _, t := range other.GetRequiredAntiAffinityTerms() {
 		if t.Matches(pod, s.nsLabels) {
-			s.existingAnti.add([]fwk.AffinityTerm{t}, ni.Node(), delta)
+			s.existingAnti.add([]fwk.AffinityTerm{t}, ni.Node().Labels, delta)
 		}
 	}
 	s.countPod(other.GetPod(), ni.Node(), delta)
@@ -258,7 +282,7 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni
 		ok := true
 		for _, t := range terms {
 			v, has := node.Labels[t.TopologyKey]
-			if !has || s.affinity[pair{t.TopologyKey, v}] <= 0 {
+			if !has || s.affinity.get(pair{t.TopologyKey, v}) <= 0 {
 				ok = false
 				break
 			}
@@ -272,20 +296,23 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni
 					allKeys = false
 				}
 			}
-			if !(len(s.affinity) == 0 && allKeys && matchesAll(terms, pod, s.nsLabels)) {
+			if !(s.affinity.empty() && allKeys && matchesAll(terms, pod, s.nsLabels)) {
 				return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ErrReasonAffinityRulesNotMatch)
 			}
 		}
 	}
 	for _, t := range s.podInfo.RequiredAntiAffinityTerms {
-		if v, has := node.Labels[t.TopologyKey]; has && s.anti[pair{t.TopologyKey, v}] > 0 {
+		if v, has := node.Labels[t.TopologyKey]; has && s.anti.get(pair{t.TopologyKey, v}) > 0 {
 			return fwk.NewStatus(fwk.Unschedulable, ErrReasonAntiAffinityRulesNotMatch)
 		}
 	}
 	// Checked last, as upstream does, so that the reason names the
 	// incoming pod's own terms when both apply.
+	if len(s.existingAnti.base) == 0 && len(s.existingAnti.delta) == 0 {
+		return nil
+	}
 	for k, v := range node.Labels {
-		if s.existingAnti[pair{k, v}] > 0 {
+		if s.existingAnti.get(pair{k, v}) > 0 {
 			return fwk.NewStatus(fwk.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -177,6 +178,32 @@ func (*Plugin) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, sc
 func (pl *Plugin) ScoreExtensions() fwk.ScoreExtensions { return pl }
 
 // EventsToRegister implements fwk.EnqueueExtensions.
-func (*Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
-	return []fwk.ClusterEventWithHint{{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeLabel}}}, nil
+func (pl *Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return []fwk.ClusterEventWithHint{{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeLabel}, QueueingHintFn: pl.isSchedulableAfterNodeChange}}, nil
+}
+
+// isSchedulableAfterNodeChange is the queueing hint, as upstream's: a node
+// helps only if it now matches the pod's (and the scheduler's) required
+// affinity and did not before.
+func (pl *Plugin) isSchedulableAfterNodeChange(_ klog.Logger, pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
+	node, ok := newObj.(*v1.Node)
+	if !ok {
+		return fwk.Queue, fmt.Errorf("expected a Node, got %T", newObj)
+	}
+	required := nodeaffinity.GetRequiredNodeAffinity(pod)
+	matches := func(n *v1.Node) bool {
+		if pl.added != nil && !pl.added.Match(n) {
+			return false
+		}
+		ok, err := required.Match(n)
+		return err == nil && ok
+	}
+	if !matches(node) {
+		return fwk.QueueSkip, nil
+	}
+	if old, ok := oldObj.(*v1.Node); ok && old != nil && matches(old) {
+		// It matched already: the change is not what the pod waits for.
+		return fwk.QueueSkip, nil
+	}
+	return fwk.Queue, nil
 }

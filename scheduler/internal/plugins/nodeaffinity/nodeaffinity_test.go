@@ -5,7 +5,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
+	fwk "k8s.io/kube-scheduler/framework"
 
 	"trireme.dev/scheduler/internal/framework"
 	"trireme.dev/scheduler/internal/plugintest"
@@ -74,5 +76,35 @@ func TestScoreAndAddedAffinity(t *testing.T) {
 	got, _ := h.Filter(t, plugintest.Pod("q", "100m", ""))
 	if !got["a"].IsSuccess() || got["b"].IsSuccess() || got["b"].Message() != "node(s) didn't match scheduler-enforced node affinity" {
 		t.Errorf("addedAffinity: %v", got)
+	}
+}
+
+func TestQueueingHint(t *testing.T) {
+	pl := &Plugin{}
+	pod := plugintest.Pod("p", "", "")
+	pod.Spec.NodeSelector = map[string]string{"disk": "ssd"}
+	ssd := plugintest.Node("n", "4", "disk", "ssd")
+	hdd := plugintest.Node("n", "4", "disk", "hdd")
+	tests := []struct {
+		name     string
+		old, new *v1.Node
+		want     fwk.QueueingHint
+	}{
+		{name: "matching node added", new: ssd, want: fwk.Queue},
+		{name: "other node added", new: hdd, want: fwk.QueueSkip},
+		{name: "node relabelled to match", old: hdd, new: ssd, want: fwk.Queue},
+		{name: "matching node still matches", old: ssd, new: ssd, want: fwk.QueueSkip},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var old any
+			if tt.old != nil {
+				old = tt.old
+			}
+			got, err := pl.isSchedulableAfterNodeChange(klog.Background(), pod, old, tt.new)
+			if err != nil || got != tt.want {
+				t.Errorf("hint = %v, %v; want %v", got, err, tt.want)
+			}
+		})
 	}
 }

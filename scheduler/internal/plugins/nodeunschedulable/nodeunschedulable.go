@@ -5,6 +5,7 @@ package nodeunschedulable
 
 import (
 	"context"
+	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -52,7 +53,29 @@ func (Plugin) Filter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, ni fwk.
 // EventsToRegister implements fwk.EnqueueExtensions.
 func (Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
-		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeTaint}},
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeTaint}, QueueingHintFn: isSchedulableAfterNodeChange},
 		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.UpdatePodToleration}},
 	}, nil
+}
+
+// isSchedulableAfterNodeChange is the queueing hint, as upstream's: a node
+// helps when it is (now) schedulable, or the pod tolerates it not being.
+func isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
+	node, ok := newObj.(*v1.Node)
+	if !ok {
+		return fwk.Queue, fmt.Errorf("expected a Node, got %T", newObj)
+	}
+	old, _ := oldObj.(*v1.Node)
+	if old != nil && old.Spec.Unschedulable == node.Spec.Unschedulable {
+		return fwk.QueueSkip, nil
+	}
+	if !node.Spec.Unschedulable {
+		return fwk.Queue, nil
+	}
+	for i := range pod.Spec.Tolerations {
+		if pod.Spec.Tolerations[i].ToleratesTaint(logger, unschedulableTaint, true) {
+			return fwk.Queue, nil
+		}
+	}
+	return fwk.QueueSkip, nil
 }

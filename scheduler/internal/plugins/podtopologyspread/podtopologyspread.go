@@ -48,6 +48,8 @@ type Plugin struct {
 	rcs      corelisters.ReplicationControllerLister
 	rss      appslisters.ReplicaSetLister
 	sss      appslisters.StatefulSetLister
+	// cache keeps domain counts between cycles.
+	cache countCache
 }
 
 // New is the plugin's factory.
@@ -187,24 +189,56 @@ func (p *Plugin) defaultSelector(pod *v1.Pod) labels.Selector {
 	return sel
 }
 
-// counts holds, per constraint, the matching pods per topology value.
+// preFilterState holds, per constraint, the matching pods per topology
+// value: base (shared with the plugin's countCache, never written here)
+// plus delta (what AddPod and RemovePod changed in this cycle), and the
+// smallest count, which Filter compares against.
 type preFilterState struct {
 	constraints []constraint
-	counts      []map[string]int
+	base        []map[string]int
+	delta       []map[string]int
+	mins        []int
+	self        []int // 1 where the incoming pod matches the constraint's selector
 	required    nodeaffinity.RequiredNodeAffinity
 	tolerations []v1.Toleration
 	namespace   string
 }
 
 func (s *preFilterState) Clone() fwk.StateData {
-	c := &preFilterState{constraints: s.constraints, required: s.required, tolerations: s.tolerations, namespace: s.namespace, counts: make([]map[string]int, len(s.counts))}
-	for i, m := range s.counts {
-		c.counts[i] = make(map[string]int, len(m))
-		for k, v := range m {
-			c.counts[i][k] = v
+	c := *s
+	c.mins = append([]int(nil), s.mins...)
+	if s.delta != nil {
+		c.delta = make([]map[string]int, len(s.delta))
+		for i, m := range s.delta {
+			c.delta[i] = make(map[string]int, len(m))
+			for k, v := range m {
+				c.delta[i][k] = v
+			}
 		}
 	}
-	return c
+	return &c
+}
+
+// count returns constraint i's matching pods in domain v.
+func (s *preFilterState) count(i int, v string) int {
+	n := s.base[i][v]
+	if s.delta != nil {
+		n += s.delta[i][v]
+	}
+	return n
+}
+
+// computeMin sets mins[i] to the smallest count over constraint i's
+// domains (math.MaxInt when there are none).
+func (s *preFilterState) computeMin(i int) {
+	m := math.MaxInt
+	for v, n := range s.base[i] {
+		if s.delta != nil {
+			n += s.delta[i][v]
+		}
+		m = min(m, n)
+	}
+	s.mins[i] = m
 }
 
 // nodeQualifies reports whether node counts for constraint c: it has all
@@ -251,21 +285,33 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 	if len(cs) == 0 {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	s := &preFilterState{constraints: cs, counts: make([]map[string]int, len(cs)), required: nodeaffinity.GetRequiredNodeAffinity(pod), tolerations: pod.Spec.Tolerations, namespace: pod.Namespace}
-	for i := range cs {
-		s.counts[i] = map[string]int{}
-	}
+	s := &preFilterState{constraints: cs, mins: make([]int, len(cs)), required: nodeaffinity.GetRequiredNodeAffinity(pod), tolerations: pod.Spec.Tolerations, namespace: pod.Namespace}
 	all, err := p.h.SnapshotSharedLister().NodeInfos().List()
 	if err != nil {
 		return nil, fwk.AsStatus(err)
 	}
-	for _, ni := range all {
-		node := ni.Node()
-		for i, c := range cs {
-			if !nodeQualifies(ctx, node, cs, c, s.required, s.tolerations) {
-				continue
+	if cacheable(pod, cs) {
+		s.base = p.cache.counts(ctx, pod, cs, s.required, all)
+	} else {
+		s.base = make([]map[string]int, len(cs))
+		for i := range cs {
+			s.base[i] = map[string]int{}
+		}
+		for _, ni := range all {
+			node := ni.Node()
+			for i, c := range cs {
+				if !nodeQualifies(ctx, node, cs, c, s.required, s.tolerations) {
+					continue
+				}
+				s.base[i][node.Labels[c.key]] += countMatching(ni.GetPods(), pod.Namespace, c.selector)
 			}
-			s.counts[i][node.Labels[c.key]] += countMatching(ni.GetPods(), pod.Namespace, c.selector)
+		}
+	}
+	s.self = make([]int, len(cs))
+	for i, c := range cs {
+		s.computeMin(i)
+		if c.selector.Matches(labels.Set(pod.Labels)) {
+			s.self[i] = 1
 		}
 	}
 	state.Write(preFilterKey, s)
@@ -297,7 +343,14 @@ func (p *Plugin) update(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 	}
 	for i, c := range s.constraints {
 		if nodeQualifies(ctx, node, s.constraints, c, s.required, s.tolerations) && c.selector.Matches(labels.Set(pod.Labels)) {
-			s.counts[i][node.Labels[c.key]] += delta
+			if s.delta == nil {
+				s.delta = make([]map[string]int, len(s.constraints))
+				for j := range s.delta {
+					s.delta[j] = map[string]int{}
+				}
+			}
+			s.delta[i][node.Labels[c.key]] += delta
+			s.computeMin(i)
 		}
 	}
 	return nil
@@ -316,18 +369,11 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni
 		if !ok {
 			return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, ErrReasonNodeLabelNotMatch)
 		}
-		self := 0
-		if c.selector.Matches(labels.Set(pod.Labels)) {
-			self = 1
-		}
-		minMatch := math.MaxInt
-		for _, n := range s.counts[i] {
-			minMatch = min(minMatch, n)
-		}
-		if minMatch == math.MaxInt || int32(len(s.counts[i])) < c.minDomains {
+		minMatch := s.mins[i]
+		if minMatch == math.MaxInt || int32(len(s.base[i])) < c.minDomains {
 			minMatch = 0
 		}
-		if skew := s.counts[i][value] + self - minMatch; skew > int(c.maxSkew) {
+		if skew := s.count(i, value) + s.self[i] - minMatch; skew > int(c.maxSkew) {
 			return fwk.NewStatus(fwk.Unschedulable, ErrReasonConstraintsNotMatch)
 		}
 	}
@@ -378,14 +424,24 @@ func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 	if err != nil {
 		return fwk.AsStatus(err)
 	}
-	for _, ni := range all {
-		node := ni.Node()
-		for i, c := range cs {
-			value, ok := node.Labels[c.key]
-			if !ok || !domains[i][value] || !nodeQualifies(ctx, node, cs, c, required, pod.Spec.Tolerations) {
-				continue
+	if cacheable(pod, cs) {
+		// Domain totals over all qualifying nodes, kept between cycles.
+		cached := p.cache.counts(ctx, pod, cs, required, all)
+		for i := range cs {
+			for v := range domains[i] {
+				s.counts[i][v] = cached[i][v]
 			}
-			s.counts[i][value] += countMatching(ni.GetPods(), pod.Namespace, c.selector)
+		}
+	} else {
+		for _, ni := range all {
+			node := ni.Node()
+			for i, c := range cs {
+				value, ok := node.Labels[c.key]
+				if !ok || !domains[i][value] || !nodeQualifies(ctx, node, cs, c, required, pod.Spec.Tolerations) {
+					continue
+				}
+				s.counts[i][value] += countMatching(ni.GetPods(), pod.Namespace, c.selector)
+			}
 		}
 	}
 	for i := range cs {

@@ -90,7 +90,30 @@ func (p Plugin) ScoreExtensions() fwk.ScoreExtensions { return p }
 // EventsToRegister implements fwk.EnqueueExtensions.
 func (Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
-		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeTaint}},
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeTaint}, QueueingHintFn: isSchedulableAfterNodeChange},
 		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.UpdatePodToleration}},
 	}, nil
+}
+
+// isSchedulableAfterNodeChange is the queueing hint, as upstream's: a node
+// helps when the pod tolerates its NoSchedule and NoExecute taints now
+// and did not before.
+func isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
+	node, ok := newObj.(*v1.Node)
+	if !ok {
+		return fwk.Queue, fmt.Errorf("expected a Node, got %T", newObj)
+	}
+	tolerated := func(n *v1.Node) bool {
+		_, untolerated := v1helper.FindMatchingUntoleratedTaint(logger, n.Spec.Taints, pod.Spec.Tolerations, func(t *v1.Taint) bool {
+			return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
+		}, true)
+		return !untolerated
+	}
+	if !tolerated(node) {
+		return fwk.QueueSkip, nil
+	}
+	if old, ok := oldObj.(*v1.Node); ok && old != nil && tolerated(old) {
+		return fwk.QueueSkip, nil
+	}
+	return fwk.Queue, nil
 }

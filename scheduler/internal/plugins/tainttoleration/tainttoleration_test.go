@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
 
 	"trireme.dev/scheduler/internal/framework"
 	"trireme.dev/scheduler/internal/plugintest"
@@ -61,5 +63,34 @@ func TestScorePrefersUntaintedNodes(t *testing.T) {
 	got = h.Score(t, tolerating)
 	if got["plain"] != got["soft"] {
 		t.Errorf("tolerating pod scores = %v, want equal", got)
+	}
+}
+
+func TestQueueingHint(t *testing.T) {
+	pod := plugintest.Pod("p", "", "")
+	tainted := plugintest.Node("n", "4")
+	tainted.Spec.Taints = []v1.Taint{{Key: "dedicated", Effect: v1.TaintEffectNoSchedule}}
+	clean := plugintest.Node("n", "4")
+	tests := []struct {
+		name     string
+		old, new *v1.Node
+		want     fwk.QueueingHint
+	}{
+		{name: "untainted node added", new: clean, want: fwk.Queue},
+		{name: "tainted node added", new: tainted, want: fwk.QueueSkip},
+		{name: "taint removed", old: tainted, new: clean, want: fwk.Queue},
+		{name: "taint added", old: clean, new: tainted, want: fwk.QueueSkip},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var old any
+			if tt.old != nil {
+				old = tt.old
+			}
+			got, err := isSchedulableAfterNodeChange(klog.Background(), pod, old, tt.new)
+			if err != nil || got != tt.want {
+				t.Errorf("hint = %v, %v; want %v", got, err, tt.want)
+			}
+		})
 	}
 }
