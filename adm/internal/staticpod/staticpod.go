@@ -235,9 +235,13 @@ func ControllerManagerPod(cfg *options.Config) *corev1.Pod {
 func SchedulerPod(cfg *options.Config) *corev1.Pod {
 	kc := cfg.Paths.Kubeconfig("scheduler.conf")
 	flags := map[string]string{
-		"kubeconfig":   kc,
-		"bind-address": "127.0.0.1",
-		"leader-elect": "true",
+		"kubeconfig": kc,
+		// /metrics and /debug are authorized by the apiserver, as kubeadm
+		// configures kube-scheduler.
+		"authentication-kubeconfig": kc,
+		"authorization-kubeconfig":  kc,
+		"bind-address":              "127.0.0.1",
+		"leader-elect":              "true",
 	}
 	args := Args(flags, cfg.Cluster.Scheduler.ExtraArgs)
 	probe := httpProbe("127.0.0.1", SchedulerPort, "/livez", corev1.URISchemeHTTPS)
