@@ -308,36 +308,7 @@ func (d *initData) kubeletStart(_ context.Context, s *workflow.Status) error {
 	if err != nil {
 		return err
 	}
-	_, statErr := os.Stat("/sys/fs/cgroup/cgroup.controllers")
-	kc, err := kubelet.Configuration(cfg, statErr != nil)
-	if err != nil {
-		return err
-	}
-	path, err := kubelet.Write(cfg, kc)
-	if err != nil {
-		return err
-	}
-	s.Printf("wrote %s", path)
-	binary, err := findBinary(kubelet.Binary)
-	if err != nil {
-		return err
-	}
-	pidFile := cfg.Paths.PIDFile("kubelet")
-	if pid, ok := supervisor.Running(pidFile); ok {
-		s.Printf("kubelet already supervised by PID %d", pid)
-		return nil
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	pid, err := supervisor.Start(self, supervisor.Spec{Name: "kubelet", PIDFile: pidFile, LogFile: cfg.Paths.LogFile("kubelet"),
-		Command: kubelet.Command(binary, cfg)}, 10*time.Second)
-	if err != nil {
-		return err
-	}
-	s.Printf("started the kubelet under supervisor PID %d, logs in %s", pid, cfg.Paths.LogFile("kubelet"))
-	return nil
+	return startKubelet(cfg, s)
 }
 
 func (d *initData) waitControlPlane(ctx context.Context, s *workflow.Status) error {

@@ -20,11 +20,9 @@ import (
 	"trireme.dev/adm/internal/clusterphases"
 	"trireme.dev/adm/internal/discovery"
 	"trireme.dev/adm/internal/kubeconfig"
-	"trireme.dev/adm/internal/kubelet"
 	"trireme.dev/adm/internal/options"
 	"trireme.dev/adm/internal/paths"
 	"trireme.dev/adm/internal/pki"
-	"trireme.dev/adm/internal/supervisor"
 	"trireme.dev/adm/internal/workflow"
 )
 
@@ -179,38 +177,12 @@ func (d *joinData) containerRuntime(ctx context.Context, s *workflow.Status) err
 }
 
 func (d *joinData) kubeletStart(_ context.Context, s *workflow.Status) error {
-	cfg := d.cfg
-	_, statErr := os.Stat("/sys/fs/cgroup/cgroup.controllers")
-	kc, err := kubelet.Configuration(cfg, statErr != nil)
-	if err != nil {
-		return err
-	}
 	// A worker runs no static pods of triremeadm's, but the kubelet watches the
 	// directory as on every node.
-	if err := os.MkdirAll(cfg.Paths.ManifestsDir(), 0o755); err != nil {
+	if err := os.MkdirAll(d.cfg.Paths.ManifestsDir(), 0o755); err != nil {
 		return err
 	}
-	path, err := kubelet.Write(cfg, kc)
-	if err != nil {
-		return err
-	}
-	s.Printf("wrote %s", path)
-	binary, err := findBinary(kubelet.Binary)
-	if err != nil {
-		return err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	command := append(kubelet.Command(binary, cfg), "--bootstrap-kubeconfig="+cfg.Paths.Kubeconfig(BootstrapKubeconfig))
-	pid, err := supervisor.Start(self, supervisor.Spec{Name: "kubelet", PIDFile: cfg.Paths.PIDFile("kubelet"),
-		LogFile: cfg.Paths.LogFile("kubelet"), Command: command}, 10*time.Second)
-	if err != nil {
-		return err
-	}
-	s.Printf("started the kubelet under supervisor PID %d, logs in %s", pid, cfg.Paths.LogFile("kubelet"))
-	return nil
+	return startKubelet(d.cfg, s, "--bootstrap-kubeconfig="+d.cfg.Paths.Kubeconfig(BootstrapKubeconfig))
 }
 
 func (d *joinData) waitBootstrap(ctx context.Context, s *workflow.Status) error {

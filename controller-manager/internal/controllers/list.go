@@ -4,8 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/scale"
 	"k8s.io/client-go/tools/record"
 
 	"trireme.dev/controller-manager/internal/controllers/bootstrapsigner"
@@ -365,4 +371,16 @@ func buildTTLAfterFinished(_ context.Context, cc *Context, client kubernetes.Int
 		return nil, 0, err
 	}
 	return c, workers(cc.Config.TTLAfterFinishedController.ConcurrentTTLSyncs, 5), nil
+}
+
+// scaleClient is a scale-subresource client over cfg, with the REST mapper
+// it resolves kinds through: the HPA and the disruption controller scale
+// whatever owns the pods they watch.
+func scaleClient(cfg *rest.Config, client kubernetes.Interface) (scale.ScalesGetter, meta.RESTMapper, error) {
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
+	scales, err := scale.NewForConfig(cfg, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(client.Discovery()))
+	if err != nil {
+		return nil, nil, fmt.Errorf("scale client: %w", err)
+	}
+	return scales, mapper, nil
 }

@@ -5,12 +5,8 @@ import (
 	"fmt"
 
 	"github.com/go-logr/logr"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/scale"
 	"k8s.io/client-go/tools/record"
 
 	"trireme.dev/controller-manager/internal/controllers/disruption"
@@ -110,10 +106,9 @@ func buildDisruption(_ context.Context, cc *Context, client kubernetes.Interface
 	if err != nil {
 		return nil, 0, err
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
-	scales, err := scale.NewForConfig(cfg, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(client.Discovery()))
+	scales, mapper, err := scaleClient(cfg, client)
 	if err != nil {
-		return nil, 0, fmt.Errorf("scale client: %w", err)
+		return nil, 0, err
 	}
 	c, err := disruption.New(client, disruption.Informers{
 		PDBs:         f.Policy().V1().PodDisruptionBudgets(),

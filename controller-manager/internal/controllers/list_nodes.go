@@ -6,11 +6,7 @@ import (
 	"strings"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/scale"
 	"k8s.io/client-go/tools/record"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"k8s.io/metrics/pkg/client/custom_metrics"
@@ -193,10 +189,9 @@ func buildHorizontalPodAutoscaler(ctx context.Context, cc *Context, client kuber
 	if err != nil {
 		return nil, 0, err
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
-	scales, err := scale.NewForConfig(cfg, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(client.Discovery()))
+	scales, mapper, err := scaleClient(cfg, client)
 	if err != nil {
-		return nil, 0, fmt.Errorf("scale client: %w", err)
+		return nil, 0, err
 	}
 	metrics, err := metricsclient.NewForConfig(cfg)
 	if err != nil {
