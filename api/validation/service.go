@@ -221,6 +221,14 @@ func nonSpecialIP(ip string, fldPath *field.Path) field.ErrorList {
 	return nil
 }
 
+// ServiceClusterIPFields checks a Service's clusterIP, clusterIPs,
+// ipFamilies and ipFamilyPolicy against each other, as upstream's
+// ValidateServiceClusterIPsRelatedFields: the apiserver runs it before it
+// allocates addresses, so that allocation only sees well-formed input.
+func ServiceClusterIPFields(svc *corev1.Service) field.ErrorList {
+	return clusterIPFields(svc)
+}
+
 // clusterIPFields checks clusterIP, clusterIPs, ipFamilies and
 // ipFamilyPolicy against each other.
 func clusterIPFields(svc *corev1.Service) field.ErrorList {

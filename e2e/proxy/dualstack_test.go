@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +17,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/e2e/framework"
@@ -29,10 +31,9 @@ import (
 // proxy is dual-stack by its two clusterCIDRs, the iptables one by its
 // Node's addresses.
 //
-// trireme-apiserver allocates ClusterIPs from one IPv4 range and cannot
-// hold a dual-stack Service yet, so this test serves the proxy its Node,
-// Service and EndpointSlices from a small list/watch server of its own;
-// the rules and the packets through them are real.
+// The Service, its EndpointSlices and the Node live in a trireme-apiserver
+// started with an IPv4 and an IPv6 service range, which allocates the
+// Service's two ClusterIPs.
 func TestDualStack(t *testing.T) {
 	if _, err := os.Stat("/proc/sys/net/ipv6"); err != nil {
 		t.Fatal("the kernel has no IPv6: dual-stack cannot be tested")
@@ -69,7 +70,12 @@ func testDualStack(t *testing.T, mode string, k int) {
 
 	cip4, cip6 := fmt.Sprintf("10.97.%d.20", k), v6("96", 0x20)
 	nodePort := int32(31000 + k)
-	api := newObjectServer(t, dualStackObjects(tp, ep6, cip4, cip6, nodeNameDS, node6, nodePort))
+	// The apiserver holds the dual-stack Service: its ranges are the two
+	// families' /24 and /112 around the ClusterIPs the test asks for.
+	api := framework.StartAPIServer(t, framework.APIServerOptions{
+		ServiceClusterIPRange: fmt.Sprintf("10.97.%d.0/24,%s/112", k, v6("96", 0)),
+	})
+	createDualStackObjects(t, api.Clientset(t), tp, ep6, cip4, cip6, nodeNameDS, node6, nodePort)
 
 	// nftables is told both pod networks; iptables only the IPv4 one, so
 	// that its second family comes from the Node's addresses.
@@ -129,161 +135,72 @@ func testDualStack(t *testing.T, mode string, k int) {
 
 const nodeNameDS = "tpx-ds-node"
 
-// dualStackObjects are the Node (with an address of each family), a
-// dual-stack NodePort Service and its EndpointSlice of each family.
-func dualStackObjects(tp *topology, ep6 []string, cip4, cip6, node, node6 string, nodePort int32) map[string][]runtime.Object {
-	svc := &v1.Service{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "dual", ResourceVersion: "1", UID: "dual-uid"},
-		Spec: v1.ServiceSpec{
-			Type: v1.ServiceTypeNodePort, ClusterIP: cip4, ClusterIPs: []string{cip4, cip6},
-			IPFamilies:     []v1.IPFamily{v1.IPv4Protocol, v1.IPv6Protocol},
-			IPFamilyPolicy: ptr.To(v1.IPFamilyPolicyRequireDualStack),
-			Ports:          []v1.ServicePort{{Name: "http", Port: 80, Protocol: v1.ProtocolTCP, NodePort: nodePort}},
-		},
-	}
-	slice := func(name string, at discovery.AddressType, ips []string) *discovery.EndpointSlice {
-		es := &discovery.EndpointSlice{
-			TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
-			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, ResourceVersion: "1",
-				Labels: map[string]string{discovery.LabelServiceName: "dual"}},
-			AddressType: at,
-			Ports:       []discovery.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(v1.ProtocolTCP)}},
-		}
-		for _, a := range ips {
-			es.Endpoints = append(es.Endpoints, discovery.Endpoint{Addresses: []string{a}, Conditions: discovery.EndpointConditions{Ready: ptr.To(true)}})
-		}
-		return es
-	}
-	nodeObj := &v1.Node{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
-		ObjectMeta: metav1.ObjectMeta{Name: node, ResourceVersion: "1"},
-		Status: v1.NodeStatus{Addresses: []v1.NodeAddress{
-			{Type: v1.NodeInternalIP, Address: tp.nodeIP}, {Type: v1.NodeInternalIP, Address: node6},
-		}},
-	}
-	return map[string][]runtime.Object{
-		"/api/v1/services": {svc},
-		"/apis/discovery.k8s.io/v1/endpointslices": {
-			slice("dual-v4", discovery.AddressTypeIPv4, tp.epIPs), slice("dual-v6", discovery.AddressTypeIPv6, ep6),
-		},
-		"/api/v1/nodes": {nodeObj},
-	}
-}
-
-// objectServer answers the proxy's lists, watches (which stay open with
-// nothing more to say), gets of single objects and Event posts, over
-// plain HTTP on the test's loopback.
-type objectServer struct {
-	addr string
-	objs map[string][]runtime.Object
-}
-
-var listKinds = map[string]string{"/api/v1/services": "ServiceList", "/apis/discovery.k8s.io/v1/endpointslices": "EndpointSliceList", "/api/v1/nodes": "NodeList"}
-
-func newObjectServer(t *testing.T, objs map[string][]runtime.Object) *objectServer {
+// createDualStackObjects stores, through the dual-stack apiserver, the Node
+// (with an address of each family), a RequireDualStack NodePort Service
+// asking for cip4 and cip6, and its EndpointSlice of each family.
+func createDualStackObjects(t *testing.T, cs kubernetes.Interface, tp *topology, ep6 []string, cip4, cip6, node, node6 string, nodePort int32) {
 	t.Helper()
-	s := &objectServer{objs: objs}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ctx := context.Background()
+	nodeObj, err := cs.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	var once sync.Once
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, done) }), ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() {
-		once.Do(func() { close(done) })
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
-	s.addr = ln.Addr().String()
-	return s
-}
-
-func (s *objectServer) serve(w http.ResponseWriter, r *http.Request, done <-chan struct{}) {
-	w.Header().Set("Content-Type", "application/json")
-	if r.Method == http.MethodPost {
-		// Events the proxy records: accepted and dropped.
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write([]byte(`{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e","namespace":"default"}}`))
-		return
+	nodeObj.Status.Addresses = []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: tp.nodeIP}, {Type: v1.NodeInternalIP, Address: node6}}
+	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, nodeObj, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	path := r.URL.Path
-	items, ok := s.objs[path]
-	if !ok {
-		// A single Node by name.
-		dir, name := path[:strings.LastIndex(path, "/")], path[strings.LastIndex(path, "/")+1:]
-		for _, o := range s.objs[dir] {
-			if m, err := metaOf(o); err == nil && m.GetName() == name {
-				_ = json.NewEncoder(w).Encode(o)
-				return
-			}
+	svc, err := cs.CoreV1().Services("default").Create(ctx, &v1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "dual"},
+		Spec: v1.ServiceSpec{
+			Type: v1.ServiceTypeNodePort, ClusterIP: cip4, ClusterIPs: []string{cip4, cip6},
+			IPFamilyPolicy: ptr.To(v1.IPFamilyPolicyRequireDualStack),
+			Ports:          []v1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: v1.ProtocolTCP, NodePort: nodePort}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []v1.IPFamily{v1.IPv4Protocol, v1.IPv6Protocol}; !slices.Equal(svc.Spec.IPFamilies, want) || !slices.Equal(svc.Spec.ClusterIPs, []string{cip4, cip6}) {
+		t.Fatalf("dual-stack Service stored with clusterIPs %v families %v", svc.Spec.ClusterIPs, svc.Spec.IPFamilies)
+	}
+	for _, es := range []struct {
+		name string
+		at   discovery.AddressType
+		ips  []string
+	}{{"dual-v4", discovery.AddressTypeIPv4, tp.epIPs}, {"dual-v6", discovery.AddressTypeIPv6, ep6}} {
+		slice := &discovery.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Name: es.name, Labels: map[string]string{discovery.LabelServiceName: "dual"}},
+			AddressType: es.at,
+			Ports:       []discovery.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(v1.ProtocolTCP)}},
 		}
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = w.Write([]byte(`{"apiVersion":"v1","kind":"Status","status":"Failure","reason":"NotFound","code":404}`))
-		return
-	}
-	if r.URL.Query().Get("watch") == "true" {
-		flusher, _ := w.(http.Flusher)
-		w.WriteHeader(http.StatusOK)
-		enc := json.NewEncoder(w)
-		if r.URL.Query().Get("sendInitialEvents") == "true" {
-			for _, o := range items {
-				_ = enc.Encode(map[string]any{"type": "ADDED", "object": o})
-			}
-			kind := strings.TrimSuffix(listKinds[path], "List")
-			apiVersion := "v1"
-			if strings.HasPrefix(path, "/apis/discovery") {
-				apiVersion = "discovery.k8s.io/v1"
-			}
-			_ = enc.Encode(map[string]any{"type": "BOOKMARK", "object": map[string]any{"apiVersion": apiVersion, "kind": kind,
-				"metadata": map[string]any{"resourceVersion": "1", "annotations": map[string]string{"k8s.io/initial-events-end": "true"}}}})
+		for _, a := range es.ips {
+			slice.Endpoints = append(slice.Endpoints, discovery.Endpoint{Addresses: []string{a}, Conditions: discovery.EndpointConditions{Ready: ptr.To(true)}})
 		}
-		if flusher != nil {
-			flusher.Flush()
+		if _, err := cs.DiscoveryV1().EndpointSlices("default").Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
 		}
-		select {
-		case <-r.Context().Done():
-		case <-done:
-		}
-		return
 	}
-	apiVersion := "v1"
-	if strings.HasPrefix(path, "/apis/discovery") {
-		apiVersion = "discovery.k8s.io/v1"
-	}
-	_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": apiVersion, "kind": listKinds[path],
-		"metadata": map[string]any{"resourceVersion": "1"}, "items": items})
-}
-
-func metaOf(o runtime.Object) (metav1.Object, error) {
-	m, ok := o.(metav1.Object)
-	if !ok {
-		return nil, fmt.Errorf("%T has no metadata", o)
-	}
-	return m, nil
 }
 
 // startDualStackProxy runs the proxy in the node namespace against the
-// object server, reached through a relay listening inside the namespace.
-// stop ends it; calling it again does nothing.
-func startDualStackProxy(t *testing.T, tp *topology, mode string, api *objectServer, clusterCIDR string) (*lockedBuffer, func()) {
+// dual-stack apiserver, reached through a relay listening inside the
+// namespace. stop ends it; calling it again does nothing.
+func startDualStackProxy(t *testing.T, tp *topology, mode string, api *framework.APIServer, clusterCIDR string) (*lockedBuffer, func()) {
 	t.Helper()
 	bin, err := framework.Binary("trireme-proxy")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := relay(t, tp.node, api.addr)
+	addr := relay(t, tp.node, fmt.Sprintf("127.0.0.1:%d", api.Port()))
+	cfg, err := clientcmd.LoadFromFile(api.KubeconfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cfg.Clusters {
+		c.Server = "https://" + addr
+	}
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kc, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "http://%s"}}]
-users: [{name: u, user: {}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-`, addr)), 0o600); err != nil {
+	if err := clientcmd.WriteToFile(*cfg, kc); err != nil {
 		t.Fatal(err)
 	}
 	log := &lockedBuffer{}

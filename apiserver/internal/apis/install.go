@@ -36,8 +36,9 @@ type Stores map[schema.GroupResource]*registry.Store
 
 // Config is what the storage needs beyond etcd.
 type Config struct {
-	// ServiceCIDR is the range ClusterIPs come from.
-	ServiceCIDR netip.Prefix
+	// ServiceCIDRs are the ranges ClusterIPs come from, at most one per IP
+	// family; the first is the primary family's.
+	ServiceCIDRs []netip.Prefix
 	// NodePorts is the range NodePorts come from.
 	NodePorts utilnet.PortRange
 	// Kubelet is how nodes/proxy reaches kubelets.
@@ -91,9 +92,16 @@ func Build(opts generic.RESTOptionsGetter, cfg Config) (*Built, error) {
 }
 
 func newAllocators(opts generic.RESTOptionsGetter, cfg Config, stores Stores) (*services.Allocators, func(), error) {
-	ips, err := ipaddress.New(cfg.ServiceCIDR, stores[networkingv1.Resource("ipaddresses")])
-	if err != nil {
-		return nil, nil, err
+	var ips []*ipaddress.Allocator
+	for _, cidr := range cfg.ServiceCIDRs {
+		a, err := ipaddress.New(cidr, stores[networkingv1.Resource("ipaddresses")])
+		if err != nil {
+			return nil, nil, err
+		}
+		ips = append(ips, a)
+	}
+	if len(ips) == 0 {
+		return nil, nil, fmt.Errorf("no service CIDR configured")
 	}
 	ro, err := opts.GetRESTOptions(corev1.Resource("servicenodeportallocations"), &corev1.RangeAllocation{})
 	if err != nil {

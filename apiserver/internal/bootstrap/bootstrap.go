@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -33,7 +34,7 @@ type Bootstrap struct {
 	Client        kubernetes.Interface
 	Stores        apis.Stores
 	Allocators    *services.Allocators
-	ServiceCIDR   netip.Prefix
+	ServiceCIDRs  []netip.Prefix
 	AdvertiseIP   net.IP
 	AdvertisePort int
 	ServerID      string
@@ -131,15 +132,29 @@ const defaultServiceCIDR = "kubernetes"
 
 func (b *Bootstrap) ensureServiceCIDR(ctx context.Context) error {
 	api := b.Client.NetworkingV1().ServiceCIDRs()
+	var want []string
+	for _, c := range b.ServiceCIDRs {
+		want = append(want, c.Masked().String())
+	}
 	sc, err := api.Get(ctx, defaultServiceCIDR, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		sc, err = api.Create(ctx, &networkingv1.ServiceCIDR{
 			ObjectMeta: metav1.ObjectMeta{Name: defaultServiceCIDR},
-			Spec:       networkingv1.ServiceCIDRSpec{CIDRs: []string{b.ServiceCIDR.Masked().String()}},
+			Spec:       networkingv1.ServiceCIDRSpec{CIDRs: want},
 		}, metav1.CreateOptions{})
 	}
 	if err != nil {
 		return fmt.Errorf("ensure ServiceCIDR: %w", err)
+	}
+	if len(sc.Spec.CIDRs) == 1 && len(want) == 2 && sc.Spec.CIDRs[0] == want[0] {
+		// The cluster was made dual-stack: the default range gains its
+		// secondary CIDR, the one change to it upstream allows.
+		sc.Spec.CIDRs = want
+		if sc, err = api.Update(ctx, sc, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("add secondary CIDR to ServiceCIDR: %w", err)
+		}
+	} else if !slices.Equal(sc.Spec.CIDRs, want) {
+		logr.FromContextOrDiscard(ctx).Info("Default ServiceCIDR differs from --service-cluster-ip-range; keeping it", "cidrs", sc.Spec.CIDRs, "flag", want)
 	}
 	for _, c := range sc.Status.Conditions {
 		if c.Type == networkingv1.ServiceCIDRConditionReady && c.Status == metav1.ConditionTrue {
@@ -201,7 +216,9 @@ func (b *Bootstrap) ensureKubernetesService(ctx context.Context) error {
 	if _, err := api.Get(ctx, "kubernetes", metav1.GetOptions{}); err == nil {
 		return nil
 	}
-	ip := b.Allocators.IPs.First().String()
+	// As upstream, the kubernetes Service is single-stack, on the first
+	// address of the primary range.
+	ip := b.Allocators.IPs[0].First().String()
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:   "kubernetes",

@@ -4,9 +4,11 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -101,7 +103,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Authorization.AddFlags(fs)
 	o.Admission.AddFlags(fs)
 	o.ServerRun.AddUniversalFlags(fs)
-	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "CIDR range from which Service ClusterIPs are allocated.")
+	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "CIDR range from which Service ClusterIPs are allocated; two comma-separated CIDRs, one per IP family, make the cluster dual-stack (the first is the primary family).")
 	fs.StringVar(&o.ServiceNodePortRange, "service-node-port-range", o.ServiceNodePortRange, "Port range reserved for Services with NodePort visibility, as BEGIN-END.")
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
 	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity.")
@@ -114,17 +116,42 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.Kubelet.PreferredAddressTypes, "kubelet-preferred-address-types", o.Kubelet.PreferredAddressTypes, "Order of node address types to use when connecting to kubelets.")
 }
 
-// serviceRanges parses the service ranges.
-func (o *Options) serviceRanges() (netip.Prefix, utilnet.PortRange, error) {
-	cidr, err := netip.ParsePrefix(o.ServiceClusterIPRange)
+// serviceRanges parses the service ranges: the ClusterIP CIDRs, primary
+// first, and the NodePort range.
+func (o *Options) serviceRanges() ([]netip.Prefix, utilnet.PortRange, error) {
+	cidrs, err := parseServiceCIDRs(o.ServiceClusterIPRange)
 	if err != nil {
-		return netip.Prefix{}, utilnet.PortRange{}, fmt.Errorf("--service-cluster-ip-range: %w", err)
+		return nil, utilnet.PortRange{}, err
 	}
 	pr, err := utilnet.ParsePortRange(o.ServiceNodePortRange)
 	if err != nil {
-		return netip.Prefix{}, utilnet.PortRange{}, fmt.Errorf("--service-node-port-range: %w", err)
+		return nil, utilnet.PortRange{}, fmt.Errorf("--service-node-port-range: %w", err)
 	}
-	return cidr, *pr, nil
+	return cidrs, *pr, nil
+}
+
+// parseServiceCIDRs parses --service-cluster-ip-range: one CIDR, or two
+// separated by a comma (dual-stack), one per IP family, as upstream.
+func parseServiceCIDRs(v string) ([]netip.Prefix, error) {
+	parts := strings.Split(v, ",")
+	if strings.TrimSpace(v) == "" {
+		return nil, errors.New("--service-cluster-ip-range: must hold at least one CIDR")
+	}
+	if len(parts) > 2 {
+		return nil, fmt.Errorf("--service-cluster-ip-range: %q holds %d CIDRs; at most two, one per IP family, are supported", v, len(parts))
+	}
+	var out []netip.Prefix
+	for i, p := range parts {
+		cidr, err := netip.ParsePrefix(strings.TrimSpace(p))
+		if err != nil {
+			return nil, fmt.Errorf("--service-cluster-ip-range[%d]: %w", i, err)
+		}
+		out = append(out, cidr.Masked())
+	}
+	if len(out) == 2 && out[0].Addr().Is4() == out[1].Addr().Is4() {
+		return nil, fmt.Errorf("--service-cluster-ip-range: %s and %s are of the same IP family; a dual-stack range needs one CIDR of each", out[0], out[1])
+	}
+	return out, nil
 }
 
 // Validate reports every invalid option.

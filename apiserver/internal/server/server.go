@@ -73,7 +73,7 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*Server, func(), erro
 	if errs := o.Validate(); len(errs) > 0 {
 		return nil, cleanup, fmt.Errorf("invalid options: %v", errs)
 	}
-	cidr, nodePorts, _ := o.serviceRanges()
+	cidrs, nodePorts, _ := o.serviceRanges()
 
 	if len(o.Etcd.StorageConfig.Transport.ServerList) == 0 {
 		start := time.Now()
@@ -173,7 +173,7 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*Server, func(), erro
 		return nil, cleanup, fmt.Errorf("create server: %w", err)
 	}
 	built, err := apis.Build(config.RESTOptionsGetter, apis.Config{
-		ServiceCIDR:        cidr,
+		ServiceCIDRs:       cidrs,
 		NodePorts:          nodePorts,
 		Kubelet:            o.Kubelet,
 		Authorization:      apis.AuthorizationConfig{Authorizer: config.Authorization.Authorizer, RuleResolver: config.RuleResolver, RBACRules: authorization.RBAC},
@@ -199,7 +199,7 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*Server, func(), erro
 		Client:        client,
 		Stores:        built.Stores,
 		Allocators:    built.Allocators,
-		ServiceCIDR:   cidr,
+		ServiceCIDRs:  cidrs,
 		AdvertiseIP:   advertise,
 		AdvertisePort: port,
 		ServerID:      config.APIServerID,
@@ -303,8 +303,8 @@ func (o *Options) ensureDevCerts(advertise net.IP) error {
 	if ip := o.SecureServing.BindAddress; ip != nil && !ip.IsUnspecified() {
 		hosts = append(hosts, ip.String())
 	}
-	if cidr, _, err := o.serviceRanges(); err == nil {
-		hosts = append(hosts, cidr.Masked().Addr().Next().String())
+	if cidrs, _, err := o.serviceRanges(); err == nil {
+		hosts = append(hosts, cidrs[0].Masked().Addr().Next().String())
 	}
 	serverHost := "127.0.0.1"
 	if ip := o.SecureServing.BindAddress; ip != nil && !ip.IsUnspecified() {

@@ -153,7 +153,7 @@ func TestRestart(t *testing.T) {
 		svc := service("taken-ip", corev1.ServiceTypeClusterIP)
 		svc.Spec.ClusterIP = ips[0]
 		_, err := cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
-		wantCause(t, wantStatus(t, err, 422), "spec.clusterIPs[0]")
+		wantCause(t, wantStatus(t, err, 422), "spec.clusterIPs")
 		svc = service("taken-port", corev1.ServiceTypeNodePort)
 		svc.Spec.Ports[0].NodePort = ports[0]
 		_, err = cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})

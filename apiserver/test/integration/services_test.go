@@ -177,19 +177,19 @@ func TestServiceClusterIPs(t *testing.T) {
 		dup := service(uniqueName("svc"), corev1.ServiceTypeClusterIP)
 		dup.Spec.ClusterIP = want
 		_, err = api.Create(ctx, dup, metav1.CreateOptions{})
-		wantCause(t, wantStatus(t, err, 422), "spec.clusterIPs[0]")
+		wantCause(t, wantStatus(t, err, 422), "spec.clusterIPs")
 
 		// The kubernetes service's IP is taken too.
 		dup.Spec.ClusterIP = "10.96.0.1"
 		_, err = api.Create(ctx, dup, metav1.CreateOptions{})
-		wantCause(t, wantStatus(t, err, 422), "spec.clusterIPs[0]")
+		wantCause(t, wantStatus(t, err, 422), "spec.clusterIPs")
 	})
 
 	t.Run("IP outside the range is refused", func(t *testing.T) {
 		svc := service(uniqueName("svc"), corev1.ServiceTypeClusterIP)
 		svc.Spec.ClusterIP = "10.200.0.10"
 		_, err := api.Create(ctx, svc, metav1.CreateOptions{})
-		wantCause(t, wantStatus(t, err, 422), "spec.clusterIPs[0]")
+		wantCause(t, wantStatus(t, err, 422), "spec.clusterIPs")
 	})
 
 	t.Run("IP is released on delete and reusable", func(t *testing.T) {

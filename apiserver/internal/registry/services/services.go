@@ -3,7 +3,9 @@ package services
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,9 +22,31 @@ import (
 
 // Allocators are the ClusterIP and NodePort allocators services draw from.
 type Allocators struct {
-	IPs   *ipaddress.Allocator
+	// IPs holds one allocator per IP family the cluster serves, in the
+	// order of --service-cluster-ip-range: the first is the primary family,
+	// which Services get when they do not ask for one.
+	IPs   []*ipaddress.Allocator
 	Ports *portrange.Allocator
 }
+
+// allocator returns the allocator of family f, or nil when the cluster does
+// not serve f.
+func (a *Allocators) allocator(f corev1.IPFamily) *ipaddress.Allocator {
+	for _, ips := range a.IPs {
+		if familyOf(ips.CIDR().Addr().String()) == f {
+			return ips
+		}
+	}
+	return nil
+}
+
+// primaryFamily is the family of the first service range.
+func (a *Allocators) primaryFamily() corev1.IPFamily {
+	return familyOf(a.IPs[0].CIDR().Addr().String())
+}
+
+// dualStack reports whether the cluster serves both families.
+func (a *Allocators) dualStack() bool { return len(a.IPs) == 2 }
 
 // Resource describes the services resource.
 func Resource(a *Allocators) *registry.Resource {
@@ -69,14 +93,20 @@ func needsHealthCheckPort(svc *corev1.Service) bool {
 
 // release is what a finished-but-failed request must give back.
 type release struct {
-	ip    netip.Addr
+	ips   []netip.Addr
 	ports []int
 }
 
 func (a *Allocators) undo(ctx context.Context, r release) {
-	if r.ip.IsValid() {
-		if err := a.IPs.Release(ctx, r.ip); err != nil {
-			klog.FromContext(ctx).Error(err, "Release cluster IP", "ip", r.ip)
+	for _, ip := range r.ips {
+		ips := a.allocator(familyOf(ip.String()))
+		if ips == nil {
+			// The cluster no longer serves this family; nothing holds it.
+			klog.FromContext(ctx).V(4).Info("Not releasing cluster IP of a family the cluster does not serve", "ip", ip)
+			continue
+		}
+		if err := ips.Release(ctx, ip); err != nil {
+			klog.FromContext(ctx).Error(err, "Release cluster IP", "ip", ip)
 		}
 	}
 	if len(r.ports) > 0 {
@@ -98,13 +128,15 @@ func (a *Allocators) beginCreate(ctx context.Context, obj runtime.Object, option
 	svc := obj.(*corev1.Service)
 	dryRun := len(options.DryRun) > 0
 	var taken release
-	setFamilies(svc)
+	if err := a.initFamilies(svc, nil); err != nil {
+		return nil, err
+	}
 	if needsClusterIP(svc) {
-		ip, err := a.allocateIP(ctx, svc, dryRun)
+		ips, err := a.allocateIPs(ctx, svc, 0, dryRun)
 		if err != nil {
 			return nil, err
 		}
-		taken.ip = ip
+		taken.ips = ips
 	}
 	ports, err := a.allocatePorts(ctx, svc, nil, dryRun)
 	if err != nil {
@@ -126,19 +158,31 @@ func (a *Allocators) beginUpdate(ctx context.Context, obj, oldObj runtime.Object
 	dryRun := len(options.DryRun) > 0
 	dropTypeDependentFields(svc, old)
 	carryAllocations(svc, old)
-	setFamilies(svc)
+	if err := a.initFamilies(svc, old); err != nil {
+		return nil, err
+	}
 	var taken, freed release
-	if needsClusterIP(svc) && svc.Spec.ClusterIP == "" || needsClusterIP(svc) && !needsClusterIP(old) {
-		ip, err := a.allocateIP(ctx, svc, dryRun)
+	switch {
+	case old.Spec.Type == corev1.ServiceTypeExternalName && needsClusterIP(svc):
+		ips, err := a.allocateIPs(ctx, svc, 0, dryRun)
 		if err != nil {
 			return nil, err
 		}
-		taken.ip = ip
-	}
-	if !needsClusterIP(svc) && needsClusterIP(old) {
-		freed.ip, _ = netip.ParseAddr(old.Spec.ClusterIP)
-		if svc.Spec.Type == corev1.ServiceTypeExternalName {
-			svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.IPFamilies, svc.Spec.IPFamilyPolicy = "", nil, nil, nil
+		taken.ips = ips
+	case needsClusterIP(old) && svc.Spec.Type == corev1.ServiceTypeExternalName:
+		freed.ips = clusterIPsOf(old)
+		svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.IPFamilies, svc.Spec.IPFamilyPolicy = "", nil, nil, nil
+	case needsClusterIP(old) && needsClusterIP(svc) && len(old.Spec.IPFamilies) == 1 && len(svc.Spec.IPFamilies) == 2:
+		// Upgrade to dual-stack: the secondary family gets an address.
+		ips, err := a.allocateIPs(ctx, svc, 1, dryRun)
+		if err != nil {
+			return nil, err
+		}
+		taken.ips = ips
+	case needsClusterIP(old) && needsClusterIP(svc) && len(old.Spec.IPFamilies) == 2 && len(svc.Spec.IPFamilies) == 1:
+		// Downgrade: the secondary address goes back once the update lands.
+		if ips := clusterIPsOf(old); len(ips) == 2 {
+			freed.ips = ips[1:]
 		}
 	}
 	ports, err := a.allocatePorts(ctx, svc, old, dryRun)
@@ -167,51 +211,75 @@ func (a *Allocators) afterDelete(obj runtime.Object, options *metav1.DeleteOptio
 	svc := obj.(*corev1.Service)
 	var r release
 	if needsClusterIP(svc) {
-		r.ip, _ = netip.ParseAddr(svc.Spec.ClusterIP)
+		r.ips = clusterIPsOf(svc)
 	}
 	r.ports = nodePortsOf(svc)
 	a.undo(context.Background(), r)
 }
 
-// setFamilies records the single IPv4 family the cluster serves.
-func setFamilies(svc *corev1.Service) {
-	if svc.Spec.Type == corev1.ServiceTypeExternalName {
-		return
+// clusterIPsOf returns the addresses a Service holds.
+func clusterIPsOf(svc *corev1.Service) []netip.Addr {
+	var out []netip.Addr
+	for _, s := range svc.Spec.ClusterIPs {
+		if ip, err := netip.ParseAddr(s); err == nil {
+			out = append(out, ip)
+		}
 	}
-	if len(svc.Spec.IPFamilies) == 0 {
-		svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	if len(out) == 0 {
+		if ip, err := netip.ParseAddr(svc.Spec.ClusterIP); err == nil {
+			out = append(out, ip)
+		}
 	}
-	if svc.Spec.IPFamilyPolicy == nil {
-		p := corev1.IPFamilyPolicySingleStack
-		svc.Spec.IPFamilyPolicy = &p
-	}
-	if svc.Spec.ClusterIP == corev1.ClusterIPNone && len(svc.Spec.ClusterIPs) == 0 {
-		svc.Spec.ClusterIPs = []string{corev1.ClusterIPNone}
-	}
+	return out
 }
 
-func (a *Allocators) allocateIP(ctx context.Context, svc *corev1.Service, dryRun bool) (netip.Addr, error) {
-	path := field.NewPath("spec", "clusterIPs").Index(0)
-	var want netip.Addr
-	if svc.Spec.ClusterIP != "" {
-		ip, err := netip.ParseAddr(svc.Spec.ClusterIP)
-		if err != nil {
-			return netip.Addr{}, invalid(svc, field.Invalid(path, svc.Spec.ClusterIP, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"))
+// allocateIPs gives each of svc's families from index from on an address
+// of its range: the one the client asked for in clusterIPs, or any free one.
+// It returns what it took; on error it has given everything back.
+func (a *Allocators) allocateIPs(ctx context.Context, svc *corev1.Service, from int, dryRun bool) ([]netip.Addr, error) {
+	spec := &svc.Spec
+	for len(spec.ClusterIPs) < len(spec.IPFamilies) {
+		spec.ClusterIPs = append(spec.ClusterIPs, "")
+	}
+	var taken []netip.Addr
+	fail := func(err error) ([]netip.Addr, error) {
+		if !dryRun {
+			a.undo(ctx, release{ips: taken})
 		}
-		want = ip
+		return nil, err
 	}
-	ip, err := a.IPs.Allocate(ctx, svc, want, dryRun)
-	switch {
-	case errors.Is(err, ipaddress.ErrAllocated), errors.Is(err, ipaddress.ErrNotInRange):
-		return netip.Addr{}, invalid(svc, field.Invalid(path, svc.Spec.ClusterIP, "failed to allocate IP "+svc.Spec.ClusterIP+": "+err.Error()))
-	case errors.Is(err, ipaddress.ErrFull):
-		return netip.Addr{}, apierrors.NewInternalError(errors.New("failed to allocate a serviceIP: range is full"))
-	case err != nil:
-		return netip.Addr{}, apierrors.NewInternalError(err)
+	for i := from; i < len(spec.IPFamilies); i++ {
+		fam := spec.IPFamilies[i]
+		ips := a.allocator(fam)
+		if ips == nil {
+			return fail(invalid(svc, field.Invalid(familiesPath.Index(i), fam, "not configured on this cluster")))
+		}
+		var want netip.Addr
+		if s := spec.ClusterIPs[i]; s != "" {
+			ip, err := netip.ParseAddr(s)
+			if err != nil {
+				return fail(invalid(svc, field.Invalid(ipsPath.Index(i), s, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)")))
+			}
+			want = ip
+		}
+		ip, err := ips.Allocate(ctx, svc, want, dryRun)
+		switch {
+		case errors.Is(err, ipaddress.ErrNotInRange):
+			return fail(invalid(svc, field.Invalid(ipsPath, spec.ClusterIPs, fmt.Sprintf("failed to allocate IP %s: the provided IP (%s) is not in the valid range. The range of valid IPs is %s", want, want, ips.CIDR()))))
+		case errors.Is(err, ipaddress.ErrAllocated):
+			return fail(invalid(svc, field.Invalid(ipsPath, spec.ClusterIPs, fmt.Sprintf("failed to allocate IP %s: %v", want, err))))
+		case errors.Is(err, ipaddress.ErrFull):
+			return fail(apierrors.NewInternalError(fmt.Errorf("failed to allocate a serviceIP: range is full")))
+		case err != nil:
+			return fail(apierrors.NewInternalError(err))
+		}
+		taken = append(taken, ip)
+		spec.ClusterIPs[i] = ip.String()
 	}
-	svc.Spec.ClusterIP = ip.String()
-	svc.Spec.ClusterIPs = []string{ip.String()}
-	return ip, nil
+	if len(spec.ClusterIPs) > 0 {
+		spec.ClusterIP = spec.ClusterIPs[0]
+	}
+	return taken, nil
 }
 
 // allocatePorts gives every port of svc that needs a node port one it does
@@ -320,12 +388,16 @@ func ptrEqual[T comparable](a, b *T) bool {
 // carryAllocations keeps what a client left out on update, as upstream
 // does: the ClusterIP(s) and each port's node port when the type keeps them.
 func carryAllocations(svc, old *corev1.Service) {
-	if needsClusterIP(svc) && needsClusterIP(old) && svc.Spec.ClusterIP == "" {
-		svc.Spec.ClusterIP = old.Spec.ClusterIP
-		svc.Spec.ClusterIPs = old.Spec.ClusterIPs
+	if needsClusterIP(svc) && needsClusterIP(old) {
+		if svc.Spec.ClusterIP == "" {
+			svc.Spec.ClusterIP = old.Spec.ClusterIP
+		}
+		if len(svc.Spec.ClusterIPs) == 0 {
+			svc.Spec.ClusterIPs = slices.Clone(old.Spec.ClusterIPs)
+		}
 	}
 	if svc.Spec.ClusterIP == old.Spec.ClusterIP && len(svc.Spec.IPFamilies) == 0 {
-		svc.Spec.IPFamilies = old.Spec.IPFamilies
+		svc.Spec.IPFamilies = slices.Clone(old.Spec.IPFamilies)
 		if svc.Spec.IPFamilyPolicy == nil {
 			svc.Spec.IPFamilyPolicy = old.Spec.IPFamilyPolicy
 		}
