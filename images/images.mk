@@ -17,9 +17,9 @@ BUSYBOX           ?= /bin/busybox
 IMAGE_BUILD       := _output/bin/image-build
 IMAGES_DIR        := _output/images
 
-.PHONY: images _output/bin/image-build _output/bin/pause _output/bin/etcd _output/bin/coredns
+.PHONY: images _output/bin/image-build _output/bin/pause _output/bin/etcd _output/bin/coredns _output/bin/echo
 
-images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/trireme-scheduler.tar $(IMAGES_DIR)/proxy.tar $(IMAGES_DIR)/etcd.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar $(IMAGES_DIR)/coredns.tar
+images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/trireme-scheduler.tar $(IMAGES_DIR)/proxy.tar $(IMAGES_DIR)/etcd.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar $(IMAGES_DIR)/coredns.tar $(IMAGES_DIR)/echo.tar
 
 # go decides what is stale, so the binaries are always "rebuilt" (cheaply, from cache).
 _output/bin/image-build:
@@ -27,6 +27,9 @@ _output/bin/image-build:
 
 _output/bin/pause:
 	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $@ ./images/cmd/pause
+
+_output/bin/echo:
+	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $@ ./images/cmd/echo
 
 # etcd's own main (go.etcd.io/etcd/server/v3/etcdmain at the version the apiserver
 # embeds), for triremeadm's etcd static pod.
@@ -100,3 +103,11 @@ $(IMAGES_DIR)/coredns.tar: _output/bin/coredns $(IMAGE_BUILD)
 	$(IMAGE_BUILD) --name trireme.dev/coredns:$(IMAGE_VERSION) --out $@ \
 		--file _output/bin/coredns=/coredns:0755 \
 		--entrypoint /coredns
+
+# The service-test workload: HTTP on 8080 and UDP on 8081 answering with the
+# pod's name ($POD_NAME or the host name), the client's address or an echo.
+# It needs no privilege.
+$(IMAGES_DIR)/echo.tar: _output/bin/echo $(IMAGE_BUILD)
+	$(IMAGE_BUILD) --name trireme.dev/echo:$(IMAGE_VERSION) --out $@ \
+		--file _output/bin/echo=/echo:0755 \
+		--entrypoint /echo --user 65534:65534

@@ -8,27 +8,28 @@ import (
 	"time"
 )
 
-// busyboxImage is the trireme.dev/busybox image `make images` built, as the node
+// nodeImage is the trireme.dev/<name> image `make images` built, as the node
 // reports it.
-func busyboxImage(t *testing.T) string {
+func nodeImage(t *testing.T, name string) string {
 	t.Helper()
 	images, err := kubectl("get", "node", nodeName, "-o", "jsonpath={.status.images[*].names[*]}")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range strings.Fields(images) {
-		if strings.HasPrefix(n, "trireme.dev/busybox:") {
+		if strings.HasPrefix(n, "trireme.dev/"+name+":") {
 			return n
 		}
 	}
-	t.Fatalf("no trireme.dev/busybox image on the node: %s", images)
+	t.Fatalf("no trireme.dev/%s image on the node: %s", name, images)
 	return ""
 }
 
-// apply applies a manifest (a format string whose %[1]s is the busybox image).
+// apply applies a manifest (a format string whose %[1]s is the busybox image
+// and %[2]s the echo image).
 func apply(t *testing.T, manifest string) {
 	t.Helper()
-	if out, err := kubectlStdin(fmt.Sprintf(manifest, busyboxImage(t)), "apply", "-f", "-"); err != nil {
+	if out, err := kubectlStdin(fmt.Sprintf(manifest, nodeImage(t, "busybox"), nodeImage(t, "echo")), "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 }

@@ -77,7 +77,7 @@ func (w *worker) create() error {
 		return err
 	}
 	images := filepath.Join(filepath.Dir(framework.BinDir()), "images")
-	for _, img := range []string{"pause", "busybox", "proxy", "coredns"} {
+	for _, img := range []string{"pause", "busybox", "echo", "proxy", "coredns"} {
 		if err := os.Symlink(filepath.Join(images, img+".tar"), filepath.Join(dir, img+".tar")); err != nil {
 			return err
 		}
@@ -164,23 +164,31 @@ metadata: {name: everywhere, namespace: demo}
 spec:
   selector: {matchLabels: {app: everywhere}}
   template:
-    metadata: {labels: {app: everywhere}}
+    metadata:
+      labels: {app: everywhere}
+      # kubectl exec runs the test's nc in busybox: the echo image has no shell.
+      annotations: {kubectl.kubernetes.io/default-container: tools}
     spec:
       terminationGracePeriodSeconds: 1
       tolerations: [{operator: Exists}]
       containers:
       - name: web
-        image: %[1]s
-        command: ["sh", "-c", "mkdir -p /tmp/www; hostname > /tmp/www/index.html; exec httpd -f -p 8080 -h /tmp/www"]
-        ports: [{containerPort: 8080}]
+        image: %[2]s
+        env: [{name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]
+        ports: [{containerPort: 8080}, {containerPort: 8081, protocol: UDP}]
         readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
+      - name: tools
+        image: %[1]s
+        command: ["sleep", "3600"]
 ---
 apiVersion: v1
 kind: Service
 metadata: {name: everywhere, namespace: demo}
 spec:
   selector: {app: everywhere}
-  ports: [{port: 80, targetPort: 8080}]
+  ports:
+  - {name: http, port: 80, targetPort: 8080}
+  - {name: udp, port: 81, targetPort: 8081, protocol: UDP}
 ---
 apiVersion: apps/v1
 kind: Deployment
@@ -291,6 +299,20 @@ func TestMultiNode(t *testing.T) {
 			seen[strings.TrimSpace(body)] = true
 			if len(seen) < 3 {
 				return fmt.Errorf("answers so far from %v", seen)
+			}
+			return nil
+		})
+		seenUDP := map[string]bool{}
+		eventually(t, 60*time.Second, "UDP Service from "+from+" reaching pods on every node", func() error {
+			out, err := execIn("demo", src[0], fmt.Sprintf("echo hostname | nc -u -w 1 %s 81", svc))
+			if err != nil {
+				return err
+			}
+			if name := strings.TrimSpace(out); name != "" {
+				seenUDP[name] = true
+			}
+			if len(seenUDP) < 3 {
+				return fmt.Errorf("answers so far from %v", seenUDP)
 			}
 			return nil
 		})
