@@ -304,7 +304,8 @@ func TestMultiNode(t *testing.T) {
 		})
 		seenUDP := map[string]bool{}
 		eventually(t, 60*time.Second, "UDP Service from "+from+" reaching pods on every node", func() error {
-			out, err := execIn("demo", src[0], fmt.Sprintf("echo hostname | nc -u -w 1 %s 81", svc))
+			// busybox's nc has no UDP; the echo image's binary asks.
+			out, err := kubectl("-n", "demo", "exec", src[0], "-c", "web", "--", "/echo", "-ask-udp", svc+":81")
 			if err != nil {
 				return err
 			}

@@ -106,3 +106,25 @@ func Run(ctx context.Context, name, httpAddr, udpAddr string) error {
 	}
 	return nil
 }
+
+// AskUDP sends request to addr over UDP and returns the first answer, for
+// tests run from inside a pod (busybox's nc has no UDP).
+func AskUDP(addr, request string, timeout time.Duration) (string, error) {
+	conn, err := net.DialTimeout("udp", addr, timeout)
+	if err != nil {
+		return "", fmt.Errorf("dial %s: %w", addr, err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return "", err
+	}
+	if _, err := conn.Write([]byte(request)); err != nil {
+		return "", fmt.Errorf("send to %s: %w", addr, err)
+	}
+	buf := make([]byte, 64<<10)
+	n, err := conn.Read(buf)
+	if err != nil {
+		return "", fmt.Errorf("answer from %s: %w", addr, err)
+	}
+	return string(buf[:n]), nil
+}

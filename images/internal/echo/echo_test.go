@@ -60,20 +60,10 @@ func TestServeUDP(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ServeUDP(ctx, conn, "web-1") }()
-	client, err := net.Dial("udp", conn.LocalAddr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
 	for request, want := range map[string]string{"hostname": "web-1\n", "echo ping": "ping\n"} {
-		if _, err := client.Write([]byte(request)); err != nil {
-			t.Fatal(err)
-		}
-		_ = client.SetReadDeadline(time.Now().Add(5 * time.Second))
-		buf := make([]byte, 100)
-		n, err := client.Read(buf)
-		if err != nil || string(buf[:n]) != want {
-			t.Errorf("UDP %q = %q, %v; want %q", request, buf[:n], err, want)
+		got, err := AskUDP(conn.LocalAddr().String(), request, 5*time.Second)
+		if err != nil || got != want {
+			t.Errorf("UDP %q = %q, %v; want %q", request, got, err, want)
 		}
 	}
 	cancel()
