@@ -2,7 +2,6 @@ package controllermanager_test
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -22,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"trireme.dev/e2e/framework"
 )
@@ -59,7 +59,9 @@ func benchCluster(b *testing.B, extra ...string) (*framework.APIServer, kubernet
 	// logged at the end of the benchmark (and its profiles, with
 	// CM_BENCH_PROFILE).
 	if port := os.Getenv("CM_BENCH_METRICS_PORT"); port != "" {
-		args = append(args, "--bind-address=127.0.0.1", "--secure-port="+port)
+		// The admin identity reads them, authorized by the apiserver.
+		args = append(args, "--bind-address=127.0.0.1", "--secure-port="+port,
+			"--authentication-kubeconfig", s.KubeconfigPath(), "--authorization-kubeconfig", s.KubeconfigPath())
 		if os.Getenv("CM_BENCH_PROFILE") != "" {
 			args = append(args, "--profiling")
 		}
@@ -77,7 +79,7 @@ func benchCluster(b *testing.B, extra ...string) (*framework.APIServer, kubernet
 	})
 	if port := os.Getenv("CM_BENCH_METRICS_PORT"); port != "" {
 		// Cleanups run last first: this one before the stop above.
-		b.Cleanup(func() { logMetrics(b, port) })
+		b.Cleanup(func() { logMetrics(b, adminHTTPClient(b, s), port) })
 	}
 	b.Logf("controller-manager %v, log %s", args[4:], logPath)
 	return s, s.Clientset(b)
@@ -190,7 +192,7 @@ func BenchmarkEndpointSliceChurn(b *testing.B) {
 	if workers == "" {
 		workers = "50"
 	}
-	_, cs := benchCluster(b, "--concurrent-service-endpoint-syncs="+workers, "--concurrent-endpoint-syncs="+workers)
+	s, cs := benchCluster(b, "--concurrent-service-endpoint-syncs="+workers, "--concurrent-endpoint-syncs="+workers)
 	ctx := context.Background()
 	ns := "eps-bench"
 	benchNamespace(b, cs, ns)
@@ -303,9 +305,10 @@ func BenchmarkEndpointSliceChurn(b *testing.B) {
 	// CM_BENCH_METRICS_PORT; the bench passes --profiling then).
 	profileDone := make(chan struct{})
 	if path, port := os.Getenv("CM_BENCH_PROFILE"), os.Getenv("CM_BENCH_METRICS_PORT"); path != "" && port != "" {
+		client := adminHTTPClient(b, s)
 		go func() {
 			defer close(profileDone)
-			saveProfile(b, port, path, duration-5*time.Second)
+			saveProfile(b, client, port, path, duration-5*time.Second)
 		}()
 	} else {
 		close(profileDone)
@@ -411,8 +414,7 @@ func eventuallyB(b *testing.B, timeout time.Duration, cond func() bool) {
 
 // logMetrics logs the controller-manager's sync and queue figures of the
 // endpoint controllers.
-func logMetrics(b *testing.B, port string) {
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+func logMetrics(b *testing.B, client *http.Client, port string) {
 	resp, err := client.Get("https://127.0.0.1:" + port + "/metrics")
 	if err != nil {
 		b.Logf("metrics: %v", err)
@@ -429,8 +431,7 @@ func logMetrics(b *testing.B, port string) {
 
 // saveProfile writes a CPU profile of the controller-manager of length d
 // to path.
-func saveProfile(b *testing.B, port, path string, d time.Duration) {
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+func saveProfile(b *testing.B, client *http.Client, port, path string, d time.Duration) {
 	resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%s/debug/pprof/profile?seconds=%d", port, int(d.Seconds())))
 	if err != nil {
 		b.Logf("profile: %v", err)
@@ -447,4 +448,22 @@ func saveProfile(b *testing.B, port, path string, d time.Duration) {
 		b.Logf("profile: %v", err)
 	}
 	b.Logf("controller-manager CPU profile of %v in %s", d, path)
+}
+
+// adminHTTPClient presents s's admin client certificate, which the
+// controller-manager verifies with the client CA the apiserver publishes,
+// and trusts any server certificate (the controller-manager's is
+// self-signed).
+func adminHTTPClient(b *testing.B, s *framework.APIServer) *http.Client {
+	cfg, err := s.RESTConfig()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.TLSClientConfig.CAData, cfg.TLSClientConfig.CAFile = nil, ""
+	cfg.TLSClientConfig.Insecure = true
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return client
 }

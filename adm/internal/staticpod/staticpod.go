@@ -202,8 +202,9 @@ func APIServerPod(cfg *options.Config) (*corev1.Pod, error) {
 // ControllerManagerPod is the controller-manager: it allocates node pod CIDRs, runs
 // every default controller plus the bootstrap-token ones and signs CSRs with the
 // cluster CA. Its controllers' service account tokens come from the apiserver's
-// TokenRequest API, and its health endpoints need no delegated authentication, so
-// it takes no sa.key and no authentication/authorization kubeconfig.
+// TokenRequest API, so it takes no sa.key. Its own kubeconfig also serves for
+// delegated authentication and authorization of /metrics and /debug/pprof on
+// its secure port, as kubeadm configures kube-controller-manager.
 func ControllerManagerPod(cfg *options.Config) *corev1.Pod {
 	pkiDir := cfg.PKIDir()
 	in := func(n string) string { return filepath.Join(pkiDir, n) }
@@ -215,6 +216,8 @@ func ControllerManagerPod(cfg *options.Config) *corev1.Pod {
 		"controllers":                     "*,bootstrapsigner,tokencleaner",
 		"use-service-account-credentials": "true",
 		"kubeconfig":                      kc,
+		"authentication-kubeconfig":       kc,
+		"authorization-kubeconfig":        kc,
 		"bind-address":                    "127.0.0.1",
 		"leader-elect":                    "true",
 		"root-ca-file":                    in("ca.crt"),

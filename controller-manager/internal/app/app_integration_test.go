@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -106,6 +107,24 @@ func clientFor(kubeconfig string) (*kubernetes.Clientset, error) {
 	return kubernetes.NewForConfig(cfg)
 }
 
+// adminHTTPClient presents kubeconfig's client certificate and trusts any
+// server certificate (the controller-manager's is self-signed).
+func adminHTTPClient(t *testing.T, kubeconfig string) *http.Client {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TLSClientConfig.CAData, cfg.TLSClientConfig.CAFile = nil, ""
+	cfg.TLSClientConfig.Insecure = true
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc.Timeout = 5 * time.Second
+	return hc
+}
+
 func tail(s string, n int) string {
 	if len(s) > n {
 		return s[len(s)-n:]
@@ -136,6 +155,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		done <- Run(ctx, []string{
 			"--kubeconfig", kubeconfig,
 			"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
+			"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig,
 			"--leader-elect", "--leader-elect-retry-period", "500ms",
 			"--resource-quota-sync-period", "10s",
 			"-v", "2",
@@ -210,25 +230,39 @@ func TestAgainstAPIServer(t *testing.T) {
 	})
 
 	t.Run("serves healthz and metrics", func(t *testing.T) {
-		// The serving certificate is self-signed; only reachability and
-		// content are checked here.
-		hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-		get := func(path string) string {
+		// The serving certificate is self-signed; only reachability,
+		// content and access are checked here. The admin's client
+		// certificate is verified with the client CA the apiserver
+		// publishes, and RBAC lets it read /metrics.
+		anonymous := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+		admin := adminHTTPClient(t, kubeconfig)
+		get := func(hc *http.Client, path string, want int) string {
 			resp, err := hc.Get(fmt.Sprintf("https://127.0.0.1:%d%s", port, path))
 			if err != nil {
 				t.Fatalf("GET %s: %v", path, err)
 			}
 			defer resp.Body.Close()
 			body, _ := io.ReadAll(resp.Body)
-			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+			if resp.StatusCode != want {
+				t.Fatalf("GET %s: %d %s, want %d", path, resp.StatusCode, body, want)
 			}
 			return string(body)
 		}
-		if body := get("/healthz"); body != "ok" {
+		if body := get(anonymous, "/healthz", http.StatusOK); body != "ok" {
 			t.Errorf("/healthz = %q", body)
 		}
-		metrics := get("/metrics")
+		get(anonymous, "/metrics", http.StatusForbidden)
+		// The client CA comes from an informer started with the port.
+		poll(t, "admin reads /metrics", func(context.Context) (bool, error) {
+			resp, err := admin.Get(fmt.Sprintf("https://127.0.0.1:%d/metrics", port))
+			if err != nil {
+				return false, nil
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK, nil
+		})
+		get(admin, "/debug/pprof/", http.StatusOK)
+		metrics := get(admin, "/metrics", http.StatusOK)
 		for _, want := range []string{
 			`trireme_controller_manager_syncs_total{controller="serviceaccount",result="success"}`,
 			`trireme_controller_manager_leader 1`,

@@ -86,7 +86,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	if p := m.opts.Config.Generic.Debugging.EnableProfiling; p != nil && *p {
 		handler = serving.WithProfiling(handler)
 	}
-	addr, err := serving.Start(ctx, m.opts.SecureServing, handler)
+	addr, err := serving.Start(ctx, m.opts.SecureServing, m.opts.Authentication, m.opts.Authorization, handler)
 	if err != nil {
 		return err
 	}

@@ -99,8 +99,9 @@ func SetDefaults(cfg *kcmconfig.KubeControllerManagerConfiguration) {
 		le.LeaderElect = ptr.To(true)
 	}
 	if g.Debugging.EnableProfiling == nil {
-		// Off, unlike upstream's default: see the --profiling flag.
-		g.Debugging.EnableProfiling = ptr.To(false)
+		// On, as upstream's default: the secure port authorizes
+		// /debug/pprof through the apiserver.
+		g.Debugging.EnableProfiling = ptr.To(true)
 	}
 	rq := &cfg.ResourceQuotaController
 	if rq.ResourceQuotaSyncPeriod.Duration == 0 {

@@ -25,8 +25,12 @@ type Options struct {
 	Config *kcmconfig.KubeControllerManagerConfiguration
 	// SecureServing serves /healthz and /metrics; port 0 turns it off.
 	SecureServing *apiserveroptions.SecureServingOptions
-	LogFormat     string
-	Verbosity     int
+	// Authentication and Authorization guard the secure port, delegated
+	// to the apiserver (TokenReview, SubjectAccessReview) as upstream's.
+	Authentication *apiserveroptions.DelegatingAuthenticationOptions
+	Authorization  *apiserveroptions.DelegatingAuthorizationOptions
+	LogFormat      string
+	Verbosity      int
 }
 
 // New returns options with every default, bound to cfg (DefaultConfig()
@@ -40,7 +44,15 @@ func New(cfg *kcmconfig.KubeControllerManagerConfiguration) *Options {
 	// Self-signed certificates stay in memory unless --cert-dir is given.
 	ss.ServerCert.CertDirectory = ""
 	ss.ServerCert.PairName = "trireme-controller-manager"
-	return &Options{Config: cfg, SecureServing: ss, LogFormat: "text"}
+	// As upstream: without a kubeconfig for them (and outside a cluster)
+	// nobody authenticates and only the health paths are allowed.
+	authn := apiserveroptions.NewDelegatingAuthenticationOptions()
+	authn.TolerateInClusterLookupFailure = true
+	authn.RemoteKubeConfigFileOptional = true
+	authz := apiserveroptions.NewDelegatingAuthorizationOptions()
+	authz.RemoteKubeConfigFileOptional = true
+	authz.AlwaysAllowPaths = []string{"/healthz", "/readyz", "/livez"}
+	return &Options{Config: cfg, SecureServing: ss, Authentication: authn, Authorization: authz, LogFormat: "text"}
 }
 
 // AddFlags registers the options on fs, with upstream's flag names.
@@ -52,9 +64,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, known []string) {
 	fs.Int32Var(&g.ClientConnection.Burst, "kube-api-burst", g.ClientConnection.Burst, "Burst of queries to the apiserver, per client.")
 	fs.StringVar(&g.ClientConnection.ContentType, "kube-api-content-type", g.ClientConnection.ContentType, "Content type of requests sent to the apiserver.")
 	fs.DurationVar(&g.MinResyncPeriod.Duration, "min-resync-period", g.MinResyncPeriod.Duration, "Informers resync at a random period between this and twice this.")
-	// Off by default, unlike upstream: this port has no delegated
-	// authorization yet, so profiles would be open to anyone reaching it.
-	fs.BoolVar(g.Debugging.EnableProfiling, "profiling", *g.Debugging.EnableProfiling, "Serve Go profiles at /debug/pprof on the secure port (open to anyone who can reach it).")
+	fs.BoolVar(g.Debugging.EnableProfiling, "profiling", *g.Debugging.EnableProfiling, "Serve Go profiles at /debug/pprof on the secure port, to identities the apiserver authorizes.")
 	fs.StringSliceVar(&g.Controllers, "controllers", g.Controllers, fmt.Sprintf("Controllers to run: '*' runs every controller on by default, 'foo' adds foo, '-foo' removes foo; the first entry naming a controller wins. Known: %s.", strings.Join(known, ", ")))
 
 	le := &g.LeaderElection
@@ -77,6 +87,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, known []string) {
 	o.addNodeFlags(fs)
 
 	o.SecureServing.AddFlags(fs)
+	o.Authentication.AddFlags(fs)
+	o.Authorization.AddFlags(fs)
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
 	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity: 0 for what an operator needs, 2 for per-object detail, 4 for debugging.")
 }
@@ -86,6 +98,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, known []string) {
 func (o *Options) Validate(known []string) []error {
 	var errs []error
 	errs = append(errs, o.SecureServing.Validate()...)
+	errs = append(errs, o.Authentication.Validate()...)
+	errs = append(errs, o.Authorization.Validate()...)
 	g := o.Config.Generic
 	for _, c := range g.Controllers {
 		name := strings.TrimPrefix(c, "-")

@@ -37,6 +37,7 @@ func TestDefaultConfig(t *testing.T) {
 		{"quota sync period 5m", cfg.ResourceQuotaController.ResourceQuotaSyncPeriod.Duration == 5*time.Minute},
 		{"quota workers 5", cfg.ResourceQuotaController.ConcurrentResourceQuotaSyncs == 5},
 		{"service account credentials off", !cfg.KubeCloudShared.UseServiceAccountCredentials},
+		{"profiling on, as upstream", *g.Debugging.EnableProfiling},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
@@ -151,6 +152,50 @@ func TestValidate(t *testing.T) {
 			}
 			if tt.wantErr != "" && !strings.Contains(joined, tt.wantErr) {
 				t.Fatalf("errors %q, want %q", joined, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestDelegatedAuthFlags(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		check func(o *Options) bool
+	}{
+		{"health paths always allowed by default", nil, func(o *Options) bool {
+			return strings.Join(o.Authorization.AlwaysAllowPaths, ",") == "/healthz,/readyz,/livez"
+		}},
+		{"kubeconfigs optional by default", nil, func(o *Options) bool {
+			return o.Authentication.RemoteKubeConfigFileOptional && o.Authorization.RemoteKubeConfigFileOptional &&
+				o.Authentication.RemoteKubeConfigFile == "" && o.Authorization.RemoteKubeConfigFile == ""
+		}},
+		{"kubeconfigs", []string{"--authentication-kubeconfig=/etc/cm.conf", "--authorization-kubeconfig=/etc/cm.conf"}, func(o *Options) bool {
+			return o.Authentication.RemoteKubeConfigFile == "/etc/cm.conf" && o.Authorization.RemoteKubeConfigFile == "/etc/cm.conf"
+		}},
+		{"always allowed paths", []string{"--authorization-always-allow-paths=/healthz,/metrics"}, func(o *Options) bool {
+			return strings.Join(o.Authorization.AlwaysAllowPaths, ",") == "/healthz,/metrics"
+		}},
+		{"skip lookup and client CA", []string{"--authentication-skip-lookup", "--client-ca-file=/etc/ca.crt"}, func(o *Options) bool {
+			return o.Authentication.SkipInClusterLookup && o.Authentication.ClientCert.ClientCA == "/etc/ca.crt"
+		}},
+		{"profiling off", []string{"--profiling=false"}, func(o *Options) bool {
+			return !*o.Config.Generic.Debugging.EnableProfiling
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := New(nil)
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			o.AddFlags(fs, known)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			if errs := o.Validate(known); len(errs) > 0 {
+				t.Fatalf("Validate: %v", errs)
+			}
+			if !tt.check(o) {
+				t.Errorf("after %v: authentication %+v, authorization %+v", tt.args, o.Authentication, o.Authorization)
 			}
 		})
 	}
