@@ -193,25 +193,21 @@ func (h *Handle) Score(t testing.TB, pod *v1.Pod) map[string]int64 {
 	return out
 }
 
-// Zones returns nodes named node-0000… spread over ten zones (label
-// "zone"), each running podsPerNode pods labelled app=web: a cluster for
-// benchmarks.
-func Zones(nodes, podsPerNode int) ([]*v1.Node, []*v1.Pod) {
-	var ns []*v1.Node
-	var ps []*v1.Pod
-	for i := range nodes {
+// BenchmarkPreFilter measures PreFilter for pod with the plugins of
+// registry named in enabled, over 500 nodes in ten zones (label "zone")
+// holding ten pods labelled app=web each. Every iteration is a fresh
+// cycle over the unchanged snapshot.
+func BenchmarkPreFilter(b *testing.B, registry framework.Registry, enabled []string, pod *v1.Pod) {
+	var nodes []*v1.Node
+	var pods []*v1.Pod
+	for i := range 500 {
 		name := fmt.Sprintf("node-%04d", i)
-		ns = append(ns, Node(name, "32", "zone", fmt.Sprintf("zone-%d", i%10)))
-		for j := range podsPerNode {
-			ps = append(ps, Pod(fmt.Sprintf("p-%d-%d", i, j), "100m", name, "app", "web"))
+		nodes = append(nodes, Node(name, "32", "zone", fmt.Sprintf("zone-%d", i%10)))
+		for j := range 10 {
+			pods = append(pods, Pod(fmt.Sprintf("p-%d-%d", i, j), "100m", name, "app", "web"))
 		}
 	}
-	return ns, ps
-}
-
-// BenchmarkPreFilter measures the PreFilter plugins for pod, each
-// iteration a fresh cycle over the unchanged snapshot.
-func (h *Handle) BenchmarkPreFilter(b *testing.B, pod *v1.Pod) {
+	h := New(b, registry, enabled, nil, nodes, pods)
 	ctx := context.Background()
 	all, _ := h.Snapshot.NodeInfos().List()
 	b.ReportAllocs()
