@@ -4,14 +4,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
 	fwk "k8s.io/kube-scheduler/framework"
-)
 
-// maxCachedCounts bounds how many keys keep their counts between cycles.
-const maxCachedCounts = 128
+	"trireme.dev/scheduler/internal/framework/nodecounts"
+)
 
 // countCache keeps, between scheduling cycles, per-domain counts that
 // depend only on a key (the incoming pod's terms, or its namespace and
@@ -20,93 +18,18 @@ const maxCachedCounts = 128
 // one node per cycle in a steady stream of similar pods — instead of every
 // pod on every node.
 type countCache struct {
-	mu      sync.Mutex
-	entries map[string]*cachedCounts
-	cycle   uint64
-}
-
-type cachedCounts struct {
-	total counts
-	nodes map[string]*contribution
-	byPos []*contribution // by position in the last node list
-	used  uint64
-}
-
-// contribution is what one node added to total, as of one NodeInfo.
-type contribution struct {
-	ni   fwk.NodeInfo
-	gen  int64
-	seen uint64
-	c    counts
+	nodecounts.Cache[counts, counts]
 }
 
 // get returns key's counts over nodes, where count gives one node's
 // share. The map returned is only read, and only until the next call.
 func (cc *countCache) get(key string, nodes []fwk.NodeInfo, count func(fwk.NodeInfo) counts) counts {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	if cc.entries == nil {
-		cc.entries = map[string]*cachedCounts{}
-	}
-	cc.cycle++
-	e := cc.entries[key]
-	if e == nil {
-		if len(cc.entries) >= maxCachedCounts {
-			cc.evict()
-		}
-		e = &cachedCounts{total: counts{}, nodes: map[string]*contribution{}}
-		cc.entries[key] = e
-	}
-	e.used = cc.cycle
-	seen := 0
-	if len(e.byPos) < len(nodes) {
-		e.byPos = append(e.byPos, make([]*contribution, len(nodes)-len(e.byPos))...)
-	}
-	for pos, ni := range nodes {
-		// Unchanged nodes keep their NodeInfo and mostly their place in
-		// the list: found there, they need no name lookup.
-		if nc := e.byPos[pos]; nc != nil && nc.ni == ni && nc.gen == ni.GetGeneration() {
-			nc.seen = cc.cycle
-			seen++
-			continue
-		}
-		name := ni.Node().Name
-		nc := e.nodes[name]
-		if nc == nil {
-			nc = &contribution{}
-			e.nodes[name] = nc
-		} else if nc.ni == ni && nc.gen == ni.GetGeneration() {
-			nc.seen = cc.cycle
-			e.byPos[pos] = nc
-			seen++
-			continue
-		}
-		e.total.merge(nc.c, -1)
-		nc.ni, nc.gen, nc.seen, nc.c = ni, ni.GetGeneration(), cc.cycle, count(ni)
-		e.total.merge(nc.c, 1)
-		e.byPos[pos] = nc
-		seen++
-	}
-	if seen != len(e.nodes) {
-		for name, nc := range e.nodes {
-			if nc.seen != cc.cycle {
-				e.total.merge(nc.c, -1)
-				delete(e.nodes, name)
-			}
-		}
-	}
-	return e.total
-}
-
-func (cc *countCache) evict() {
-	var oldest string
-	var at uint64
-	for k, e := range cc.entries {
-		if oldest == "" || e.used < at {
-			oldest, at = k, e.used
-		}
-	}
-	delete(cc.entries, oldest)
+	return cc.Get(key, nodes, nodecounts.Sum[counts, counts]{
+		Empty:    func() counts { return counts{} },
+		Count:    func(ni fwk.NodeInfo, _ counts) counts { return count(ni) },
+		Add:      func(total, c counts) { total.merge(c, 1) },
+		Subtract: func(total, c counts) { total.merge(c, -1) },
+	})
 }
 
 // merge adds sign times o to c, dropping zeros.

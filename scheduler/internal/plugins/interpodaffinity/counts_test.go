@@ -4,24 +4,17 @@ import (
 	"maps"
 	"testing"
 
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
 	fwk "k8s.io/kube-scheduler/framework"
 
-	schedcache "trireme.dev/scheduler/internal/cache"
 	"trireme.dev/scheduler/internal/plugintest"
 )
 
 // TestCountCacheFollowsChanges checks that counts kept between cycles
 // equal a fresh count as pods and nodes come and go.
 func TestCountCacheFollowsChanges(t *testing.T) {
-	c := schedcache.New()
-	for _, n := range []*v1.Node{
-		plugintest.Node("a1", "4", "zone", "a"), plugintest.Node("a2", "4", "zone", "a"), plugintest.Node("b1", "4", "zone", "b"),
-	} {
-		c.AddNode(n)
-	}
+	c := plugintest.NewLive(plugintest.Node("a1", "4", "zone", "a"), plugintest.Node("a2", "4", "zone", "a"), plugintest.Node("b1", "4", "zone", "b"))
 	term := fwk.AffinityTerm{TopologyKey: "zone", Selector: labels.SelectorFromSet(labels.Set{"app": "web"}), Namespaces: sets.New(plugintest.Pod("x", "", "").Namespace), NamespaceSelector: labels.Nothing()}
 	count := func(ni fwk.NodeInfo) counts {
 		out := counts{}
@@ -32,7 +25,6 @@ func TestCountCacheFollowsChanges(t *testing.T) {
 		}
 		return out
 	}
-	snap := &schedcache.Snapshot{}
 	var cc countCache
 	steps := []struct {
 		name   string
@@ -56,9 +48,7 @@ func TestCountCacheFollowsChanges(t *testing.T) {
 	}
 	for _, st := range steps {
 		st.change()
-		c.UpdateSnapshot(snap)
-		all, _ := snap.NodeInfos().List()
-		got := cc.get(termsKey("A", []fwk.AffinityTerm{term}), all, count)
+		got := cc.get(termsKey("A", []fwk.AffinityTerm{term}), c.List(), count)
 		if !maps.Equal(got, st.want) {
 			t.Errorf("%s: counts %v, want %v", st.name, got, st.want)
 		}

@@ -5,7 +5,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -85,26 +84,10 @@ func TestQueueingHint(t *testing.T) {
 	pod.Spec.NodeSelector = map[string]string{"disk": "ssd"}
 	ssd := plugintest.Node("n", "4", "disk", "ssd")
 	hdd := plugintest.Node("n", "4", "disk", "hdd")
-	tests := []struct {
-		name     string
-		old, new *v1.Node
-		want     fwk.QueueingHint
-	}{
-		{name: "matching node added", new: ssd, want: fwk.Queue},
-		{name: "other node added", new: hdd, want: fwk.QueueSkip},
-		{name: "node relabelled to match", old: hdd, new: ssd, want: fwk.Queue},
-		{name: "matching node still matches", old: ssd, new: ssd, want: fwk.QueueSkip},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var old any
-			if tt.old != nil {
-				old = tt.old
-			}
-			got, err := pl.isSchedulableAfterNodeChange(klog.Background(), pod, old, tt.new)
-			if err != nil || got != tt.want {
-				t.Errorf("hint = %v, %v; want %v", got, err, tt.want)
-			}
-		})
-	}
+	plugintest.CheckNodeHints(t, pl.isSchedulableAfterNodeChange, pod, []plugintest.NodeChange{
+		{Name: "matching node added", New: ssd, Want: fwk.Queue},
+		{Name: "other node added", New: hdd, Want: fwk.QueueSkip},
+		{Name: "node relabelled to match", Old: hdd, New: ssd, Want: fwk.Queue},
+		{Name: "matching node still matches", Old: ssd, New: ssd, Want: fwk.QueueSkip},
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"trireme.dev/scheduler/internal/framework"
@@ -42,26 +41,10 @@ func TestQueueingHint(t *testing.T) {
 	cordoned := plugintest.Node("n", "4")
 	cordoned.Spec.Unschedulable = true
 	open := plugintest.Node("n", "4")
-	tests := []struct {
-		name     string
-		old, new *v1.Node
-		want     fwk.QueueingHint
-	}{
-		{name: "schedulable node added", new: open, want: fwk.Queue},
-		{name: "cordoned node added", new: cordoned, want: fwk.QueueSkip},
-		{name: "uncordoned", old: cordoned, new: open, want: fwk.Queue},
-		{name: "unchanged", old: open, new: open, want: fwk.QueueSkip},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var old any
-			if tt.old != nil {
-				old = tt.old
-			}
-			got, err := isSchedulableAfterNodeChange(klog.Background(), pod, old, tt.new)
-			if err != nil || got != tt.want {
-				t.Errorf("hint = %v, %v; want %v", got, err, tt.want)
-			}
-		})
-	}
+	plugintest.CheckNodeHints(t, isSchedulableAfterNodeChange, pod, []plugintest.NodeChange{
+		{Name: "schedulable node added", New: open, Want: fwk.Queue},
+		{Name: "cordoned node added", New: cordoned, Want: fwk.QueueSkip},
+		{Name: "uncordoned", Old: cordoned, New: open, Want: fwk.Queue},
+		{Name: "unchanged", Old: open, New: open, Want: fwk.QueueSkip},
+	})
 }

@@ -9,7 +9,6 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	fwk "k8s.io/kube-scheduler/framework"
 
-	schedcache "trireme.dev/scheduler/internal/cache"
 	"trireme.dev/scheduler/internal/plugintest"
 )
 
@@ -17,15 +16,9 @@ import (
 // equal a fresh count after pods and nodes come and go.
 func TestCountCacheFollowsChanges(t *testing.T) {
 	ctx := context.Background()
-	c := schedcache.New()
-	for _, n := range []*v1.Node{
-		plugintest.Node("a1", "4", "zone", "a"), plugintest.Node("a2", "4", "zone", "a"),
-		plugintest.Node("b1", "4", "zone", "b"), plugintest.Node("nozone", "4"),
-	} {
-		c.AddNode(n)
-	}
+	c := plugintest.NewLive(plugintest.Node("a1", "4", "zone", "a"), plugintest.Node("a2", "4", "zone", "a"),
+		plugintest.Node("b1", "4", "zone", "b"), plugintest.Node("nozone", "4"))
 	c.AddPod(plugintest.Pod("w1", "", "a1", "app", "web"))
-	snap := &schedcache.Snapshot{}
 	incoming := spread(plugintest.Pod("p", "", "", "app", "web"), "zone", 1, v1.DoNotSchedule)
 	p := &Plugin{}
 	cs, err := p.constraints(incoming, v1.DoNotSchedule)
@@ -55,8 +48,7 @@ func TestCountCacheFollowsChanges(t *testing.T) {
 	}
 	for _, st := range steps {
 		st.change()
-		c.UpdateSnapshot(snap)
-		all, _ := snap.NodeInfos().List()
+		all := c.List()
 		got := cc.counts(ctx, incoming, cs, required, all)[0]
 		if !maps.Equal(got, st.want) {
 			t.Errorf("%s: counts %v, want %v", st.name, got, st.want)

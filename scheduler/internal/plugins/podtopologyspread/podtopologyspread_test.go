@@ -94,3 +94,10 @@ func TestScorePrefersEmptierDomains(t *testing.T) {
 		t.Errorf("scores %v: want the empty zone higher", got)
 	}
 }
+
+// BenchmarkPreFilter times PreFilter for a pod spread over zones and hosts,
+// whose domain counts are kept between cycles.
+func BenchmarkPreFilter(b *testing.B) {
+	pod := spread(spread(plugintest.Pod("incoming", "100m", "", "app", "web"), "zone", 1, v1.DoNotSchedule), v1.LabelHostname, 1, v1.DoNotSchedule)
+	plugintest.BenchmarkPreFilter(b, framework.Registry{Name: New}, []string{Name}, pod)
+}

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"trireme.dev/scheduler/internal/framework"
@@ -71,26 +70,10 @@ func TestQueueingHint(t *testing.T) {
 	tainted := plugintest.Node("n", "4")
 	tainted.Spec.Taints = []v1.Taint{{Key: "dedicated", Effect: v1.TaintEffectNoSchedule}}
 	clean := plugintest.Node("n", "4")
-	tests := []struct {
-		name     string
-		old, new *v1.Node
-		want     fwk.QueueingHint
-	}{
-		{name: "untainted node added", new: clean, want: fwk.Queue},
-		{name: "tainted node added", new: tainted, want: fwk.QueueSkip},
-		{name: "taint removed", old: tainted, new: clean, want: fwk.Queue},
-		{name: "taint added", old: clean, new: tainted, want: fwk.QueueSkip},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var old any
-			if tt.old != nil {
-				old = tt.old
-			}
-			got, err := isSchedulableAfterNodeChange(klog.Background(), pod, old, tt.new)
-			if err != nil || got != tt.want {
-				t.Errorf("hint = %v, %v; want %v", got, err, tt.want)
-			}
-		})
-	}
+	plugintest.CheckNodeHints(t, isSchedulableAfterNodeChange, pod, []plugintest.NodeChange{
+		{Name: "untainted node added", New: clean, Want: fwk.Queue},
+		{Name: "tainted node added", New: tainted, Want: fwk.QueueSkip},
+		{Name: "taint removed", Old: tainted, New: clean, Want: fwk.Queue},
+		{Name: "taint added", Old: clean, New: tainted, Want: fwk.QueueSkip},
+	})
 }
