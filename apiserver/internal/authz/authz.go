@@ -100,10 +100,6 @@ type Built struct {
 	// It exists even when the RBAC mode is off: upstream guards RBAC writes
 	// whatever the authorization mode.
 	RBAC *rbac.Authorizer
-	// WaitForCaches waits, once the informer factory is started, until the
-	// informers the authorizers read are filled; requests they refuse before
-	// then wait for it (at most StartupWait) and are judged again.
-	WaitForCaches func(stop <-chan struct{})
 }
 
 // ApplyTo sets config's authorizer and rule resolver. The RBAC and Node
@@ -135,12 +131,7 @@ func (o *Options) ApplyTo(config *genericapiserver.Config, factory informers.Sha
 	if err != nil {
 		return nil, fmt.Errorf("authorization: %w", err)
 	}
-	gate := newStartupGate(a, StartupWait)
-	built.WaitForCaches = func(stop <-chan struct{}) {
-		factory.WaitForCacheSync(stop)
-		gate.markReady()
-	}
-	config.Authorization.Authorizer = gate
+	config.Authorization.Authorizer = a
 	config.RuleResolver = union.NewRuleResolvers(resolvers...)
 	return built, nil
 }

@@ -189,7 +189,6 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*Server, func(), erro
 	}
 	srv.AddPostStartHookOrDie("start-informers", func(hc genericapiserver.PostStartHookContext) error {
 		factory.Start(hc.Done())
-		go authorization.WaitForCaches(hc.Done())
 		return nil
 	})
 	_, port, err := config.SecureServing.HostPort()

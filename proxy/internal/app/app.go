@@ -264,7 +264,6 @@ func run(ctx context.Context, o *options.Options) error {
 		ResyncPeriod: c.ConfigSyncPeriod.Duration, Conntrack: conntrack.Exec,
 		Recorder: broadcaster.NewRecorder(scheme.Scheme, "trireme-proxy"),
 	}
-	pcfg.ServiceCIDRs, _ = o.ServiceCIDRPrefixes() // validated above
 	for _, a := range c.NodePortAddresses {
 		if a == kubeproxy.NodePortAddressesPrimary {
 			pcfg.NodePortPrimary = true

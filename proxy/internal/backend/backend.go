@@ -23,10 +23,6 @@ type Request struct {
 	// NodePortIPs are the addresses NodePorts answer on; nil means every
 	// local address but loopback.
 	NodePortIPs []netip.Addr
-	// ServiceCIDRs are the ranges ClusterIPs of this family come from;
-	// new connections to an address in them that no Service has are
-	// rejected rather than routed off the node. None means unknown.
-	ServiceCIDRs []netip.Prefix
 }
 
 // Result says what a sync wrote.

@@ -213,19 +213,6 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 		fixed[fSvc] = append(fixed[fSvc], pc.filterServices...)
 		fixed[fExt] = append(fixed[fExt], pc.filterExtern...)
 	}
-	// Last in the filter services chain, which sees new connections after
-	// DNAT: a destination still inside the service CIDRs is an address (or
-	// port) no Service has; reject it at once, as upstream kube-proxy's
-	// nftables mode, rather than route it off the node.
-	icmp := "icmp-admin-prohibited"
-	if p.cfg.Family == model.IPv6 {
-		icmp = "icmp6-adm-prohibited"
-	}
-	for _, c := range req.ServiceCIDRs {
-		fixed[fSvc] = append(fixed[fSvc],
-			"-A "+chServices+" -d "+c.String()+" -p tcp -j REJECT --reject-with tcp-reset",
-			"-A "+chServices+" -d "+c.String()+" -j REJECT --reject-with "+icmp)
-	}
 	if req.NodePortIPs == nil {
 		fixed[natSvc] = append(fixed[natSvc], "-A "+chServices+" -m addrtype --dst-type LOCAL -j "+chNodePorts)
 	} else {

@@ -87,8 +87,7 @@ func TestGoldenDualStack(t *testing.T) {
 		t.Run(tt.fam.String(), func(t *testing.T) {
 			rec := &recorder{chains: map[string]bool{}}
 			p := New(Config{Family: tt.fam, ClusterCIDR: modeltest.DualStackCIDR[tt.fam], MasqueradeBit: 14}, rec)
-			if _, err := p.Sync(context.Background(), backend.Request{State: modeltest.DualStack(tt.fam), Full: true, NodePortIPs: modeltest.DualStackNodeIPs[tt.fam],
-				ServiceCIDRs: []netip.Prefix{modeltest.DualStackServiceCIDR[tt.fam]}}); err != nil {
+			if _, err := p.Sync(context.Background(), backend.Request{State: modeltest.DualStack(tt.fam), Full: true, NodePortIPs: modeltest.DualStackNodeIPs[tt.fam]}); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, tt.golden, strings.Join(rec.log, "\n"))
@@ -101,14 +100,9 @@ func TestGolden(t *testing.T) {
 		name string
 		cfg  Config
 		npIP []netip.Addr
-		// cidrs are the service CIDRs of the full sync, then of the
-		// partial one (which changes them).
-		cidrs, cidrs2 []netip.Prefix
 	}{
-		{"cluster-cidr", Config{ClusterCIDR: netip.MustParsePrefix("10.244.0.0/16"), MasqueradeBit: 14}, nil,
-			[]netip.Prefix{netip.MustParsePrefix("10.96.0.0/16")},
-			[]netip.Prefix{netip.MustParsePrefix("10.96.0.0/16"), netip.MustParsePrefix("10.100.0.0/24")}},
-		{"nodeport-addresses", Config{MasqueradeBit: 14}, []netip.Addr{netip.MustParseAddr("192.168.1.10")}, nil, nil},
+		{"cluster-cidr", Config{ClusterCIDR: netip.MustParsePrefix("10.244.0.0/16"), MasqueradeBit: 14}, nil},
+		{"nodeport-addresses", Config{MasqueradeBit: 14}, []netip.Addr{netip.MustParseAddr("192.168.1.10")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,13 +110,13 @@ func TestGolden(t *testing.T) {
 			rec := &recorder{chains: map[string]bool{}}
 			p := New(tt.cfg, rec)
 			state := modeltest.State()
-			if _, err := p.Sync(ctx, backend.Request{State: state, Full: true, NodePortIPs: tt.npIP, ServiceCIDRs: tt.cidrs}); err != nil {
+			if _, err := p.Sync(ctx, backend.Request{State: state, Full: true, NodePortIPs: tt.npIP}); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, tt.name+"-full.txt", strings.Join(rec.log, "\n"))
 			rec.log = nil
 			changed := modeltest.Change(state)
-			if _, err := p.Sync(ctx, backend.Request{State: state, Changed: changed, NodePortIPs: tt.npIP, ServiceCIDRs: tt.cidrs2}); err != nil {
+			if _, err := p.Sync(ctx, backend.Request{State: state, Changed: changed, NodePortIPs: tt.npIP}); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, tt.name+"-partial.txt", strings.Join(rec.log, "\n"))

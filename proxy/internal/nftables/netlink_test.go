@@ -80,17 +80,12 @@ func TestNetlinkMatchesNft(t *testing.T) {
 		cfg  Config
 		npIP []netip.Addr
 		ip6  bool
-		// cidrs are the service CIDRs of the full syncs, cidrs2 of the
-		// partial one.
-		cidrs, cidrs2 []netip.Prefix
 	}{
-		{"cluster-cidr", Config{ClusterCIDR: netip.MustParsePrefix("10.244.0.0/16"), MasqueradeBit: 14}, nil, false,
-			[]netip.Prefix{netip.MustParsePrefix("10.96.0.0/16")}, []netip.Prefix{netip.MustParsePrefix("10.96.0.0/16"), netip.MustParsePrefix("10.100.0.0/24")}},
-		{"nodeport-addresses", Config{MasqueradeBit: 14}, []netip.Addr{netip.MustParseAddr("192.168.1.10")}, false, nil, nil},
-		{"masquerade-all", Config{MasqueradeAll: true, MasqueradeBit: 0}, nil, false, nil, []netip.Prefix{netip.MustParsePrefix("10.96.0.0/12")}},
-		{"ipv6", Config{Family: model.IPv6, ClusterCIDR: netip.MustParsePrefix("fd00::a:f400:0/112"), MasqueradeBit: 14}, nil, true,
-			[]netip.Prefix{netip.MustParsePrefix("fd00::a60:0/108")}, []netip.Prefix{netip.MustParsePrefix("fd00::a60:0/108")}},
-		{"ipv6-nodeport-addresses", Config{Family: model.IPv6, MasqueradeBit: 14}, []netip.Addr{netip.MustParseAddr("fd00::10")}, true, nil, nil},
+		{"cluster-cidr", Config{ClusterCIDR: netip.MustParsePrefix("10.244.0.0/16"), MasqueradeBit: 14}, nil, false},
+		{"nodeport-addresses", Config{MasqueradeBit: 14}, []netip.Addr{netip.MustParseAddr("192.168.1.10")}, false},
+		{"masquerade-all", Config{MasqueradeAll: true, MasqueradeBit: 0}, nil, false},
+		{"ipv6", Config{Family: model.IPv6, ClusterCIDR: netip.MustParsePrefix("fd00::a:f400:0/112"), MasqueradeBit: 14}, nil, true},
+		{"ipv6-nodeport-addresses", Config{Family: model.IPv6, MasqueradeBit: 14}, []netip.Addr{netip.MustParseAddr("fd00::10")}, true},
 	}
 	// toIPv6 rewrites a model's IPv4 addresses into fd00::/96 (again
 	// after a change: it leaves IPv6 addresses alone).
@@ -124,7 +119,7 @@ func TestNetlinkMatchesNft(t *testing.T) {
 					if tt.ip6 {
 						toIPv6(state)
 					}
-					if _, err := p.Sync(ctx, backend.Request{State: state, Full: true, NodePortIPs: tt.npIP, ServiceCIDRs: tt.cidrs}); err != nil {
+					if _, err := p.Sync(ctx, backend.Request{State: state, Full: true, NodePortIPs: tt.npIP}); err != nil {
 						errs = append(errs, fmt.Errorf("full: %w", err))
 						return
 					}
@@ -132,17 +127,17 @@ func TestNetlinkMatchesNft(t *testing.T) {
 					if tt.ip6 {
 						toIPv6(state)
 					}
-					if _, err := p.Sync(ctx, backend.Request{State: state, Changed: changed, NodePortIPs: tt.npIP, ServiceCIDRs: tt.cidrs2}); err != nil {
+					if _, err := p.Sync(ctx, backend.Request{State: state, Changed: changed, NodePortIPs: tt.npIP}); err != nil {
 						errs = append(errs, fmt.Errorf("partial: %w", err))
 						return
 					}
 					// The periodic full sync, and a restarted proxy's first
 					// one, list what the table holds (chains, sets, maps).
-					if _, err := p.Sync(ctx, backend.Request{State: state, Full: true, NodePortIPs: tt.npIP, ServiceCIDRs: tt.cidrs2}); err != nil {
+					if _, err := p.Sync(ctx, backend.Request{State: state, Full: true, NodePortIPs: tt.npIP}); err != nil {
 						errs = append(errs, fmt.Errorf("periodic full: %w", err))
 						return
 					}
-					if _, err := New(tt.cfg, mk()).Sync(ctx, backend.Request{State: state, Full: true, NodePortIPs: tt.npIP, ServiceCIDRs: tt.cidrs2}); err != nil {
+					if _, err := New(tt.cfg, mk()).Sync(ctx, backend.Request{State: state, Full: true, NodePortIPs: tt.npIP}); err != nil {
 						errs = append(errs, fmt.Errorf("restarted full: %w", err))
 					}
 				})
@@ -243,10 +238,6 @@ func TestCompileRule(t *testing.T) {
 		{"meta l4proto udp dnat ip to numgen random mod 3 offset 7 map @service-endpoints-udp-01", false, true},
 		{"meta l4proto tcp dnat ip6 to numgen random mod 3 offset 7 map @m", true, true},
 		{"numgen random mod 2 vmap { 0 : goto a , 1 : goto b }", false, true},
-		{"ip daddr 10.96.0.0/16 meta l4proto tcp reject with tcp reset", false, true},
-		{"ip daddr 10.96.0.0/16 reject with icmp type admin-prohibited", false, true},
-		{"ip6 daddr fd00::/108 reject with icmpv6 type admin-prohibited", true, true},
-		{"ip daddr 10.96.0.0/16 reject with icmpv6 type admin-prohibited", false, false},
 		{"ip daddr fd00::1 drop", false, false}, // wrong family
 		{"ip6 daddr 10.0.0.1 drop", true, false},
 		{"counter drop", false, false},

@@ -28,7 +28,6 @@ const (
 	chReject         = "reject-chain"
 	chEndpointsCheck = "service-endpoints-check"
 	chNodePortsCheck = "nodeport-endpoints-check"
-	chServiceCIDRs   = "service-cidrs-check"
 	mapServiceIPs    = "service-ips"
 	mapNodePorts     = "service-nodeports"
 	mapNoEndpoints   = "no-endpoint-services"
@@ -110,8 +109,6 @@ type Proxier struct {
 	old map[model.ServicePortName]*piece
 	// synced is false until a full sync succeeded.
 	synced bool
-	// serviceCIDRs are the ranges the service-cidrs-check chain rejects.
-	serviceCIDRs []netip.Prefix
 }
 
 // maxKey bounds the endpoints-map keys before a full sync renumbers them.
@@ -173,7 +170,6 @@ func (p *Proxier) reset() {
 	p.nextKey = map[string]uint32{}
 	p.buckets = map[string]bool{}
 	p.synced = false
-	p.serviceCIDRs = nil
 }
 
 // Sync implements backend.Interface.
@@ -300,12 +296,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 	count := 0
 	if full {
 		p.addBase(tx, req.NodePortIPs)
-		p.addServiceCIDRs(tx, req.ServiceCIDRs)
 	} else {
-		if !slices.Equal(p.serviceCIDRs, req.ServiceCIDRs) {
-			tx.Flush(&knftables.Chain{Name: chServiceCIDRs})
-			p.addServiceCIDRs(tx, req.ServiceCIDRs)
-		}
 		if !slices.Equal(p.nodeIPs, req.NodePortIPs) && req.NodePortIPs != nil {
 			tx.Flush(&knftables.Set{Name: setNodePortIPs})
 			for _, ip := range req.NodePortIPs {
@@ -504,7 +495,6 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 			}
 		}
 		p.nodeIPs = slices.Clone(req.NodePortIPs)
-		p.serviceCIDRs = slices.Clone(req.ServiceCIDRs)
 		for _, ip := range hairpinIPs {
 			if c := p.hairpinRefs[ip] + hairpinDelta[ip]; c > 0 {
 				p.hairpinRefs[ip] = c
@@ -528,7 +518,7 @@ var baseChains = map[string]bool{
 	"filter-input": true, "filter-forward": true, "filter-output": true,
 	"nat-prerouting": true, "nat-output": true, "nat-postrouting": true,
 	chServices: true, chMasquerading: true, chReject: true,
-	chEndpointsCheck: true, chNodePortsCheck: true, chServiceCIDRs: true,
+	chEndpointsCheck: true, chNodePortsCheck: true,
 }
 
 func (p *Proxier) addElem(tx *Transaction, k elemKey, v string) {
@@ -553,7 +543,7 @@ func (p *Proxier) addBase(tx *Transaction, nodeIPs []netip.Addr) {
 	base("nat-prerouting", knftables.NATType, knftables.PreroutingHook, knftables.DNATPriority)
 	base("nat-output", knftables.NATType, knftables.OutputHook, knftables.DNATPriority)
 	base("nat-postrouting", knftables.NATType, knftables.PostroutingHook, knftables.SNATPriority)
-	for _, c := range []string{chServices, chMasquerading, chReject, chEndpointsCheck, chNodePortsCheck, chServiceCIDRs} {
+	for _, c := range []string{chServices, chMasquerading, chReject, chEndpointsCheck, chNodePortsCheck} {
 		tx.Add(&knftables.Chain{Name: c})
 		tx.Flush(&knftables.Chain{Name: c})
 	}
@@ -581,13 +571,6 @@ func (p *Proxier) addBase(tx *Transaction, nodeIPs []netip.Addr) {
 	for _, c := range []string{"filter-input", "filter-forward", "filter-output"} {
 		rule(c, "ct state new jump "+chEndpointsCheck)
 	}
-	// After the endpoints check: by the filter hooks a ClusterIP with
-	// endpoints has been translated, and one without was rejected, so a
-	// destination still inside the service CIDRs is an address no Service
-	// has (or a port no Service has on it).
-	for _, c := range []string{"filter-forward", "filter-output"} {
-		rule(c, "ct state new jump "+chServiceCIDRs)
-	}
 	rule("nat-prerouting", "jump "+chServices)
 	rule("nat-output", "jump "+chServices)
 	rule("nat-postrouting", "jump "+chMasquerading)
@@ -611,23 +594,6 @@ func (p *Proxier) addBase(tx *Transaction, nodeIPs []netip.Addr) {
 	} else {
 		rule(chServices, fmt.Sprintf("%s daddr @%s meta l4proto . th dport vmap @%s", p.ip, setNodePortIPs, mapNodePorts))
 		rule(chNodePortsCheck, fmt.Sprintf("%s daddr @%s meta l4proto . th dport vmap @%s", p.ip, setNodePortIPs, mapNoEpNodePorts))
-	}
-}
-
-// addServiceCIDRs fills the service-cidrs-check chain: new connections
-// to an address inside the service CIDRs that matched no Service are
-// rejected, TCP with a reset and the rest with ICMP admin-prohibited, as
-// upstream kube-proxy, instead of following the node's default route off
-// the node. The reject cannot sit in the services chain itself: nat
-// hooks cannot reject.
-func (p *Proxier) addServiceCIDRs(tx *Transaction, cidrs []netip.Prefix) {
-	icmp := "icmp"
-	if p.cfg.Family == model.IPv6 {
-		icmp = "icmpv6"
-	}
-	for _, c := range cidrs {
-		tx.Add(&knftables.Rule{Chain: chServiceCIDRs, Rule: fmt.Sprintf("%s daddr %s meta l4proto tcp reject with tcp reset", p.ip, c)})
-		tx.Add(&knftables.Rule{Chain: chServiceCIDRs, Rule: fmt.Sprintf("%s daddr %s reject with %s type admin-prohibited", p.ip, c, icmp)})
 	}
 }
 

@@ -47,14 +47,9 @@ func TestGolden(t *testing.T) {
 		name string
 		cfg  Config
 		npIP []netip.Addr
-		// cidrs are the service CIDRs of the full sync, then of the
-		// partial one (which changes them).
-		cidrs, cidrs2 []netip.Prefix
 	}{
-		{"cluster-cidr", Config{ClusterCIDR: netip.MustParsePrefix("10.244.0.0/16"), MasqueradeBit: 14}, nil,
-			[]netip.Prefix{netip.MustParsePrefix("10.96.0.0/16")},
-			[]netip.Prefix{netip.MustParsePrefix("10.96.0.0/16"), netip.MustParsePrefix("10.100.0.0/24")}},
-		{"nodeport-addresses", Config{MasqueradeBit: 14}, []netip.Addr{netip.MustParseAddr("192.168.1.10")}, nil, nil},
+		{"cluster-cidr", Config{ClusterCIDR: netip.MustParsePrefix("10.244.0.0/16"), MasqueradeBit: 14}, nil},
+		{"nodeport-addresses", Config{MasqueradeBit: 14}, []netip.Addr{netip.MustParseAddr("192.168.1.10")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,7 +57,7 @@ func TestGolden(t *testing.T) {
 			fake := knftables.NewFake(knftables.IPv4Family, DefaultTable)
 			p := New(tt.cfg, Exec{fake})
 			state := modeltest.State()
-			tx, commit := p.Plan(backend.Request{State: state, Full: true, NodePortIPs: tt.npIP, ServiceCIDRs: tt.cidrs}, true, nil)
+			tx, commit := p.Plan(backend.Request{State: state, Full: true, NodePortIPs: tt.npIP}, true, nil)
 			if err := (Exec{fake}).Run(ctx, tx); err != nil {
 				t.Fatalf("full sync: %v", err)
 			}
@@ -70,7 +65,7 @@ func TestGolden(t *testing.T) {
 			golden(t, tt.name+"-full.nft", tx.String())
 
 			changed := modeltest.Change(state)
-			tx, commit = p.Plan(backend.Request{State: state, Changed: changed, NodePortIPs: tt.npIP, ServiceCIDRs: tt.cidrs2}, false, nil)
+			tx, commit = p.Plan(backend.Request{State: state, Changed: changed, NodePortIPs: tt.npIP}, false, nil)
 			if err := (Exec{fake}).Run(ctx, tx); err != nil {
 				t.Fatalf("partial sync: %v\n%s", err, tx)
 			}
@@ -81,7 +76,7 @@ func TestGolden(t *testing.T) {
 			// A full sync of the changed state must give what the partial
 			// one left.
 			fresh := knftables.NewFake(knftables.IPv4Family, DefaultTable)
-			if _, err := New(tt.cfg, Exec{fresh}).Sync(ctx, backend.Request{State: state, Full: true, NodePortIPs: tt.npIP, ServiceCIDRs: tt.cidrs2}); err != nil {
+			if _, err := New(tt.cfg, Exec{fresh}).Sync(ctx, backend.Request{State: state, Full: true, NodePortIPs: tt.npIP}); err != nil {
 				t.Fatal(err)
 			}
 			// The fake dumps elements in insertion order; compare as sets of lines.
@@ -106,8 +101,7 @@ func TestGoldenDualStack(t *testing.T) {
 		t.Run(tt.fam.String(), func(t *testing.T) {
 			fake := knftables.NewFake(tt.kfam, DefaultTable)
 			p := New(Config{Family: tt.fam, ClusterCIDR: modeltest.DualStackCIDR[tt.fam], MasqueradeBit: 14}, Exec{fake})
-			tx, commit := p.Plan(backend.Request{State: modeltest.DualStack(tt.fam), Full: true, NodePortIPs: modeltest.DualStackNodeIPs[tt.fam],
-				ServiceCIDRs: []netip.Prefix{modeltest.DualStackServiceCIDR[tt.fam]}}, true, nil)
+			tx, commit := p.Plan(backend.Request{State: modeltest.DualStack(tt.fam), Full: true, NodePortIPs: modeltest.DualStackNodeIPs[tt.fam]}, true, nil)
 			if err := (Exec{fake}).Run(context.Background(), tx); err != nil {
 				t.Fatalf("full sync: %v", err)
 			}

@@ -265,19 +265,6 @@ func (c *ruleCompiler) step() error {
 	case t == "return" || t == "drop" || t == "accept":
 		c.add(&expr.Verdict{Kind: map[string]expr.VerdictKind{"return": expr.VerdictReturn, "drop": expr.VerdictDrop, "accept": expr.VerdictAccept}[t]})
 		c.i++
-	case t == "reject" && c.peek(1) == "with" && c.peek(2) == "tcp" && c.peek(3) == "reset":
-		c.add(&expr.Reject{Type: unix.NFT_REJECT_TCP_RST})
-		c.i += 4
-	case t == "reject" && c.peek(1) == "with" && c.peek(3) == "type" && c.peek(4) == "admin-prohibited":
-		switch {
-		case c.peek(2) == "icmp" && !c.ip6:
-			c.add(&expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: 13}) // ICMP_PKT_FILTERED
-		case c.peek(2) == "icmpv6" && c.ip6:
-			c.add(&expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: 1}) // ICMPV6_ADM_PROHIBITED
-		default:
-			return c.errorf("bad reject type %q", c.peek(2))
-		}
-		c.i += 5
 	case t == "reject":
 		code := uint8(3) // ICMP_PORT_UNREACH
 		if c.ip6 {

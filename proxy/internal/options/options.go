@@ -6,7 +6,6 @@ package options
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -29,10 +28,6 @@ type Options struct {
 	Verbosity int
 	// MinSyncPeriod and SyncPeriod, when set, apply to the active mode.
 	MinSyncPeriod, SyncPeriod pflag.Value
-	// ServiceCIDRs are the ClusterIP ranges used while the apiserver
-	// serves no ServiceCIDR objects (trireme's own flag: upstream
-	// kube-proxy learns them from those objects only).
-	ServiceCIDRs []string
 
 	masqueradeAll bool
 }
@@ -53,7 +48,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Master, "master", o.Master, "The address of the Kubernetes API server (overrides any value in kubeconfig).")
 	fs.BoolVar(&o.Cleanup, "cleanup", o.Cleanup, "If true cleanup iptables and nftables rules and exit.")
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
-	fs.StringSliceVar(&o.ServiceCIDRs, "service-cluster-ip-range", o.ServiceCIDRs, "The ClusterIP ranges (comma-separated, one per family), used when the apiserver has no ServiceCIDR objects; new connections to addresses in them that no Service has are rejected.")
 	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity.")
 	fs.StringVar(&c.HostnameOverride, "hostname-override", c.HostnameOverride, "If non-empty, will be used as the name of the Node that kube-proxy is running on.")
 	fs.Var((*modeValue)(&c.Mode), "proxy-mode", "Which proxy mode to use: 'iptables' or 'nftables'. Empty means iptables, as for kube-proxy.")
@@ -83,23 +77,7 @@ func (o *Options) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("--log-format %q: want text or json", o.LogFormat))
 	}
-	if _, err := o.ServiceCIDRPrefixes(); err != nil {
-		errs = append(errs, err)
-	}
 	return errors.Join(errs...)
-}
-
-// ServiceCIDRPrefixes parses --service-cluster-ip-range.
-func (o *Options) ServiceCIDRPrefixes() ([]netip.Prefix, error) {
-	var out []netip.Prefix
-	for _, s := range o.ServiceCIDRs {
-		p, err := netip.ParsePrefix(strings.TrimSpace(s))
-		if err != nil {
-			return nil, fmt.Errorf("--service-cluster-ip-range: %w", err)
-		}
-		out = append(out, p.Masked())
-	}
-	return out, nil
 }
 
 // NodeName is --hostname-override or the host's name, lowercased as the

@@ -13,7 +13,6 @@ import (
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -54,11 +53,6 @@ type Config struct {
 	// Recorder records Events on objects the proxy skips; nil records
 	// none.
 	Recorder events.EventRecorder
-	// ServiceCIDRs are the ranges ClusterIPs come from when the apiserver
-	// has no ServiceCIDR objects (networking.k8s.io/v1) to learn them
-	// from; connections to addresses in them that no Service has are
-	// rejected.
-	ServiceCIDRs []netip.Prefix
 }
 
 // Backend is the back end of one IP family.
@@ -98,9 +92,7 @@ type Proxier struct {
 	svcIndexer   cache.Indexer
 	sliceIndexer cache.Indexer
 	nodeIndexer  cache.Indexer
-	// cidrIndexer holds the ServiceCIDR objects; nil until Run.
-	cidrIndexer cache.Indexer
-	nodeIPs     []netip.Addr // the Node's InternalIPs, for "primary"
+	nodeIPs      []netip.Addr // the Node's InternalIPs, for "primary"
 }
 
 // New builds a single-stack Proxier of cfg.Family; Run starts it.
@@ -217,24 +209,12 @@ func (p *Proxier) Run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	// ServiceCIDRs are not waited for: an apiserver without them (or a
-	// role not allowed to list them) leaves the configured ranges in use.
-	cidrFactory := informers.NewSharedInformerFactory(p.client, p.cfg.ResyncPeriod)
-	cidrInf := cidrFactory.Networking().V1().ServiceCIDRs().Informer()
-	p.cidrIndexer = cidrInf.GetIndexer()
-	if _, err := cidrInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { p.queue() }, UpdateFunc: func(_, _ any) { p.queue() }, DeleteFunc: func(any) { p.queue() },
-	}); err != nil {
-		return err
-	}
 	svcFactory.Start(ctx.Done())
 	sliceFactory.Start(ctx.Done())
 	nodeFactory.Start(ctx.Done())
-	cidrFactory.Start(ctx.Done())
 	defer svcFactory.Shutdown()
 	defer sliceFactory.Shutdown()
 	defer nodeFactory.Shutdown()
-	defer cidrFactory.Shutdown()
 	if !cache.WaitForCacheSync(ctx.Done(), svcInf.HasSynced, sliceInf.HasSynced, nodeInf.HasSynced) {
 		return ctx.Err()
 	}
@@ -349,7 +329,6 @@ func (p *Proxier) sync(ctx context.Context, full bool) error {
 	var stale []model.StaleFlow
 	written, anyFull := 0, false
 	seenSkip := map[model.Skip]bool{}
-	cidrs := p.serviceCIDRs()
 	for _, f := range p.families {
 		state, ch := f.tracker.Apply(source{p}, p.allServices)
 		for _, s := range ch.Skips {
@@ -370,8 +349,7 @@ func (p *Proxier) sync(ctx context.Context, full bool) error {
 		npIPs, err := p.nodePortIPs(f.fam)
 		if err == nil {
 			var res backend.Result
-			res, err = f.backend.Sync(ctx, backend.Request{State: state, Changed: ch.Ports, Full: famFull, NodePortIPs: npIPs,
-				ServiceCIDRs: ofFamily(cidrs, f.fam)})
+			res, err = f.backend.Sync(ctx, backend.Request{State: state, Changed: ch.Ports, Full: famFull, NodePortIPs: npIPs})
 			if err == nil {
 				written += res.Rules
 				f.total = res.Total
@@ -443,48 +421,6 @@ func (p *Proxier) sync(ctx context.Context, full bool) error {
 	}
 	p.log.V(2).Info("Synced rules", "kind", kind, "servicePorts", ports, "written", written, "took", took)
 	return nil
-}
-
-// serviceCIDRs returns the ranges ClusterIPs come from: those of the
-// ServiceCIDR objects (ready or not: a range being deleted still holds
-// allocated ClusterIPs), else the configured ones; sorted, without
-// duplicates.
-func (p *Proxier) serviceCIDRs() []netip.Prefix {
-	var out []netip.Prefix
-	if p.cidrIndexer != nil {
-		for _, obj := range p.cidrIndexer.List() {
-			sc, ok := obj.(*networkingv1.ServiceCIDR)
-			if !ok {
-				continue
-			}
-			for _, c := range sc.Spec.CIDRs {
-				if pfx, err := netip.ParsePrefix(c); err == nil {
-					out = append(out, pfx.Masked())
-				}
-			}
-		}
-	}
-	if len(out) == 0 {
-		out = slices.Clone(p.cfg.ServiceCIDRs)
-	}
-	slices.SortFunc(out, func(a, b netip.Prefix) int {
-		if c := a.Addr().Compare(b.Addr()); c != 0 {
-			return c
-		}
-		return a.Bits() - b.Bits()
-	})
-	return slices.Compact(out)
-}
-
-// ofFamily returns the prefixes of family fam.
-func ofFamily(cidrs []netip.Prefix, fam model.Family) []netip.Prefix {
-	var out []netip.Prefix
-	for _, c := range cidrs {
-		if c.Addr().Is4() == (fam == model.IPv4) {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 func (p *Proxier) refreshNode() {

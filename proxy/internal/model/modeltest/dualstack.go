@@ -24,13 +24,6 @@ var DualStackCIDR = map[model.Family]netip.Prefix{
 	model.IPv6: netip.MustParsePrefix("fd00:10:244::/56"),
 }
 
-// DualStackServiceCIDR is the dual-stack model's service range of each
-// family.
-var DualStackServiceCIDR = map[model.Family]netip.Prefix{
-	model.IPv4: netip.MustParsePrefix("10.96.0.0/16"),
-	model.IPv6: netip.MustParsePrefix("fd00:96::/108"),
-}
-
 // DualStack builds, through model.Build as the proxy does, family f's
 // part of a dual-stack LoadBalancer Service (ClusterIPs, external IPs and
 // ingress IPs of both families) with an EndpointSlice of each family, and
