@@ -205,8 +205,8 @@ func run(ctx context.Context, o *options.Options) error {
 		// Pods go under <cgroupRoot>/kubepods, as upstream lays them out, so
 		// kubelets sharing a host (nodes in network namespaces) keep their
 		// pods apart.
-		CgroupParent: path.Join(cfg.CgroupRoot, "kubepods"),
-		RemoveCgroup: system.RemoveCgroup,
+		CgroupParent:  path.Join(cfg.CgroupRoot, "kubepods"),
+		RemoveCgroups: system.RemoveCgroups,
 	}, log.WithName("pods"))
 	probes.SetOnChange(k.Wake)
 	vols.SetFields(k)

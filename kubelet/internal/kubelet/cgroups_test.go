@@ -22,8 +22,8 @@ func TestRemovePodCgroups(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			k := New(Config{CgroupDriver: tt.driver, CgroupParent: tt.parent, RemoveCgroup: func(p string) error {
-				got = append(got, p)
+			k := New(Config{CgroupDriver: tt.driver, CgroupParent: tt.parent, RemoveCgroups: func(p ...string) error {
+				got = append(got, p...)
 				return nil
 			}}, logr.Discard())
 			if err := k.removePodCgroups(types.UID("uid1")); err != nil {

@@ -92,9 +92,9 @@ type Config struct {
 	CgroupParent string
 	// CgroupDriver is cgroupfs or systemd.
 	CgroupDriver string
-	// RemoveCgroup removes a cgroup (a path below each hierarchy's root) and
-	// the empty ones below it; nil leaves pod cgroups in place.
-	RemoveCgroup func(path string) error
+	// RemoveCgroups removes cgroups (paths below each hierarchy's root) and
+	// the empty ones below them; nil leaves pod cgroups in place.
+	RemoveCgroups func(paths ...string) error
 	// ParallelSandboxes bounds how many pod sandboxes are created at
 	// once (0: four per CPU, at least 4: much of a sandbox's creation
 	// waits on disk syncs and plugin processes, so fewer leave the CPUs

@@ -585,16 +585,14 @@ func (k *Kubelet) cleanupPod(ctx context.Context, uid types.UID, rt *podRuntime)
 // pod is gone too by then, so its QoS class is unknown: every class's place
 // is tried. Under systemd the slice is systemd's to remove.
 func (k *Kubelet) removePodCgroups(uid types.UID) error {
-	if k.cfg.CgroupDriver == "systemd" || k.cfg.RemoveCgroup == nil {
+	if k.cfg.CgroupDriver == "systemd" || k.cfg.RemoveCgroups == nil {
 		return nil
 	}
-	var errs []error
+	var paths []string
 	for _, qos := range []string{"", "burstable", "besteffort"} {
-		if err := k.cfg.RemoveCgroup(path.Join(k.cfg.CgroupParent, qos, "pod"+string(uid))); err != nil {
-			errs = append(errs, err)
-		}
+		paths = append(paths, path.Join(k.cfg.CgroupParent, qos, "pod"+string(uid)))
 	}
-	return errors.Join(errs...)
+	return k.cfg.RemoveCgroups(paths...)
 }
 
 func findContainer(pod *corev1.Pod, name string) *corev1.Container {

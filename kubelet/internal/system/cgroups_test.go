@@ -28,15 +28,15 @@ func TestRemoveCgroup(t *testing.T) {
 			_ = cgroups.RemovePath(filepath.Join(m.Mountpoint, filepath.Dir(parent)))
 		}
 	})
-	if err := RemoveCgroup(parent); err != nil {
-		t.Fatalf("RemoveCgroup(%s): %v", parent, err)
+	if err := RemoveCgroups(parent); err != nil {
+		t.Fatalf("RemoveCgroups(%s): %v", parent, err)
 	}
 	for _, m := range mounts {
 		if _, err := os.Stat(filepath.Join(m.Mountpoint, parent)); !os.IsNotExist(err) {
 			t.Errorf("%s still exists (stat: %v)", filepath.Join(m.Mountpoint, parent), err)
 		}
 	}
-	if err := RemoveCgroup(parent); err != nil {
+	if err := RemoveCgroups(parent); err != nil {
 		t.Errorf("removing a removed cgroup: %v", err)
 	}
 }
