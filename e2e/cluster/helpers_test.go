@@ -3,33 +3,36 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-// nodeImage is the trireme.dev/<name> image `make images` built, as the node
-// reports it.
-func nodeImage(t *testing.T, name string) string {
+// nodeImages are the trireme.dev/<name> images `make images` built, as the
+// node reports them, in the order of names.
+func nodeImages(t *testing.T, names ...string) []any {
 	t.Helper()
 	images, err := kubectl("get", "node", nodeName, "-o", "jsonpath={.status.images[*].names[*]}")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range strings.Fields(images) {
-		if strings.HasPrefix(n, "trireme.dev/"+name+":") {
-			return n
+	var refs []any
+	for _, name := range names {
+		i := slices.IndexFunc(strings.Fields(images), func(n string) bool { return strings.HasPrefix(n, "trireme.dev/"+name+":") })
+		if i < 0 {
+			t.Fatalf("no trireme.dev/%s image on the node: %s", name, images)
 		}
+		refs = append(refs, strings.Fields(images)[i])
 	}
-	t.Fatalf("no trireme.dev/%s image on the node: %s", name, images)
-	return ""
+	return refs
 }
 
 // apply applies a manifest (a format string whose %[1]s is the busybox image
 // and %[2]s the echo image).
 func apply(t *testing.T, manifest string) {
 	t.Helper()
-	if out, err := kubectlStdin(fmt.Sprintf(manifest, nodeImage(t, "busybox"), nodeImage(t, "echo")), "apply", "-f", "-"); err != nil {
+	if out, err := kubectlStdin(fmt.Sprintf(manifest, nodeImages(t, "busybox", "echo")...), "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 }
