@@ -17,13 +17,14 @@ func nodeImages(t *testing.T, names ...string) []any {
 	if err != nil {
 		t.Fatal(err)
 	}
+	all := strings.Fields(images)
 	var refs []any
 	for _, name := range names {
-		i := slices.IndexFunc(strings.Fields(images), func(n string) bool { return strings.HasPrefix(n, "trireme.dev/"+name+":") })
+		i := slices.IndexFunc(all, func(n string) bool { return strings.HasPrefix(n, "trireme.dev/"+name+":") })
 		if i < 0 {
 			t.Fatalf("no trireme.dev/%s image on the node: %s", name, images)
 		}
-		refs = append(refs, strings.Fields(images)[i])
+		refs = append(refs, all[i])
 	}
 	return refs
 }
