@@ -17,7 +17,7 @@ GO_LDFLAGS    := -s -w \
 	-X k8s.io/component-base/version.gitCommit=$(GIT_COMMIT) \
 	-X k8s.io/component-base/version.gitTreeState=clean
 # Unit and integration tests of every module; the e2e module has its own target.
-TEST_PKGS     := ./api/... ./apiserver/... ./controller-manager/... ./images/... ./adm/... ./kubelet/... ./proxy/... ./scheduler/...
+TEST_PKGS     := ./api/... ./apiserver/... ./componentbase/... ./controller-manager/... ./images/... ./adm/... ./kubelet/... ./proxy/... ./scheduler/...
 GO_TEST_FLAGS ?=
 
 .PHONY: all build test e2e e2e-cluster bench generate verify fix images check clean run up down

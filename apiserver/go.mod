@@ -136,4 +136,7 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2
 	sigs.k8s.io/yaml v1.6.0
 	trireme.dev/api v0.0.0
+	trireme.dev/componentbase v0.0.0
 )
+
+replace trireme.dev/componentbase => ../componentbase

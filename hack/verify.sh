@@ -11,8 +11,11 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 cd "${REPO_ROOT}"
 
-# API_MODULE is the one module every component may import.
+# API_MODULE is the module every component imports for types; BASE_MODULE
+# holds the plumbing components share (logging, memory trimming). These two
+# are the only Trireme modules a component may import.
 API_MODULE=trireme.dev/api
+BASE_MODULE=trireme.dev/componentbase
 # API_ALLOWED_REQUIRES are the only direct requirements api/go.mod may have:
 # clients of the api module must not inherit anything else.
 API_ALLOWED_REQUIRES=(k8s.io/api k8s.io/apimachinery k8s.io/kube-openapi k8s.io/utils k8s.io/component-base k8s.io/kubelet k8s.io/kube-proxy k8s.io/kube-scheduler)
@@ -116,19 +119,26 @@ check::k8s_versions() {
 }
 
 check::api_replace() {
-  local dir rc=0
+  local dir rc=0 shared target
   for dir in $(trireme::workspace_modules); do
-    [[ "$(trireme::module_path "${dir}")" == "${API_MODULE}" ]] && continue
-    if ! (cd "${dir}" && GOWORK=off go mod edit -print) |
-      awk -v api="${API_MODULE}" '
-        /^replace \($/ { block = 1; next }
-        /^\)$/ { block = 0; next }
-        (block && $1 == api && $2 == "=>" && $3 == "../api") ||
-          ($1 == "replace" && $2 == api && $3 == "=>" && $4 == "../api") { found = 1 }
-        END { exit !found }'; then
-      echo "${dir}/go.mod lacks: replace ${API_MODULE} => ../api"
-      rc=1
-    fi
+    for shared in "${API_MODULE}" "${BASE_MODULE}"; do
+      [[ "$(trireme::module_path "${dir}")" == "${shared}" ]] && continue
+      target="../${shared#trireme.dev/}"
+      # A module that requires a shared one replaces it with its directory,
+      # so that tidy works offline and every build sees the same code.
+      (cd "${dir}" && GOWORK=off go mod edit -print) |
+        grep -q "^[[:space:]]*\(require \)\?${shared} " || continue
+      if ! (cd "${dir}" && GOWORK=off go mod edit -print) |
+        awk -v mod="${shared}" -v target="${target}" '
+          /^replace \($/ { block = 1; next }
+          /^\)$/ { block = 0; next }
+          (block && $1 == mod && $2 == "=>" && $3 == target) ||
+            ($1 == "replace" && $2 == mod && $3 == "=>" && $4 == target) { found = 1 }
+          END { exit !found }'; then
+        echo "${dir}/go.mod lacks: replace ${shared} => ${target}"
+        rc=1
+      fi
+    done
   done
   return "${rc}"
 }
@@ -144,9 +154,9 @@ check::imports() {
       continue
     fi
     # Packages of this module, its tests included, may reach trireme.dev
-    # code only in their own module and in the api module.
-    bad="$(awk -v self="${mod}" -v api="${API_MODULE}" '
-        $1 ~ /^trireme\.dev\// && $1 != self && $1 != api { print "    " $2 }' <<<"${deps}" | LC_ALL=C sort -u)"
+    # code only in their own module, the api module and the base module.
+    bad="$(awk -v self="${mod}" -v api="${API_MODULE}" -v base="${BASE_MODULE}" '
+        $1 ~ /^trireme\.dev\// && $1 != self && $1 != api && $1 != base { print "    " $2 }' <<<"${deps}" | LC_ALL=C sort -u)"
     if [[ -n "${bad}" ]]; then
       echo "${mod} imports other components' packages:"
       echo "${bad}"
@@ -186,8 +196,8 @@ declare -A DESCRIPTIONS=(
   [vet]="go vet"
   [generated]="generated code up to date"
   [k8s_versions]="one version of each k8s.io and sigs.k8s.io module"
-  [api_replace]="components replace ${API_MODULE} => ../api"
-  [imports]="components import only their own packages and ${API_MODULE}"
+  [api_replace]="components replace ${API_MODULE} (and ${BASE_MODULE}) with their directories"
+  [imports]="components import only their own packages, ${API_MODULE} and ${BASE_MODULE}"
   [tidy]="go.mod files tidy"
 )
 

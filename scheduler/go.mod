@@ -6,11 +6,9 @@ replace trireme.dev/api => ../api
 
 require (
 	github.com/go-logr/logr v1.4.3
-	github.com/go-logr/zapr v1.3.0
 	github.com/prometheus/client_golang v1.24.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
-	go.uber.org/zap v1.28.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/apiserver v0.37.2
@@ -21,6 +19,11 @@ require (
 	k8s.io/kube-scheduler v0.37.2
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 	trireme.dev/api v0.0.0-00010101000000-000000000000
+)
+
+require (
+	github.com/go-logr/zapr v1.3.0 // indirect
+	go.uber.org/zap v1.28.0 // indirect
 )
 
 require (
@@ -113,4 +116,7 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
+	trireme.dev/componentbase v0.0.0
 )
+
+replace trireme.dev/componentbase => ../componentbase

@@ -35,8 +35,8 @@ import (
 	"trireme.dev/apiserver/internal/bootstrap"
 	"trireme.dev/apiserver/internal/devpki"
 	"trireme.dev/apiserver/internal/etcd"
-	"trireme.dev/apiserver/internal/logging"
-	"trireme.dev/apiserver/internal/memtrim"
+	"trireme.dev/componentbase/logging"
+	"trireme.dev/componentbase/memtrim"
 )
 
 // binaryVersion is the Kubernetes minor version whose API Trireme serves.
@@ -44,11 +44,12 @@ const binaryVersion = "1.37"
 
 // Run starts the apiserver and serves until ctx ends.
 func Run(ctx context.Context, o *Options) error {
-	log, zl, err := logging.New(o.LogFormat, o.Verbosity)
+	zl, err := logging.Zap(o.LogFormat, o.Verbosity)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = zl.Sync() }()
+	log := logging.FromZap(zl)
 	ctx = logr.NewContext(ctx, log)
 	srv, cleanup, err := New(ctx, o, zl)
 	if cleanup != nil {

@@ -15,8 +15,9 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/component-base/version"
 
+	"trireme.dev/componentbase/logging"
+	"trireme.dev/componentbase/memtrim"
 	"trireme.dev/controller-manager/internal/controllers"
-	"trireme.dev/controller-manager/internal/logging"
 	"trireme.dev/controller-manager/internal/manager"
 	"trireme.dev/controller-manager/internal/options"
 )
@@ -94,6 +95,9 @@ func run(ctx context.Context, o *options.Options) error {
 	}
 	defer flush()
 	log.Info("Starting trireme-controller-manager", "version", version.Get().GitVersion)
+	// Start-up runs the init code of every API group once; give those
+	// pages of the executable, and freed heap, back while idle.
+	go memtrim.RunIdleTrimmer(ctx, log, memtrim.IdleInterval, memtrim.IdleAllocations)
 	m, err := manager.New(o, controllers.All)
 	if err != nil {
 		return err

@@ -37,10 +37,10 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	remote "k8s.io/cri-client/pkg"
 
+	"trireme.dev/componentbase/logging"
 	"trireme.dev/kubelet/internal/certificates"
 	"trireme.dev/kubelet/internal/eviction"
 	"trireme.dev/kubelet/internal/kubelet"
-	"trireme.dev/kubelet/internal/logging"
 	"trireme.dev/kubelet/internal/nodestatus"
 	"trireme.dev/kubelet/internal/options"
 	"trireme.dev/kubelet/internal/prober"

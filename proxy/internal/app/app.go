@@ -28,11 +28,11 @@ import (
 	"k8s.io/component-base/version"
 
 	"trireme.dev/api/config/kubeproxy"
+	"trireme.dev/componentbase/logging"
 	"trireme.dev/proxy/internal/backend"
 	"trireme.dev/proxy/internal/conntrack"
 	"trireme.dev/proxy/internal/healthcheck"
 	"trireme.dev/proxy/internal/iptables"
-	"trireme.dev/proxy/internal/logging"
 	"trireme.dev/proxy/internal/metrics"
 	"trireme.dev/proxy/internal/model"
 	"trireme.dev/proxy/internal/nftables"

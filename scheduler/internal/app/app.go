@@ -30,7 +30,8 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"trireme.dev/api/config/kubescheduler"
-	"trireme.dev/scheduler/internal/logging"
+	"trireme.dev/componentbase/logging"
+	"trireme.dev/componentbase/memtrim"
 	"trireme.dev/scheduler/internal/metrics"
 	"trireme.dev/scheduler/internal/options"
 	"trireme.dev/scheduler/internal/plugins"
@@ -117,6 +118,9 @@ func run(ctx context.Context, o *options.Options) error {
 	defer flush()
 	ctx = logr.NewContext(ctx, log)
 	log.Info("Starting trireme-scheduler", "version", version.Get().GitVersion)
+	// Start-up runs the init code of every API group once; give those
+	// pages of the executable, and freed heap, back while idle.
+	go memtrim.RunIdleTrimmer(ctx, log, memtrim.IdleInterval, memtrim.IdleAllocations)
 
 	restCfg, err := clientConfig(o.Config)
 	if err != nil {

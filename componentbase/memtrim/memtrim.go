@@ -1,14 +1,14 @@
-// Package memtrim keeps an idle apiserver's resident memory near what it
-// really uses: it gives start-up's garbage and start-up-only pages of the
-// executable back to the kernel once, then returns freed heap while the
-// server is idle.
+// Package memtrim keeps an idle component's resident memory near what it
+// really uses: it gives start-up-only pages of the executable back to the
+// kernel once, then returns freed heap while the component is idle.
 //
-// Both matter because of how the server is built and tuned. Start-up builds
-// every served group and its OpenAPI, touching most of a 100 MB executable
-// and leaving much garbage. The collector runs at GOGC=200 for throughput
-// (see internal/app), and the runtime's scavenger keeps freed memory up to
-// the heap goal, three times the live heap, so an idle server would hold
-// that much until load or memory pressure arrived.
+// Both matter for Trireme's control plane. Start-up runs the init code of
+// every API group and builds schemes, informers and (in the apiserver) every
+// served group's OpenAPI, touching tens of megabytes of a large executable
+// once; those clean file pages count as resident until memory pressure
+// arrives. And the runtime's scavenger keeps freed heap up to the heap goal
+// (three times the live heap in an apiserver tuned to GOGC=200), so an idle
+// process would hold that much as well.
 package memtrim
 
 import (
@@ -28,31 +28,30 @@ import (
 )
 
 // IdleInterval is how often the trimmer looks at the allocation rate, and
-// IdleAllocations the most the server may allocate in one interval and
-// still count as idle. A bare server allocates about 25 MiB a minute, which
-// at GOGC=200 the collector would let pile up for minutes; a quiet
-// cluster's leases, node status and watches add some; a server under load
-// allocates hundreds of MiB a second, and collections then happen on their
-// own. The trimmer's collection every 30 s of an idle ~70 MiB live heap
-// costs a fraction of a percent of a core.
+// IdleAllocations the most a component may allocate in one interval and
+// still count as idle. A bare apiserver allocates about 25 MiB a minute,
+// which at GOGC=200 the collector would let pile up for minutes; a quiet
+// cluster's leases, node status and watches add some; a component under
+// load allocates hundreds of MiB a second, and collections then happen on
+// their own. The trimmer's collection every 30 s of an idle ~70 MiB live
+// heap costs a fraction of a percent of a core.
 const (
 	IdleInterval    = 30 * time.Second
 	IdleAllocations = 128 << 20
 )
 
 // RunIdleTrimmer returns freed heap to the kernel every interval in which
-// the server allocated less than idle bytes, until ctx ends. Under load it
+// the process allocated less than idle bytes, until ctx ends. Under load it
 // does nothing: the collector runs often enough then, and forcing it would
 // cost throughput.
 //
-// Pages shared with another process (a second server run from the same
-// file) stay resident.
+// Pages shared with another process (a second one run from the same file)
+// stay resident.
 //
-// The first time the server is idle, start-up is over, and the trimmer
-// also pages out the executable's read-only mappings. Pages the server
-// still runs come back on their next use (at idle, about half of what
-// start-up touched); the others were used once, by initialisation and by
-// building routes and OpenAPI.
+// The first time the process is idle, start-up is over, and the trimmer
+// also pages out the executable's read-only mappings. Pages still in use
+// come back on their next use (at idle, a third to a half of what start-up
+// touched); the others were used once, by initialisation.
 func RunIdleTrimmer(ctx context.Context, log logr.Logger, interval time.Duration, idle uint64) {
 	t := time.NewTicker(interval)
 	defer t.Stop()

@@ -1,6 +1,6 @@
-// Package logging sets up trireme-controller-manager's logger: zap
-// underneath, logr on top, and klog routed into it so that client-go's and
-// the libraries' logs share the component's format.
+// Package logging sets up a Trireme component's logger: zap underneath, logr
+// on top, and klog routed into it so that client-go's and the libraries' logs
+// share the component's format.
 package logging
 
 import (
@@ -16,6 +16,16 @@ import (
 // New builds a logger in format "text" or "json" at verbosity v, routes klog
 // to it, and returns a flush function to call before exit.
 func New(format string, v int) (logr.Logger, func(), error) {
+	z, err := Zap(format, v)
+	if err != nil {
+		return logr.Logger{}, nil, err
+	}
+	return FromZap(z), func() { _ = z.Sync() }, nil
+}
+
+// Zap builds the zap logger New puts underneath, for the libraries that take
+// one directly (embedded etcd); FromZap puts logr on top of it.
+func Zap(format string, v int) (*zap.Logger, error) {
 	var cfg zap.Config
 	switch format {
 	case "json":
@@ -29,10 +39,10 @@ func New(format string, v int) (logr.Logger, func(), error) {
 		cfg.Development = false
 		cfg.DisableStacktrace = true
 	default:
-		return logr.Logger{}, nil, fmt.Errorf("unknown log format %q: want text or json", format)
+		return nil, fmt.Errorf("unknown log format %q: want text or json", format)
 	}
 	if v < 0 {
-		return logr.Logger{}, nil, fmt.Errorf("verbosity %d: must be 0 or more", v)
+		return nil, fmt.Errorf("verbosity %d: must be 0 or more", v)
 	}
 	// logr's V(n) is zap level -n.
 	cfg.Level = zap.NewAtomicLevelAt(zapcore.Level(-v))
@@ -40,9 +50,14 @@ func New(format string, v int) (logr.Logger, func(), error) {
 	cfg.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
 	z, err := cfg.Build()
 	if err != nil {
-		return logr.Logger{}, nil, fmt.Errorf("build logger: %w", err)
+		return nil, fmt.Errorf("build logger: %w", err)
 	}
+	return z, nil
+}
+
+// FromZap returns a logr.Logger writing to z and routes klog to it.
+func FromZap(z *zap.Logger) logr.Logger {
 	log := zapr.NewLogger(z)
 	klog.SetLogger(log)
-	return log, func() { _ = z.Sync() }, nil
+	return log
 }

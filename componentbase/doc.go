@@ -1,0 +1,4 @@
+// Package componentbase holds the plumbing every Trireme component shares and
+// that is not API: logging set-up and idle memory trimming. Components import
+// its packages and the api module, never each other.
+package componentbase
