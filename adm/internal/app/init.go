@@ -33,6 +33,7 @@ import (
 	"trireme.dev/adm/internal/supervisor"
 	"trireme.dev/adm/internal/token"
 	"trireme.dev/adm/internal/workflow"
+	kubeletconfig "trireme.dev/api/config/kubelet"
 )
 
 // initData is the state init's phases share: the flags, and the configuration
@@ -152,12 +153,24 @@ func (d *initData) preflight(_ context.Context, s *workflow.Status) error {
 		ports = append(ports, staticpod.EtcdClientPort, staticpod.EtcdPeerPort)
 		empty = append(empty, cfg.EtcdDataDir())
 	}
-	r := preflight.Run(preflight.Checks(preflight.RealHost(), preflight.Inputs{Ports: ports, EmptyDirs: empty, CNIBinDir: paths.CNIBinDir, Root: cfg.Paths.Root}),
+	r := preflight.Run(preflight.Checks(preflight.RealHost(), preflight.Inputs{
+		Ports: ports, EmptyDirs: empty, CNIBinDir: paths.CNIBinDir, Root: cfg.Paths.Root,
+		KubeletDir: cfg.Paths.KubeletDir(), ContainerdRoot: cfg.Paths.ContainerdRoot(), EvictionHard: evictionHard(cfg),
+	}),
 		cfg.Init.NodeRegistration.IgnorePreflightErrors)
 	for _, w := range r.Warnings {
 		s.Printf("%s", w)
 	}
 	return r.Err()
+}
+
+// evictionHard is the evictionHard the node's kubelet will run with: the
+// configuration file's, or the kubelet's defaults.
+func evictionHard(cfg *options.Config) map[string]string {
+	if cfg.Kubelet != nil && cfg.Kubelet.EvictionHard != nil {
+		return cfg.Kubelet.EvictionHard
+	}
+	return kubeletconfig.Default().EvictionHard
 }
 
 func (d *initData) certs(_ context.Context, s *workflow.Status) error {

@@ -1,6 +1,7 @@
 // Package preflight checks that a machine can run a Trireme node before triremeadm
 // changes anything: root, the kernel settings pods need, free ports, the container
-// runtime and CNI binaries, swap and the cgroup version. A failed check is an error
+// runtime and CNI binaries, free disk space, swap and the cgroup version. A failed
+// check is an error
 // or a warning; errors stop init unless their check is named in
 // --ignore-preflight-errors (or "all"), which turns them into warnings.
 package preflight
@@ -15,6 +16,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
+
+	kubeletconfig "trireme.dev/api/config/kubelet"
 )
 
 // Check is one named check. Run returns warnings, which never stop init, and errors,
@@ -34,6 +38,9 @@ type Host struct {
 	Listen     func(port int) error
 	EUID       func() int
 	LoadModule func(name string) error
+	// Statfs returns the bytes available to unprivileged users and the size
+	// of the filesystem holding path.
+	Statfs func(path string) (avail, size uint64, err error)
 }
 
 // RealHost is the machine triremeadm runs on.
@@ -54,6 +61,13 @@ func RealHost() Host {
 			}
 			return nil
 		},
+		Statfs: func(path string) (uint64, uint64, error) {
+			var st syscall.Statfs_t
+			if err := syscall.Statfs(path, &st); err != nil {
+				return 0, 0, err
+			}
+			return st.Bavail * uint64(st.Bsize), st.Blocks * uint64(st.Bsize), nil
+		},
 	}
 }
 
@@ -65,6 +79,14 @@ type Inputs struct {
 	EmptyDirs []string
 	// CNIBinDir must hold the CNI plugins.
 	CNIBinDir string
+	// KubeletDir and ContainerdRoot are where the kubelet measures its node
+	// and image filesystems for DiskPressure; they need not exist yet.
+	KubeletDir, ContainerdRoot string
+	// EvictionHard is the kubelet's evictionHard: below nodefs.available or
+	// imagefs.available the node is tainted DiskPressure at once, and no pod
+	// without a toleration for it (CoreDNS included) is ever scheduled, so
+	// init would end in a cluster that cannot run anything.
+	EvictionHard map[string]string
 	// Root is stripped from paths in check names (--root-dir in tests).
 	Root string
 }
@@ -127,6 +149,11 @@ func Checks(h Host, in Inputs) []Check {
 			return nil, nil
 		}})
 	}
+	if in.KubeletDir != "" {
+		checks = append(checks, Check{Name: "DiskSpace", Run: func() ([]string, []error) {
+			return diskSpace(h, in.EvictionHard, in.KubeletDir, in.ContainerdRoot)
+		}})
+	}
 	checks = append(checks,
 		Check{Name: "Swap", Run: func() ([]string, []error) {
 			data, err := h.ReadFile("/proc/swaps")
@@ -146,6 +173,61 @@ func Checks(h Host, in Inputs) []Check {
 		}},
 	)
 	return checks
+}
+
+// diskSpace checks the free space of the filesystems holding the kubelet's
+// directory and containerd's root against the kubelet's eviction thresholds,
+// and warns when less than 5% of the filesystem above them remains.
+func diskSpace(h Host, evictionHard map[string]string, kubeletDir, containerdRoot string) ([]string, []error) {
+	var warns []string
+	var errs []error
+	for _, f := range []struct{ signal, dir string }{{"nodefs.available", kubeletDir}, {"imagefs.available", containerdRoot}} {
+		v, ok := evictionHard[f.signal]
+		if !ok || f.dir == "" {
+			continue
+		}
+		t, err := kubeletconfig.ParseThreshold(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("evictionHard[%s]: %w", f.signal, err))
+			continue
+		}
+		dir := existingAncestor(h, f.dir)
+		avail, size, err := h.Statfs(dir)
+		if err != nil {
+			warns = append(warns, fmt.Sprintf("cannot measure free space of %s: %v", dir, err))
+			continue
+		}
+		if size == 0 {
+			continue
+		}
+		need := uint64(t.Percent * float64(size) / 100)
+		if t.Quantity != nil {
+			need = uint64(t.Quantity.Value())
+		}
+		msg := fmt.Sprintf("%d MiB (%d%%) free on the filesystem of %s: the kubelet evicts pods and taints the node with DiskPressure below %s (%s)",
+			avail>>20, avail*100/size, f.dir, v, f.signal)
+		switch {
+		case avail < need:
+			errs = append(errs, errors.New(msg+"; free some space"))
+		case avail < need+size/20:
+			warns = append(warns, msg)
+		}
+	}
+	return warns, errs
+}
+
+// existingAncestor returns dir or its nearest parent that exists.
+func existingAncestor(h Host, dir string) string {
+	for {
+		if _, err := h.Stat(dir); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return dir
+		}
+		dir = parent
+	}
 }
 
 func sysctl(h Host, key, module string) Check {
