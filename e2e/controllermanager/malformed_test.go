@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -49,6 +50,16 @@ func TestMalformedStoredObjects(t *testing.T) {
 	storeMalformed(t, "cronjobs", batchv1.SchemeGroupVersion.WithKind("CronJob"), badCron, func(o map[string]any) {
 		setField(o, "every full moon", "spec", "schedule")
 	})
+
+	// Only storage can hold them: the API refuses both.
+	spoiltDeploy := webDeployment("mismatch-api", 2, "registry.example/web:a", 1, 0)
+	spoiltDeploy.Spec.Template.Labels = map[string]string{"app": "something-else"}
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, spoiltDeploy, dryRun); !apierrors.IsInvalid(err) {
+		t.Errorf("create a Deployment whose selector does not match its template: %v, want Invalid", err)
+	}
+	if _, err := cs.BatchV1().CronJobs(ns).Create(ctx, cronJob("badschedule-api", "every full moon"), dryRun); !apierrors.IsInvalid(err) {
+		t.Errorf("create a CronJob with schedule %q: %v, want Invalid", "every full moon", err)
+	}
 
 	// Upstream's deployment controller has no reason for a mismatched
 	// selector (its validation never lets one through); ours says
