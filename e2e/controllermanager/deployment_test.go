@@ -9,8 +9,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
 
@@ -206,4 +209,94 @@ func hasDeploymentCondition(d *appsv1.Deployment, typ, status, reason string) bo
 		}
 	}
 	return false
+}
+
+// TestDeploymentForegroundDeletion deletes a rolled-out Deployment with
+// kubectl --cascade=foreground: it stays, marked for deletion, while its
+// ReplicaSet and that ReplicaSet's pods remain, and goes only once they are
+// gone. One pod holds a finalizer of the test's, so the chain is caught
+// part way.
+func TestDeploymentForegroundDeletion(t *testing.T) {
+	cs := srv.Clientset(t)
+	ns := newNamespace(t, cs, "deploy-fg")
+	ctx := context.Background()
+	startKubelet(t, cs, ns, running, nil)
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, webDeployment("web", 3, "registry.example/web:a", 1, 0), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rolloutStatus(t, ns, "deployment/web")
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 3 {
+		t.Fatalf("%d pods after rollout, want 3", len(pods.Items))
+	}
+	held := pods.Items[0].Name
+	const hold = "e2e.trireme.dev/hold"
+	if _, err := cs.CoreV1().Pods(ns).Patch(ctx, held, types.MergePatchType,
+		[]byte(`{"metadata":{"finalizers":["`+hold+`"]}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A failed test must not leave the namespace stuck on the finalizer.
+	t.Cleanup(func() { dropPodFinalizers(t, cs, ns, held) })
+
+	kubectl(t, "-n", ns, "delete", "deployment", "web", "--cascade=foreground", "--wait=false")
+	waitForIn(t, ns, gcTimeout, "the held pod to be deleted and the others to go", func(ctx context.Context) (bool, error) {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		return len(pods.Items) == 1 && pods.Items[0].Name == held && pods.Items[0].DeletionTimestamp != nil, nil
+	})
+	// The pod is the bottom of the chain: while it stays, so must the
+	// ReplicaSet and the Deployment, both waiting for their dependents.
+	d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("deployment gone while its pod %s remains: %v", held, err)
+	}
+	if d.DeletionTimestamp == nil || !contains(d.Finalizers, metav1.FinalizerDeleteDependents) {
+		t.Errorf("deployment: deletionTimestamp %v finalizers %v, want foreground deletion in progress", d.DeletionTimestamp, d.Finalizers)
+	}
+	rss, err := cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rss.Items) != 1 {
+		t.Fatalf("%d ReplicaSets while the held pod remains, want the deployment's one", len(rss.Items))
+	}
+	if rs := rss.Items[0]; rs.DeletionTimestamp == nil || !contains(rs.Finalizers, metav1.FinalizerDeleteDependents) {
+		t.Errorf("replicaset %s: deletionTimestamp %v finalizers %v, want foreground deletion in progress", rs.Name, rs.DeletionTimestamp, rs.Finalizers)
+	}
+
+	dropPodFinalizers(t, cs, ns, held)
+	waitForIn(t, ns, gcTimeout, "the deployment to go", func(ctx context.Context) (bool, error) {
+		_, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+	// Foreground means the owner goes last: nothing it owned may outlive it.
+	rss, err = cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err = cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rss.Items) != 0 || len(pods.Items) != 0 {
+		t.Errorf("deployment deleted before its dependents: %d ReplicaSets and %d pods remain", len(rss.Items), len(pods.Items))
+	}
+}
+
+// dropPodFinalizers removes every finalizer of a pod.
+func dropPodFinalizers(t *testing.T, cs kubernetes.Interface, ns, name string) {
+	t.Helper()
+	_, err := cs.CoreV1().Pods(ns).Patch(context.Background(), name, types.MergePatchType,
+		[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("drop finalizers of pod %s: %v", name, err)
+	}
 }

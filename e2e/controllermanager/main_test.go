@@ -23,7 +23,9 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e/controllermanager: %v\n", err)
 		return 1
 	}
-	s, err := framework.LaunchAPIServer(context.Background(), framework.APIServerOptions{ControllerManager: true})
+	// etcd runs apart from the apiserver, as in a cluster, so that tests of
+	// bad stored objects can write them behind the apiserver's back.
+	s, err := framework.LaunchAPIServer(context.Background(), framework.APIServerOptions{ControllerManager: true, ExternalEtcd: true})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e/controllermanager: %v\n", err)
 		return 1
@@ -35,6 +37,15 @@ func runSuite(m *testing.M) int {
 	// using the wrong client, even when a retry hid it from the tests.
 	if lines := s.ControllerManagerForbidden(); len(lines) > 0 {
 		fmt.Fprintf(os.Stderr, "e2e/controllermanager: controllers were refused by RBAC:\n%s\n", strings.Join(lines, "\n"))
+		code = max(code, 1)
+	}
+	// Bad objects are logged and given an Event, never a crash.
+	if lines := s.ControllerManagerPanics(); len(lines) > 0 {
+		fmt.Fprintf(os.Stderr, "e2e/controllermanager: the controller-manager panicked:\n%s\n", strings.Join(lines, "\n"))
+		code = max(code, 1)
+	}
+	if err := s.ControllerManagerExited(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e/controllermanager: %v\n", err)
 		code = max(code, 1)
 	}
 	if code != 0 {

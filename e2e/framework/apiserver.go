@@ -49,6 +49,14 @@ type APIServerOptions struct {
 	// (--use-service-account-credentials, as kubeadm runs it), so the tests
 	// hold the controllers to their least-privilege RBAC roles.
 	ControllerManagerSharedCredentials bool
+	// ExternalEtcd runs the server against an etcd process of its own (the
+	// etcd binary `make build` writes), as a cluster and upstream's
+	// integration tests do, instead of the embedded one: a test can then
+	// read and write storage behind the apiserver's back through
+	// EtcdEndpoint, for objects only an older version or a direct write
+	// could have stored. etcd lives as long as the server's directory: a
+	// Restart keeps it and its data.
+	ExternalEtcd bool
 }
 
 // APIServer is a dev-mode trireme-apiserver process: embedded etcd, its own
@@ -63,6 +71,7 @@ type APIServer struct {
 	stopped bool     // proc was stopped, or found dead, by Stop
 	cm      *Process // the controller-manager, when opts.ControllerManager
 	cmOut   *forbiddenWatch
+	etcd    *etcdServer // when opts.ExternalEtcd
 }
 
 // StartAPIServer starts an apiserver and waits until it is ready, failing tb
@@ -110,6 +119,13 @@ func LaunchAPIServer(ctx context.Context, opts APIServerOptions) (*APIServer, er
 			return nil, fmt.Errorf("make %s: %w", dir, err)
 		}
 	}
+	if opts.ExternalEtcd {
+		if s.etcd, err = startEtcd(ctx, base, s.log); err != nil {
+			logs := s.LogTail(100)
+			os.RemoveAll(base)
+			return nil, fmt.Errorf("%w\netcd log (last lines):\n%s", err, logs)
+		}
+	}
 	// A free port can be taken between FreePort and the server's bind; a
 	// few fresh ports make that race harmless.
 	for attempt := 1; ; attempt++ {
@@ -136,6 +152,9 @@ func (s *APIServer) Args() []string {
 		"--data-dir", s.DataDir(),
 		"--secure-port", strconv.Itoa(s.port),
 		"--bind-address", "127.0.0.1",
+	}
+	if s.etcd != nil {
+		args = append(args, "--etcd-servers", s.etcd.endpoint, "--etcd-prefix", StoragePrefix)
 	}
 	if s.opts.ServiceClusterIPRange != "" {
 		args = append(args, "--service-cluster-ip-range", s.opts.ServiceClusterIPRange)
@@ -264,9 +283,14 @@ func (s *APIServer) Restart(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the server and removes its directory, data dir included.
+// Close stops the server, and its etcd when it has one, and removes its
+// directory, data dir included.
 func (s *APIServer) Close() error {
 	err := s.Stop()
+	if s.etcd != nil {
+		err = errors.Join(err, s.etcd.stop())
+		s.etcd = nil
+	}
 	if rerr := os.RemoveAll(s.baseDir); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("remove %s: %w", s.baseDir, rerr))
 	}
@@ -304,6 +328,40 @@ func (s *APIServer) ControllerManagerForbidden() []string {
 		return nil
 	}
 	return s.cmOut.Lines()
+}
+
+// ControllerManagerPanics returns the controller-manager's log lines
+// (at most 100) that mention a panic: a controller must log a bad object
+// and go on, never crash on it.
+func (s *APIServer) ControllerManagerPanics() []string {
+	if s.cmOut == nil {
+		return nil
+	}
+	return s.cmOut.Panics()
+}
+
+// ControllerManagerExited returns why the controller-manager exited when
+// it has, nothing having asked it to stop; nil while it runs (or when it
+// does not run at all).
+func (s *APIServer) ControllerManagerExited() error {
+	if s.cm == nil {
+		return nil
+	}
+	select {
+	case <-s.cm.Exited():
+		return fmt.Errorf("trireme-controller-manager (pid %d) exited: %v", s.cm.PID(), s.cm.ExitError())
+	default:
+		return nil
+	}
+}
+
+// EtcdEndpoint is the client URL of the server's etcd when it runs with
+// ExternalEtcd, and "" otherwise. Keys are under StoragePrefix.
+func (s *APIServer) EtcdEndpoint() string {
+	if s.etcd == nil {
+		return ""
+	}
+	return s.etcd.endpoint
 }
 
 // ControllerManagerPID is the controller-manager's process ID, or 0 when
