@@ -53,6 +53,7 @@ func NewCommand(out, errOut io.Writer) *cobra.Command {
 		newTokenCommand(g, out),
 		newCertsCommand(g, out),
 		newImagesCommand(g, out),
+		newEtcdCommand(g, out),
 		newSuperviseCommand(),
 		&cobra.Command{Use: "version", Short: "Print triremeadm's version", Run: func(c *cobra.Command, _ []string) {
 			fmt.Fprintln(c.OutOrStdout(), version.Version)

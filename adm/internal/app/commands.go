@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"trireme.dev/api/config/v1alpha1"
 
+	"trireme.dev/adm/internal/etcdsnapshot"
 	"trireme.dev/adm/internal/expiration"
 	"trireme.dev/adm/internal/images"
 	"trireme.dev/adm/internal/paths"
@@ -234,5 +235,79 @@ func newSuperviseCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&name, "name", "", "The supervised program's name.")
 	cmd.Flags().StringVar(&pidFile, "pid-file", "", "Where to record this process's PID.")
+	return cmd
+}
+
+func newEtcdCommand(g *global, out io.Writer) *cobra.Command {
+	cmd := &cobra.Command{Use: "etcd", Short: "Back up and restore the local etcd member"}
+	snap := &cobra.Command{Use: "snapshot", Short: "Save, inspect and restore etcd snapshots"}
+	member := func() (etcdsnapshot.Member, error) {
+		return etcdsnapshot.LocalMember(paths.Paths{Root: g.root}.ManifestsDir())
+	}
+	save := &cobra.Command{
+		Use:   "save FILE",
+		Short: "Write a snapshot of the local etcd member to FILE",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			m, err := member()
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			fmt.Fprintf(out, "[etcd] Saving a snapshot of %s to %s ...\n", m.Endpoint, args[0])
+			s, err := etcdsnapshot.Save(c.Context(), m, args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "[etcd] Saved revision %d: %d keys, %.1f MiB, in %s\n", s.Revision, s.Keys, float64(s.Bytes)/(1<<20), time.Since(start).Round(time.Millisecond))
+			return nil
+		},
+	}
+	status := &cobra.Command{
+		Use:   "status FILE",
+		Short: "Print a snapshot's revision, keys, size and hash",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			s, err := etcdsnapshot.Read(args[0])
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "HASH\tREVISION\tTOTAL KEYS\tTOTAL SIZE\tVERSION")
+			fmt.Fprintf(w, "%08x\t%d\t%d\t%.1f MiB\t%s\n", s.Hash, s.Revision, s.Keys, float64(s.Bytes)/(1<<20), s.Version)
+			return w.Flush()
+		},
+	}
+	var dataDir string
+	restore := &cobra.Command{
+		Use:   "restore FILE",
+		Short: "Build a new data directory for the local etcd member from a snapshot",
+		Long: "Build a new data directory for the local etcd member from a snapshot. The running member is not touched:\n" +
+			"to switch to the restored data, move the etcd manifest out of the manifests directory, swap the data\n" +
+			"directories, and move the manifest back (the command prints the steps).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			m, err := member()
+			if err != nil {
+				return err
+			}
+			dir := dataDir
+			if dir == "" {
+				dir = m.DataDir + ".restored-" + time.Now().UTC().Format("20060102T150405")
+			}
+			if err := etcdsnapshot.Restore(args[0], dir, m); err != nil {
+				return err
+			}
+			manifests := paths.Paths{Root: g.root}.ManifestsDir()
+			fmt.Fprintf(out, "[etcd] Restored %s into %s for member %s. To run the member on it:\n", args[0], dir, m.Name)
+			fmt.Fprintf(out, "  mv %s/etcd.yaml /tmp/ && sleep 20   # the kubelet stops etcd\n", manifests)
+			fmt.Fprintf(out, "  mv %s %s.old && mv %s %s\n", m.DataDir, m.DataDir, dir, m.DataDir)
+			fmt.Fprintf(out, "  mv /tmp/etcd.yaml %s/            # the kubelet starts etcd on the restored data\n", manifests)
+			return nil
+		},
+	}
+	restore.Flags().StringVar(&dataDir, "data-dir", "", "Directory to create for the restored member (default: the member's data directory with a .restored-<time> suffix).")
+	snap.AddCommand(save, status, restore)
+	cmd.AddCommand(snap)
 	return cmd
 }
