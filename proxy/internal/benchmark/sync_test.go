@@ -114,10 +114,19 @@ func rusage(who int) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func rssMiB() float64 {
+func rssMiB() float64 { return statusMiB("VmRSS:") }
+
+// peakRSSMiB is the most RSS the process held since resetPeakRSS.
+func peakRSSMiB() float64 { return statusMiB("VmHWM:") }
+
+// resetPeakRSS sets the process's RSS high-water mark to its current RSS
+// (proc(5), clear_refs), so that peakRSSMiB measures one sync.
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+func statusMiB(field string) float64 {
 	data, _ := os.ReadFile("/proc/self/status")
 	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(l, field); ok {
 			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
 			return float64(kb) / 1024
 		}
@@ -191,6 +200,7 @@ func BenchmarkSync(b *testing.B) {
 				ns.do(func() { be = backends()[mode]() })
 				var res backend.Result
 				var cpu, self, sys time.Duration
+				var peak float64
 				for b.Loop() {
 					b.StopTimer()
 					ns.do(func() {
@@ -198,10 +208,12 @@ func BenchmarkSync(b *testing.B) {
 							b.Fatal(err)
 						}
 					})
+					resetPeakRSS()
 					b.StartTimer()
 					before, beforeSelf, beforeSys := childCPU(), selfCPU(), selfSys()
 					var err error
 					ns.do(func() { res, err = be.Sync(ctx, backend.Request{State: st, Full: true}) })
+					peak = max(peak, peakRSSMiB())
 					cpu += childCPU() - before
 					self += selfCPU() - beforeSelf
 					sys += selfSys() - beforeSys
@@ -214,6 +226,7 @@ func BenchmarkSync(b *testing.B) {
 				b.ReportMetric(sys.Seconds()/float64(b.N), "proxy-sys-s/op")
 				b.ReportMetric(float64(res.Total), "rules")
 				b.ReportMetric(rssMiB(), "RSS-MiB")
+				b.ReportMetric(peak, "RSS-peak-MiB")
 				// The proxy returns a full sync's garbage to the OS after it
 				// (proxier.sync): what it holds between syncs.
 				debug.FreeOSMemory()
@@ -236,6 +249,7 @@ func BenchmarkSync(b *testing.B) {
 					}
 					var res backend.Result
 					var cpu, self, sys time.Duration
+					var peak float64
 					i := 0
 					for b.Loop() {
 						// Move one endpoint of one Service to a new address, or
@@ -251,11 +265,13 @@ func BenchmarkSync(b *testing.B) {
 						}
 						st[name] = &sp
 						i++
+						resetPeakRSS()
 						b.StartTimer()
 						before, beforeSelf, beforeSys := childCPU(), selfCPU(), selfSys()
 						ns.do(func() {
 							res, err = be.Sync(ctx, backend.Request{State: st, Changed: map[model.ServicePortName]struct{}{name: {}}})
 						})
+						peak = max(peak, peakRSSMiB())
 						cpu += childCPU() - before
 						self += selfCPU() - beforeSelf
 						sys += selfSys() - beforeSys
@@ -269,6 +285,7 @@ func BenchmarkSync(b *testing.B) {
 					b.ReportMetric(float64(res.Rules), "rules-written")
 					b.ReportMetric(float64(res.Total), "rules")
 					b.ReportMetric(rssMiB(), "RSS-MiB")
+					b.ReportMetric(peak, "RSS-peak-MiB")
 					// The proxy returns a full sync's garbage to the OS after it
 					// (proxier.sync): what it holds between syncs.
 					debug.FreeOSMemory()
