@@ -225,18 +225,21 @@ func (p *Proxier) Sync(ctx context.Context, req backend.Request) (backend.Result
 // once it ran, which records the new state and returns the number of rules
 // and elements held. stale lists "chain NAME", "set NAME" and "map NAME"
 // entries that exist in the kernel (full syncs only).
+//
+// A full plan needs nothing of what the back end remembers, and drops it
+// at once, so that a full sync never holds the old state and the new
+// together: if the transaction then fails, the back end is unsynced, as
+// after any failed sync, and the next sync is full again.
 func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transaction, func() int) {
+	if full {
+		p.reset()
+	}
 	tx := p.newTransaction()
-	newPieces := make(map[model.ServicePortName]*piece)
 	var names []model.ServicePortName
 	if full {
+		names = make([]model.ServicePortName, 0, len(req.State))
 		for n := range req.State {
 			names = append(names, n)
-		}
-		for n := range p.pieces {
-			if _, ok := req.State[n]; !ok {
-				names = append(names, n)
-			}
 		}
 	} else {
 		for n := range req.Changed {
@@ -244,6 +247,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 		}
 	}
 	slices.SortFunc(names, model.Compare)
+	newPieces := make(map[model.ServicePortName]*piece, len(names))
 	if full {
 		p.nextKey, p.old = map[string]uint32{}, nil
 	} else {
