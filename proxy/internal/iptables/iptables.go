@@ -229,8 +229,23 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 
 	// iptables-restore wants every chain declared before any rule jumps
 	// to it, so declarations and rules are gathered apart.
-	type section struct{ decl, rules, deletes bytes.Buffer }
+	//
+	// The nat table goes in several sections (each its own COMMIT) of at
+	// most maxChainsPerCommit Service chains: Debian's iptables-restore
+	// (the nft-backed one) keeps the names of the chains a section names
+	// in a sorted list, which it walks for every line, so one section of
+	// 10,000 Services costs rules times chains (some 35 s of CPU for
+	// 220,000 rules; 20 sections of 500: a few seconds). Each section
+	// holds whole Services, and the last one the fixed chains that jump
+	// to them and the deletions, so every section leaves each Service
+	// with either its old rules or its new ones, and no jump to a chain
+	// that does not exist.
+	type section struct {
+		decl, rules, deletes bytes.Buffer
+		chains               int
+	}
 	var filter, nat section
+	var natGroups []*section
 	lines := 0
 	writeChain := func(b *section, name string, rules []string) {
 		fmt.Fprintf(&b.decl, ":%s - [0:0]\n", name)
@@ -238,6 +253,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 			b.rules.WriteString(r)
 			b.rules.WriteByte('\n')
 		}
+		b.chains++
 		lines += len(rules)
 	}
 	written := map[string]string{}
@@ -273,18 +289,23 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 	slices.SortFunc(names, model.Compare)
 	wanted := map[string]bool{}
 	var deletes []string
+	group := &section{}
 	for _, n := range names {
 		np, old := newPieces[n], p.pieces[n]
 		if full {
 			old = nil
 		}
 		if np != nil {
+			if group.chains >= maxChainsPerCommit {
+				natGroups = append(natGroups, group)
+				group = &section{}
+			}
 			for _, c := range slices.Sorted(mapKeys(np.chains)) {
 				wanted[c] = true
 				if old != nil && slices.Equal(old.chains[c], np.chains[c]) {
 					continue
 				}
-				writeChain(&nat, c, np.chains[c])
+				writeChain(group, c, np.chains[c])
 			}
 		}
 		if old != nil {
@@ -305,9 +326,21 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 	// A chain being deleted may share its name with one another Service
 	// now wants (two ports of one endpoint): keep it then.
 	deletes = slices.DeleteFunc(slices.Compact(slices.Sorted(slices.Values(deletes))), func(c string) bool { return wanted[c] })
+	// The last group of Service chains shares the section of the fixed
+	// chains, and so do the first deletions; more go in sections after.
+	nat.decl.Write(group.decl.Bytes())
+	nat.rules.Write(group.rules.Bytes())
+	nat.chains += group.chains
+	group = &nat
+	var natDeletes []*section
 	for _, c := range deletes {
-		fmt.Fprintf(&nat.decl, ":%s - [0:0]\n", c)
-		fmt.Fprintf(&nat.deletes, "-X %s\n", c)
+		if group.chains >= maxChainsPerCommit {
+			group = &section{}
+			natDeletes = append(natDeletes, group)
+		}
+		fmt.Fprintf(&group.decl, ":%s - [0:0]\n", c)
+		fmt.Fprintf(&group.deletes, "-X %s\n", c)
+		group.chains++
 	}
 	if full {
 		for _, c := range existing[tableFilter] {
@@ -318,12 +351,25 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 		}
 	}
 
-	var out bytes.Buffer
-	for _, t := range []struct {
+	type tableSection struct {
 		name string
 		s    *section
-	}{{tableFilter, &filter}, {tableNAT, &nat}} {
-		fmt.Fprintf(&out, "*%s\n", t.name)
+	}
+	sections := []tableSection{{tableFilter, &filter}}
+	for _, g := range natGroups {
+		sections = append(sections, tableSection{tableNAT, g})
+	}
+	sections = append(sections, tableSection{tableNAT, &nat})
+	for _, g := range natDeletes {
+		sections = append(sections, tableSection{tableNAT, g})
+	}
+	size := 0
+	for _, t := range sections {
+		size += len(t.name) + 9 + t.s.decl.Len() + t.s.rules.Len() + t.s.deletes.Len()
+	}
+	out := bytes.NewBuffer(make([]byte, 0, size))
+	for _, t := range sections {
+		fmt.Fprintf(out, "*%s\n", t.name)
 		out.Write(t.s.decl.Bytes())
 		out.Write(t.s.rules.Bytes())
 		out.Write(t.s.deletes.Bytes())
@@ -356,6 +402,10 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 	}
 	return out.Bytes(), lines, commit
 }
+
+// maxChainsPerCommit bounds the Service chains of one nat section of an
+// iptables-restore input.
+const maxChainsPerCommit = 500
 
 func isFixed(c string) bool {
 	switch c {
