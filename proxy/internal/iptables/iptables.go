@@ -328,8 +328,11 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 	deletes = slices.DeleteFunc(slices.Compact(slices.Sorted(slices.Values(deletes))), func(c string) bool { return wanted[c] })
 	// The last group of Service chains shares the section of the fixed
 	// chains, and so do the first deletions; more go in sections after.
+	// The group's rules go first, while the list of names the section
+	// walks does not yet hold every chain the dispatch rules jump to.
 	nat.decl.Write(group.decl.Bytes())
-	nat.rules.Write(group.rules.Bytes())
+	group.rules.Write(nat.rules.Bytes())
+	nat.rules = group.rules
 	nat.chains += group.chains
 	group = &nat
 	var natDeletes []*section
