@@ -154,9 +154,12 @@ type elemMsg struct {
 
 // Chunks hold 1 MiB and are closed with room for the largest message
 // (an element message stops past maxElemBytes), so none is ever grown.
+// A batch starts small, as most are (partial syncs), and moves to a full
+// chunk past smallBatch.
 const (
 	chunkSize     = 1 << 20
 	chunkHeadroom = 128 << 10
+	smallBatch    = 64 << 10
 )
 
 const (
@@ -165,9 +168,15 @@ const (
 )
 
 func (e *encoder) begin(typ uint16, flags uint16) int {
-	if len(e.buf) > chunkSize-chunkHeadroom {
+	switch {
+	case len(e.buf) > chunkSize-chunkHeadroom:
 		e.chunks = append(e.chunks, e.buf)
 		e.buf = make([]byte, 0, chunkSize)
+	case cap(e.buf) < chunkSize && len(e.buf) > smallBatch:
+		// Past a partial sync's size: on to full chunks.
+		b := make([]byte, len(e.buf), chunkSize)
+		copy(b, e.buf)
+		e.buf = b
 	}
 	start := len(e.buf)
 	if typ != unix.NFNL_MSG_BATCH_BEGIN && typ != unix.NFNL_MSG_BATCH_END {
@@ -724,19 +733,34 @@ func (e *encoder) concat(typ uint16, s string) error {
 	return nil
 }
 
+// markLast asks for an acknowledgement of the last message before
+// BATCH_END and returns its sequence number, or false if the batch is
+// empty.
+func (e *encoder) markLast() (uint32, bool) {
+	if !e.hasLast {
+		return 0, false
+	}
+	var last []byte
+	if e.lastChunk < len(e.chunks) {
+		last = e.chunks[e.lastChunk][e.lastOff:]
+	} else {
+		last = e.buf[e.lastOff:]
+	}
+	fl := binary.NativeEndian.Uint16(last[6:])
+	binary.NativeEndian.PutUint16(last[6:], fl|unix.NLM_F_ACK)
+	return binary.NativeEndian.Uint32(last[8:]), true
+}
+
 // send writes the batch with one sendmsg and reads the kernel's answer.
 // The kernel processes a batch synchronously inside sendmsg; only the
 // last message asks for an acknowledgement, so the reply is either that
 // acknowledgement or errors for the messages that failed.
 func (e *encoder) send() error {
-	if !e.hasLast {
+	lastSeq, ok := e.markLast()
+	if !ok {
 		return nil
 	}
 	bufs := append(e.chunks, e.buf)
-	last := bufs[e.lastChunk][e.lastOff:]
-	fl := binary.NativeEndian.Uint16(last[6:])
-	binary.NativeEndian.PutUint16(last[6:], fl|unix.NLM_F_ACK)
-	lastSeq := binary.NativeEndian.Uint32(last[8:])
 	size := 0
 	for _, b := range bufs {
 		size += len(b)
