@@ -245,7 +245,6 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 		chains               int
 	}
 	var filter, nat section
-	var natGroups []*section
 	lines := 0
 	writeChain := func(b *section, name string, rules []string) {
 		fmt.Fprintf(&b.decl, ":%s - [0:0]\n", name)
@@ -285,6 +284,39 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 		}
 	}
 
+	if full {
+		for _, c := range existing[tableFilter] {
+			if !isFixed(c) {
+				fmt.Fprintf(&filter.decl, ":%s - [0:0]\n", c)
+				fmt.Fprintf(&filter.deletes, "-X %s\n", c)
+			}
+		}
+	}
+
+	// The input is written as its sections are complete, so that at most
+	// one section is held besides it; it is sized from the rules first,
+	// not grown by copies.
+	size := filter.decl.Len() + filter.rules.Len() + filter.deletes.Len() + nat.decl.Len() + nat.rules.Len() + 4096
+	for _, n := range names {
+		if np := newPieces[n]; np != nil {
+			for c, rules := range np.chains {
+				size += len(c) + 16
+				for _, r := range rules {
+					size += len(r) + 1
+				}
+			}
+		}
+	}
+	out := bytes.NewBuffer(make([]byte, 0, size))
+	emit := func(table string, s *section) {
+		fmt.Fprintf(out, "*%s\n", table)
+		out.Write(s.decl.Bytes())
+		out.Write(s.rules.Bytes())
+		out.Write(s.deletes.Bytes())
+		out.WriteString("COMMIT\n")
+	}
+	emit(tableFilter, &filter)
+
 	// Service chains.
 	slices.SortFunc(names, model.Compare)
 	wanted := map[string]bool{}
@@ -297,7 +329,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 		}
 		if np != nil {
 			if group.chains >= maxChainsPerCommit {
-				natGroups = append(natGroups, group)
+				emit(tableNAT, group)
 				group = &section{}
 			}
 			for _, c := range slices.Sorted(mapKeys(np.chains)) {
@@ -335,49 +367,16 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 	nat.rules = group.rules
 	nat.chains += group.chains
 	group = &nat
-	var natDeletes []*section
 	for _, c := range deletes {
 		if group.chains >= maxChainsPerCommit {
+			emit(tableNAT, group)
 			group = &section{}
-			natDeletes = append(natDeletes, group)
 		}
 		fmt.Fprintf(&group.decl, ":%s - [0:0]\n", c)
 		fmt.Fprintf(&group.deletes, "-X %s\n", c)
 		group.chains++
 	}
-	if full {
-		for _, c := range existing[tableFilter] {
-			if !isFixed(c) {
-				fmt.Fprintf(&filter.decl, ":%s - [0:0]\n", c)
-				fmt.Fprintf(&filter.deletes, "-X %s\n", c)
-			}
-		}
-	}
-
-	type tableSection struct {
-		name string
-		s    *section
-	}
-	sections := []tableSection{{tableFilter, &filter}}
-	for _, g := range natGroups {
-		sections = append(sections, tableSection{tableNAT, g})
-	}
-	sections = append(sections, tableSection{tableNAT, &nat})
-	for _, g := range natDeletes {
-		sections = append(sections, tableSection{tableNAT, g})
-	}
-	size := 0
-	for _, t := range sections {
-		size += len(t.name) + 9 + t.s.decl.Len() + t.s.rules.Len() + t.s.deletes.Len()
-	}
-	out := bytes.NewBuffer(make([]byte, 0, size))
-	for _, t := range sections {
-		fmt.Fprintf(out, "*%s\n", t.name)
-		out.Write(t.s.decl.Bytes())
-		out.Write(t.s.rules.Bytes())
-		out.Write(t.s.deletes.Bytes())
-		out.WriteString("COMMIT\n")
-	}
+	emit(tableNAT, group)
 
 	commit := func() int {
 		if full {
