@@ -163,7 +163,15 @@ func (p *Proxier) ensureJumps(ctx context.Context) error {
 // lines, and a commit function to call once it was applied, which records
 // the new state and returns the number of rules held. existing lists the
 // TRIREME- chains per table (full syncs only), so stale ones are deleted.
+//
+// A full plan needs nothing of what the back end remembers, and drops it
+// at once, so that a full sync never holds the old state and the new
+// together: if iptables-restore then fails, the back end is unsynced, as
+// after any failed sync, and the next sync is full again.
 func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]string) ([]byte, int, func() int) {
+	if full {
+		p.reset()
+	}
 	var names []model.ServicePortName
 	if full {
 		for n := range req.State {
@@ -523,11 +531,19 @@ func (p *Proxier) render(sp *model.ServicePort) *piece {
 // masquerading: a packet from one of the Service's own endpoints is
 // marked whichever endpoint it then goes to, not only when it comes back
 // to itself.
+//
+// Only endpoints on this node get that rule: a pod elsewhere reaches the
+// Service through its own node's rules, so its packets never come here
+// with the Service's address, and a rule per remote endpoint (100,000 of
+// the 220,000 rules of 10,000 Services) would cost iptables-restore time
+// for nothing.
 func (p *Proxier) dispatch(sp *model.ServicePort, chain string, eps []model.Endpoint) []string {
 	proto := strings.ToLower(string(sp.Protocol))
 	rules := make([]string, 0, 2*len(eps)+1)
 	for _, e := range eps {
-		rules = append(rules, fmt.Sprintf("-A %s -s %s%s -j MARK --or-mark %s", chain, e.IP, p.host, p.mark))
+		if e.Local {
+			rules = append(rules, fmt.Sprintf("-A %s -s %s%s -j MARK --or-mark %s", chain, e.IP, p.host, p.mark))
+		}
 	}
 	recent := func(e model.Endpoint) string {
 		return fmt.Sprintf("%s%s-%s", Prefix, "AFF", sp.Name.EndpointHash(e))
