@@ -114,10 +114,19 @@ func rusage(who int) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func rssMiB() float64 {
+func rssMiB() float64 { return statusMiB("VmRSS:") }
+
+// peakRSSMiB is the most RSS the process held since resetPeakRSS.
+func peakRSSMiB() float64 { return statusMiB("VmHWM:") }
+
+// resetPeakRSS sets the process's RSS high-water mark to its current RSS
+// (proc(5), clear_refs), so that peakRSSMiB measures one sync.
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+func statusMiB(field string) float64 {
 	data, _ := os.ReadFile("/proc/self/status")
 	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(l, field); ok {
 			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
 			return float64(kb) / 1024
 		}
@@ -172,10 +181,12 @@ func modes() []string {
 }
 
 // BenchmarkSync reports, per back end and Service count, the time of a
-// full sync into an empty namespace and of a sync after one endpoint of
-// one Service changed, with the rules held, the process's RSS (right
-// after the syncs, and once freed memory went back to the OS, as the
-// proxy does after full syncs; the process holds the model too), and the
+// full sync into an empty namespace, of a periodic full sync over the
+// rules already there, and of a sync after one endpoint of one Service
+// changed, with the rules held, the process's RSS (right
+// after the syncs, its peak during them, and once freed memory went back
+// to the OS, as the proxy does after full syncs; the process holds the
+// model too), and the
 // CPU time spent in nft or iptables-restore (tool-cpu) and in the proxy
 // (proxy-cpu, which with the netlink writer includes the kernel's work on
 // the batch, done inside the proxy's sendmsg): on a shared machine wall
@@ -184,43 +195,61 @@ func BenchmarkSync(b *testing.B) {
 	ctx := context.Background()
 	for _, mode := range modes() {
 		for _, n := range sizes() {
-			b.Run(fmt.Sprintf("%s/services=%d/full", mode, n), func(b *testing.B) {
-				ns := newNetns(b)
-				st := state(n)
-				var be backend.Interface
-				ns.do(func() { be = backends()[mode]() })
-				var res backend.Result
-				var cpu, self, sys time.Duration
-				for b.Loop() {
-					b.StopTimer()
+			// full writes into an empty table; full-resync is the
+			// periodic full sync, over the rules and state a full sync left.
+			for _, kind := range []string{"full", "full-resync"} {
+				b.Run(fmt.Sprintf("%s/services=%d/%s", mode, n, kind), func(b *testing.B) {
+					ns := newNetns(b)
+					st := state(n)
+					var be backend.Interface
+					var err error
 					ns.do(func() {
-						if err := be.Cleanup(ctx); err != nil {
-							b.Fatal(err)
+						be = backends()[mode]()
+						if kind == "full-resync" {
+							_, err = be.Sync(ctx, backend.Request{State: st, Full: true})
 						}
 					})
-					b.StartTimer()
-					before, beforeSelf, beforeSys := childCPU(), selfCPU(), selfSys()
-					var err error
-					ns.do(func() { res, err = be.Sync(ctx, backend.Request{State: st, Full: true}) })
-					cpu += childCPU() - before
-					self += selfCPU() - beforeSelf
-					sys += selfSys() - beforeSys
 					if err != nil {
 						b.Fatal(err)
 					}
-				}
-				b.ReportMetric(cpu.Seconds()/float64(b.N), "tool-cpu-s/op")
-				b.ReportMetric(self.Seconds()/float64(b.N), "proxy-cpu-s/op")
-				b.ReportMetric(sys.Seconds()/float64(b.N), "proxy-sys-s/op")
-				b.ReportMetric(float64(res.Total), "rules")
-				b.ReportMetric(rssMiB(), "RSS-MiB")
-				// The proxy returns a full sync's garbage to the OS after it
-				// (proxier.sync): what it holds between syncs.
-				debug.FreeOSMemory()
-				b.ReportMetric(rssMiB(), "RSS-held-MiB")
-				runtime.KeepAlive(be) // the back end's state and the model count
-				runtime.KeepAlive(st)
-			})
+					debug.FreeOSMemory() // as the proxy does after a full sync
+					var res backend.Result
+					var cpu, self, sys time.Duration
+					var peak float64
+					for b.Loop() {
+						b.StopTimer()
+						if kind == "full" {
+							ns.do(func() { err = be.Cleanup(ctx) })
+							if err != nil {
+								b.Fatal(err)
+							}
+						}
+						resetPeakRSS()
+						b.StartTimer()
+						before, beforeSelf, beforeSys := childCPU(), selfCPU(), selfSys()
+						ns.do(func() { res, err = be.Sync(ctx, backend.Request{State: st, Full: true}) })
+						peak = max(peak, peakRSSMiB())
+						cpu += childCPU() - before
+						self += selfCPU() - beforeSelf
+						sys += selfSys() - beforeSys
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(cpu.Seconds()/float64(b.N), "tool-cpu-s/op")
+					b.ReportMetric(self.Seconds()/float64(b.N), "proxy-cpu-s/op")
+					b.ReportMetric(sys.Seconds()/float64(b.N), "proxy-sys-s/op")
+					b.ReportMetric(float64(res.Total), "rules")
+					b.ReportMetric(rssMiB(), "RSS-MiB")
+					b.ReportMetric(peak, "RSS-peak-MiB")
+					// The proxy returns a full sync's garbage to the OS after it
+					// (proxier.sync): what it holds between syncs.
+					debug.FreeOSMemory()
+					b.ReportMetric(rssMiB(), "RSS-held-MiB")
+					runtime.KeepAlive(be) // the back end's state and the model count
+					runtime.KeepAlive(st)
+				})
+			}
 			for _, change := range []string{"one-endpoint-change", "one-endpoint-added"} {
 				b.Run(fmt.Sprintf("%s/services=%d/%s", mode, n, change), func(b *testing.B) {
 					ns := newNetns(b)
@@ -234,8 +263,10 @@ func BenchmarkSync(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
+					debug.FreeOSMemory() // as the proxy does after a full sync
 					var res backend.Result
 					var cpu, self, sys time.Duration
+					var peak float64
 					i := 0
 					for b.Loop() {
 						// Move one endpoint of one Service to a new address, or
@@ -251,11 +282,13 @@ func BenchmarkSync(b *testing.B) {
 						}
 						st[name] = &sp
 						i++
+						resetPeakRSS()
 						b.StartTimer()
 						before, beforeSelf, beforeSys := childCPU(), selfCPU(), selfSys()
 						ns.do(func() {
 							res, err = be.Sync(ctx, backend.Request{State: st, Changed: map[model.ServicePortName]struct{}{name: {}}})
 						})
+						peak = max(peak, peakRSSMiB())
 						cpu += childCPU() - before
 						self += selfCPU() - beforeSelf
 						sys += selfSys() - beforeSys
@@ -269,6 +302,7 @@ func BenchmarkSync(b *testing.B) {
 					b.ReportMetric(float64(res.Rules), "rules-written")
 					b.ReportMetric(float64(res.Total), "rules")
 					b.ReportMetric(rssMiB(), "RSS-MiB")
+					b.ReportMetric(peak, "RSS-peak-MiB")
 					// The proxy returns a full sync's garbage to the OS after it
 					// (proxier.sync): what it holds between syncs.
 					debug.FreeOSMemory()

@@ -163,7 +163,15 @@ func (p *Proxier) ensureJumps(ctx context.Context) error {
 // lines, and a commit function to call once it was applied, which records
 // the new state and returns the number of rules held. existing lists the
 // TRIREME- chains per table (full syncs only), so stale ones are deleted.
+//
+// A full plan needs nothing of what the back end remembers, and drops it
+// at once, so that a full sync never holds the old state and the new
+// together: if iptables-restore then fails, the back end is unsynced, as
+// after any failed sync, and the next sync is full again.
 func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]string) ([]byte, int, func() int) {
+	if full {
+		p.reset()
+	}
 	var names []model.ServicePortName
 	if full {
 		for n := range req.State {
@@ -229,7 +237,21 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 
 	// iptables-restore wants every chain declared before any rule jumps
 	// to it, so declarations and rules are gathered apart.
-	type section struct{ decl, rules, deletes bytes.Buffer }
+	//
+	// The nat table goes in several sections (each its own COMMIT) of at
+	// most maxChainsPerCommit Service chains: Debian's iptables-restore
+	// (the nft-backed one) keeps the names of the chains a section names
+	// in a sorted list, which it walks for every line, so one section of
+	// 10,000 Services costs rules times chains (some 35 s of CPU for
+	// 220,000 rules; in sections of 200 chains about 4 s). Each section
+	// holds whole Services, and the last one the fixed chains that jump
+	// to them and the deletions, so every section leaves each Service
+	// with either its old rules or its new ones, and no jump to a chain
+	// that does not exist.
+	type section struct {
+		decl, rules, deletes bytes.Buffer
+		chains               int
+	}
 	var filter, nat section
 	lines := 0
 	writeChain := func(b *section, name string, rules []string) {
@@ -238,6 +260,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 			b.rules.WriteString(r)
 			b.rules.WriteByte('\n')
 		}
+		b.chains++
 		lines += len(rules)
 	}
 	written := map[string]string{}
@@ -269,22 +292,60 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 		}
 	}
 
+	if full {
+		for _, c := range existing[tableFilter] {
+			if !isFixed(c) {
+				fmt.Fprintf(&filter.decl, ":%s - [0:0]\n", c)
+				fmt.Fprintf(&filter.deletes, "-X %s\n", c)
+			}
+		}
+	}
+
+	// The input is written as its sections are complete, so that at most
+	// one section is held besides it; it is sized from the rules first,
+	// not grown by copies.
+	size := filter.decl.Len() + filter.rules.Len() + filter.deletes.Len() + nat.decl.Len() + nat.rules.Len() + 4096
+	for _, n := range names {
+		if np := newPieces[n]; np != nil {
+			for c, rules := range np.chains {
+				size += len(c) + 16
+				for _, r := range rules {
+					size += len(r) + 1
+				}
+			}
+		}
+	}
+	out := bytes.NewBuffer(make([]byte, 0, size))
+	emit := func(table string, s *section) {
+		fmt.Fprintf(out, "*%s\n", table)
+		out.Write(s.decl.Bytes())
+		out.Write(s.rules.Bytes())
+		out.Write(s.deletes.Bytes())
+		out.WriteString("COMMIT\n")
+	}
+	emit(tableFilter, &filter)
+
 	// Service chains.
 	slices.SortFunc(names, model.Compare)
 	wanted := map[string]bool{}
 	var deletes []string
+	group := &section{}
 	for _, n := range names {
 		np, old := newPieces[n], p.pieces[n]
 		if full {
 			old = nil
 		}
 		if np != nil {
+			if group.chains >= maxChainsPerCommit {
+				emit(tableNAT, group)
+				group = &section{}
+			}
 			for _, c := range slices.Sorted(mapKeys(np.chains)) {
 				wanted[c] = true
 				if old != nil && slices.Equal(old.chains[c], np.chains[c]) {
 					continue
 				}
-				writeChain(&nat, c, np.chains[c])
+				writeChain(group, c, np.chains[c])
 			}
 		}
 		if old != nil {
@@ -305,30 +366,25 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 	// A chain being deleted may share its name with one another Service
 	// now wants (two ports of one endpoint): keep it then.
 	deletes = slices.DeleteFunc(slices.Compact(slices.Sorted(slices.Values(deletes))), func(c string) bool { return wanted[c] })
+	// The last group of Service chains shares the section of the fixed
+	// chains, and so do the first deletions; more go in sections after.
+	// The group's rules go first, while the list of names the section
+	// walks does not yet hold every chain the dispatch rules jump to.
+	nat.decl.Write(group.decl.Bytes())
+	group.rules.Write(nat.rules.Bytes())
+	nat.rules = group.rules
+	nat.chains += group.chains
+	group = &nat
 	for _, c := range deletes {
-		fmt.Fprintf(&nat.decl, ":%s - [0:0]\n", c)
-		fmt.Fprintf(&nat.deletes, "-X %s\n", c)
-	}
-	if full {
-		for _, c := range existing[tableFilter] {
-			if !isFixed(c) {
-				fmt.Fprintf(&filter.decl, ":%s - [0:0]\n", c)
-				fmt.Fprintf(&filter.deletes, "-X %s\n", c)
-			}
+		if group.chains >= maxChainsPerCommit {
+			emit(tableNAT, group)
+			group = &section{}
 		}
+		fmt.Fprintf(&group.decl, ":%s - [0:0]\n", c)
+		fmt.Fprintf(&group.deletes, "-X %s\n", c)
+		group.chains++
 	}
-
-	var out bytes.Buffer
-	for _, t := range []struct {
-		name string
-		s    *section
-	}{{tableFilter, &filter}, {tableNAT, &nat}} {
-		fmt.Fprintf(&out, "*%s\n", t.name)
-		out.Write(t.s.decl.Bytes())
-		out.Write(t.s.rules.Bytes())
-		out.Write(t.s.deletes.Bytes())
-		out.WriteString("COMMIT\n")
-	}
+	emit(tableNAT, group)
 
 	commit := func() int {
 		if full {
@@ -356,6 +412,10 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 	}
 	return out.Bytes(), lines, commit
 }
+
+// maxChainsPerCommit bounds the Service chains of one nat section of an
+// iptables-restore input.
+const maxChainsPerCommit = 200
 
 func isFixed(c string) bool {
 	switch c {
@@ -471,11 +531,19 @@ func (p *Proxier) render(sp *model.ServicePort) *piece {
 // masquerading: a packet from one of the Service's own endpoints is
 // marked whichever endpoint it then goes to, not only when it comes back
 // to itself.
+//
+// Only endpoints on this node get that rule: a pod elsewhere reaches the
+// Service through its own node's rules, so its packets never come here
+// with the Service's address, and a rule per remote endpoint (100,000 of
+// the 220,000 rules of 10,000 Services) would cost iptables-restore time
+// for nothing.
 func (p *Proxier) dispatch(sp *model.ServicePort, chain string, eps []model.Endpoint) []string {
 	proto := strings.ToLower(string(sp.Protocol))
 	rules := make([]string, 0, 2*len(eps)+1)
 	for _, e := range eps {
-		rules = append(rules, fmt.Sprintf("-A %s -s %s%s -j MARK --or-mark %s", chain, e.IP, p.host, p.mark))
+		if e.Local {
+			rules = append(rules, fmt.Sprintf("-A %s -s %s%s -j MARK --or-mark %s", chain, e.IP, p.host, p.mark))
+		}
 	}
 	recent := func(e model.Endpoint) string {
 		return fmt.Sprintf("%s%s-%s", Prefix, "AFF", sp.Name.EndpointHash(e))

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
 	"trireme.dev/proxy/internal/backend"
 	"trireme.dev/proxy/internal/model"
 	"trireme.dev/proxy/internal/model/modeltest"
@@ -122,4 +125,81 @@ func TestGolden(t *testing.T) {
 			golden(t, tt.name+"-partial.txt", strings.Join(rec.log, "\n"))
 		})
 	}
+}
+
+// TestSections checks the split of a large nat table into sections: each
+// holds at most maxChainsPerCommit Service chains, keeps a Service's
+// chains together, and jumps only to chains declared in it or before it.
+func TestSections(t *testing.T) {
+	st := model.State{}
+	const services = 2*maxChainsPerCommit + 100
+	for i := range services {
+		n := model.ServicePortName{NamespacedName: types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("svc-%d", i)}, Port: "p", Protocol: v1.ProtocolTCP}
+		sp := &model.ServicePort{Name: n, ClusterIP: netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)}), Port: 80, Protocol: v1.ProtocolTCP,
+			Endpoints: []model.Endpoint{{IP: netip.AddrFrom4([4]byte{10, 244, byte(i >> 8), byte(i)}), Port: 8080, Ready: true, Serving: true}}}
+		if i%2 == 0 {
+			sp.NodePort = int32(30000 + i) // an EXT chain jumping to the SVC chain
+		}
+		st[n] = sp
+	}
+	for _, tt := range []struct {
+		name     string
+		full     bool
+		existing map[string][]string
+		state    model.State
+		sections int
+	}{
+		// A filter section, and nat sections of whole Services (SVC and
+		// EXT chains) of about maxChainsPerCommit chains.
+		{"full sync of many Services", true, nil, st, 1 + (services*3/2+maxChainsPerCommit-1)/maxChainsPerCommit},
+		{"full sync deleting many stale chains", true, map[string][]string{tableNAT: staleChains(2*maxChainsPerCommit + 1)}, model.State{}, 1 + 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := New(Config{ClusterCIDR: netip.MustParsePrefix("10.244.0.0/16"), MasqueradeBit: 14}, &recorder{chains: map[string]bool{}})
+			data, _, _ := p.Plan(backend.Request{State: tt.state, Full: tt.full}, tt.full, tt.existing)
+			declared := map[string]bool{"MARK": true, "DNAT": true, "RETURN": true, "MASQUERADE": true, "REJECT": true, "DROP": true}
+			sections := 0
+			var chains int
+			var svcOf map[string]int
+			for _, l := range strings.Split(string(data), "\n") {
+				switch {
+				case strings.HasPrefix(l, "*"):
+					sections++
+					chains, svcOf = 0, map[string]int{}
+				case strings.HasPrefix(l, ":"):
+					c, _, _ := strings.Cut(l[1:], " ")
+					declared[c] = true
+					if !isFixed(c) {
+						chains++
+					}
+					if h, ok := strings.CutPrefix(c, Prefix+"EXT-"); ok {
+						svcOf[h]++
+					}
+					if h, ok := strings.CutPrefix(c, Prefix+"SVC-"); ok {
+						svcOf[h]++
+					}
+				case l == "COMMIT":
+					if chains > maxChainsPerCommit+1 {
+						t.Errorf("section %d declares %d chains", sections, chains)
+					}
+				case strings.HasPrefix(l, "-A "):
+					f := strings.Fields(l)
+					if target := f[len(f)-1]; strings.HasPrefix(target, Prefix) && !declared[target] {
+						t.Errorf("section %d jumps to %s before it is declared: %s", sections, target, l)
+					}
+				}
+			}
+			if sections != tt.sections {
+				t.Errorf("%d sections, want %d", sections, tt.sections)
+			}
+		})
+	}
+}
+
+func staleChains(n int) []string {
+	var out []string
+	for i := range n {
+		out = append(out, fmt.Sprintf("%sSVC-STALE%05d", Prefix, i))
+	}
+	return out
 }

@@ -47,15 +47,33 @@ func NewNetlink(cfg Config) *Netlink {
 
 // Run implements Writer.
 func (n *Netlink) Run(ctx context.Context, tx *Transaction) error {
+	enc := tx.enc
+	if enc == nil {
+		var err error
+		if enc, err = n.newEncoder(); err != nil {
+			return err
+		}
+		for i := range tx.ops {
+			if err := enc.add(&tx.ops[i]); err != nil {
+				return err
+			}
+		}
+	} else if tx.err != nil {
+		return tx.err
+	}
+	enc.finish()
+	return enc.send()
+}
+
+// newEncoder starts a batch for n's table.
+func (n *Netlink) newEncoder() (*encoder, error) {
 	fam, err := familyOf(n.family)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	enc := &encoder{fam: fam, table: n.table, ip6: n.family == knftables.IPv6Family, intKeys: n.intKeys}
-	if err := enc.batch(tx); err != nil {
-		return err
-	}
-	return enc.send()
+	e := &encoder{fam: fam, table: n.table, ip6: n.family == knftables.IPv6Family, intKeys: n.intKeys, buf: make([]byte, 0, 4096)}
+	e.end(e.begin(unix.NFNL_MSG_BATCH_BEGIN, 0))
+	return e, nil
 }
 
 // List implements Writer.
@@ -101,19 +119,48 @@ func (n *Netlink) List(ctx context.Context, kind string) ([]string, error) {
 	return names, nil
 }
 
-// encoder builds one nfnetlink batch.
+// encoder builds one nfnetlink batch, as messages appended to a list of
+// chunks: the kernel needs the whole batch in one sendmsg (it applies a
+// batch only if BATCH_END is in the same skb), but not in one buffer, so
+// a full sync's batch of tens of megabytes is never copied to grow it.
 type encoder struct {
-	fam     byte
-	table   string
-	ip6     bool
+	fam   byte
+	table string
+	ip6   bool
+	// buf is the chunk being written, after the full ones in chunks.
 	buf     []byte
+	chunks  [][]byte
 	seq     uint32
 	ids     uint32
 	intKeys map[string]bool
-	// lastSeq is the sequence number of the last message, which asks for
-	// the acknowledgement the sender waits for.
-	msgs int
+	msgs    int
+	// lastChunk and lastOff locate the last message before BATCH_END,
+	// which asks for the acknowledgement the sender waits for.
+	lastChunk, lastOff int
+	hasLast            bool
+	// elems is the element message being filled, if open.
+	elems elemMsg
 }
+
+// elemMsg is an open NEWSETELEM or DELSETELEM message: consecutive
+// element operations on one set share one.
+type elemMsg struct {
+	open             bool
+	verb             verb
+	set              string
+	intKeys          bool
+	msg, list, start int
+}
+
+// Chunks hold 1 MiB and are closed with room for the largest message
+// (an element message stops past maxElemBytes), so none is ever grown.
+// A batch starts small, as most are (partial syncs), and moves to a full
+// chunk past smallBatch.
+const (
+	chunkSize     = 1 << 20
+	chunkHeadroom = 128 << 10
+	smallBatch    = 64 << 10
+)
 
 const (
 	nlmsgHdrLen       = 16
@@ -121,7 +168,20 @@ const (
 )
 
 func (e *encoder) begin(typ uint16, flags uint16) int {
+	switch {
+	case len(e.buf) > chunkSize-chunkHeadroom:
+		e.chunks = append(e.chunks, e.buf)
+		e.buf = make([]byte, 0, chunkSize)
+	case cap(e.buf) < chunkSize && len(e.buf) > smallBatch:
+		// Past a partial sync's size: on to full chunks.
+		b := make([]byte, len(e.buf), chunkSize)
+		copy(b, e.buf)
+		e.buf = b
+	}
 	start := len(e.buf)
+	if typ != unix.NFNL_MSG_BATCH_BEGIN && typ != unix.NFNL_MSG_BATCH_END {
+		e.lastChunk, e.lastOff, e.hasLast = len(e.chunks), start, true
+	}
 	e.seq++
 	e.buf = binary.NativeEndian.AppendUint32(e.buf, 0) // length, patched by end
 	e.buf = binary.NativeEndian.AppendUint16(e.buf, typ)
@@ -182,45 +242,105 @@ func msgType(m int) uint16 { return uint16(unix.NFNL_SUBSYS_NFTABLES<<8 | m) }
 // length is 16 bits.
 const maxElemBytes = 60000
 
-func (e *encoder) batch(tx *Transaction) error {
-	// Size the buffer once: growing a buffer of tens of megabytes by
-	// doubling costs copies and garbage.
-	size := 4096
-	for i := range tx.ops {
-		if _, ok := tx.ops[i].obj.(*knftables.Rule); ok {
-			size += 400
-		} else {
-			size += 80
-		}
+// add encodes one operation.
+func (e *encoder) add(o *operation) error {
+	set, isElem := o.setName()
+	if !isElem {
+		e.closeElems()
+		return e.op(*o)
 	}
-	e.buf = make([]byte, 0, size)
-	e.end(e.begin(unix.NFNL_MSG_BATCH_BEGIN, 0))
-	ops := tx.ops
-	for i := 0; i < len(ops); {
-		o := ops[i]
-		if set, _, _, ok := ops[i].element(); ok {
-			// Consecutive element operations on one set share a message.
-			j := i + 1
-			for j < len(ops) {
-				s, _, _, ok := ops[j].element()
-				if !ok || ops[j].verb != o.verb || s != set {
-					break
-				}
-				j++
-			}
-			if err := e.elements(o.verb, ops[i:j]); err != nil {
-				return err
-			}
-			i = j
-			continue
+	if m := &e.elems; m.open && (m.verb != o.verb || m.set != set || len(e.buf)-m.start >= maxElemBytes) {
+		e.closeElems()
+	}
+	if !e.elems.open {
+		e.openElems(o.verb, set)
+	}
+	if err := e.element(o); err != nil {
+		return fmt.Errorf("element of %s: %w", set, err)
+	}
+	return nil
+}
+
+// finish ends the batch.
+func (e *encoder) finish() {
+	e.closeElems()
+	e.end(e.begin(unix.NFNL_MSG_BATCH_END, 0))
+}
+
+func (e *encoder) openElems(v verb, set string) {
+	typ, flags := msgType(unix.NFT_MSG_NEWSETELEM), uint16(unix.NLM_F_CREATE)
+	if v == verbDelete {
+		typ, flags = msgType(unix.NFT_MSG_DELSETELEM), 0
+	}
+	m := elemMsg{open: true, verb: v, set: set, intKeys: e.intKeys[set]}
+	m.msg = e.begin(typ, flags)
+	e.str(unix.NFTA_SET_ELEM_LIST_TABLE, e.table)
+	e.str(unix.NFTA_SET_ELEM_LIST_SET, set)
+	m.list = e.nest(unix.NFTA_SET_ELEM_LIST_ELEMENTS)
+	m.start = len(e.buf)
+	e.elems = m
+}
+
+func (e *encoder) closeElems() {
+	if e.elems.open {
+		e.endNest(e.elems.list)
+		e.end(e.elems.msg)
+		e.elems = elemMsg{}
+	}
+}
+
+// element writes one element into the open element message.
+func (e *encoder) element(o *operation) error {
+	le := e.nest(unix.NFTA_LIST_ELEM)
+	kn := e.nest(unix.NFTA_SET_ELEM_KEY)
+	switch {
+	case o.inline() && o.form == formEndpoint:
+		k := hostU32Array(o.num)
+		e.attr(unix.NFTA_DATA_VALUE, k[:])
+		e.endNest(kn)
+		if o.verb == verbAdd {
+			d := e.nest(unix.NFTA_SET_ELEM_DATA)
+			v := e.nest(unix.NFTA_DATA_VALUE)
+			e.buf = append(e.buf, o.ep.Addr().AsSlice()...)
+			e.buf = binary.BigEndian.AppendUint16(e.buf, o.ep.Port())
+			e.buf = append(e.buf, 0, 0)
+			e.endNest(v)
+			e.endNest(d)
 		}
-		if err := e.op(o); err != nil {
+	case o.inline() && o.form == formAddrPair:
+		v := e.nest(unix.NFTA_DATA_VALUE)
+		a := o.addr.AsSlice()
+		e.buf = append(append(e.buf, a...), a...)
+		e.endNest(v)
+		e.endNest(kn)
+	default:
+		k, value := o.text()
+		var err error
+		if e.elems.intKeys && !strings.Contains(k, " . ") {
+			var n uint64
+			n, err = strconv.ParseUint(k, 10, 32)
+			e.attr(unix.NFTA_DATA_VALUE, hostU32(uint32(n)))
+		} else {
+			err = e.concat(unix.NFTA_DATA_VALUE, k)
+		}
+		if err != nil {
 			return err
 		}
-		i++
+		e.endNest(kn)
+		if o.verb == verbAdd && value != "" {
+			if err := e.elemData(value); err != nil {
+				return err
+			}
+		}
 	}
-	e.end(e.begin(unix.NFNL_MSG_BATCH_END, 0))
+	e.endNest(le)
 	return nil
+}
+
+// hostU32Array is v in host byte order, without allocating.
+func hostU32Array(v uint32) (b [4]byte) {
+	binary.NativeEndian.PutUint32(b[:], v)
+	return b
 }
 
 func (e *encoder) op(o operation) error {
@@ -575,49 +695,6 @@ func (e *encoder) elemData(v string) error {
 	return nil
 }
 
-func (e *encoder) elements(v verb, ops []operation) error {
-	typ, flags := msgType(unix.NFT_MSG_NEWSETELEM), uint16(unix.NLM_F_CREATE)
-	if v == verbDelete {
-		typ, flags = msgType(unix.NFT_MSG_DELSETELEM), 0
-	}
-	set, _, _, _ := ops[0].element()
-	intKeys := e.intKeys[set]
-	for len(ops) > 0 {
-		m := e.begin(typ, flags)
-		e.str(unix.NFTA_SET_ELEM_LIST_TABLE, e.table)
-		e.str(unix.NFTA_SET_ELEM_LIST_SET, set)
-		l := e.nest(unix.NFTA_SET_ELEM_LIST_ELEMENTS)
-		start := len(e.buf)
-		for len(ops) > 0 && len(e.buf)-start < maxElemBytes {
-			_, k, value, _ := ops[0].element()
-			ops = ops[1:]
-			le := e.nest(unix.NFTA_LIST_ELEM)
-			kn := e.nest(unix.NFTA_SET_ELEM_KEY)
-			var err error
-			if intKeys && !strings.Contains(k, " . ") {
-				var n uint64
-				n, err = strconv.ParseUint(k, 10, 32)
-				e.attr(unix.NFTA_DATA_VALUE, hostU32(uint32(n)))
-			} else {
-				err = e.concat(unix.NFTA_DATA_VALUE, k)
-			}
-			if err != nil {
-				return fmt.Errorf("element of %s: %w", set, err)
-			}
-			e.endNest(kn)
-			if v == verbAdd && value != "" {
-				if err := e.elemData(value); err != nil {
-					return fmt.Errorf("element of %s: %w", set, err)
-				}
-			}
-			e.endNest(le)
-		}
-		e.endNest(l)
-		e.end(m)
-	}
-	return nil
-}
-
 // concat writes attribute typ holding a key or value in nft syntax:
 // addresses, protocol names and port numbers joined by " . ", each part
 // of a concatenation padded to 4 bytes.
@@ -656,28 +733,38 @@ func (e *encoder) concat(typ uint16, s string) error {
 	return nil
 }
 
+// markLast asks for an acknowledgement of the last message before
+// BATCH_END and returns its sequence number, or false if the batch is
+// empty.
+func (e *encoder) markLast() (uint32, bool) {
+	if !e.hasLast {
+		return 0, false
+	}
+	var last []byte
+	if e.lastChunk < len(e.chunks) {
+		last = e.chunks[e.lastChunk][e.lastOff:]
+	} else {
+		last = e.buf[e.lastOff:]
+	}
+	fl := binary.NativeEndian.Uint16(last[6:])
+	binary.NativeEndian.PutUint16(last[6:], fl|unix.NLM_F_ACK)
+	return binary.NativeEndian.Uint32(last[8:]), true
+}
+
 // send writes the batch with one sendmsg and reads the kernel's answer.
 // The kernel processes a batch synchronously inside sendmsg; only the
 // last message asks for an acknowledgement, so the reply is either that
 // acknowledgement or errors for the messages that failed.
 func (e *encoder) send() error {
-	// Ask for an ack of the last message before BATCH_END: find it by
-	// walking the messages.
-	var last, lastSeq = -1, uint32(0)
-	for off := 0; off < len(e.buf); {
-		l := int(binary.NativeEndian.Uint32(e.buf[off:]))
-		typ := binary.NativeEndian.Uint16(e.buf[off+4:])
-		if typ != unix.NFNL_MSG_BATCH_BEGIN && typ != unix.NFNL_MSG_BATCH_END {
-			last = off
-		}
-		off += l
-	}
-	if last < 0 {
+	lastSeq, ok := e.markLast()
+	if !ok {
 		return nil
 	}
-	fl := binary.NativeEndian.Uint16(e.buf[last+6:])
-	binary.NativeEndian.PutUint16(e.buf[last+6:], fl|unix.NLM_F_ACK)
-	lastSeq = binary.NativeEndian.Uint32(e.buf[last+8:])
+	bufs := append(e.chunks, e.buf)
+	size := 0
+	for _, b := range bufs {
+		size += len(b)
+	}
 
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_NETFILTER)
 	if err != nil {
@@ -688,14 +775,16 @@ func (e *encoder) send() error {
 		return fmt.Errorf("nfnetlink bind: %w", err)
 	}
 	// The whole batch must fit the socket's send buffer.
-	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, len(e.buf)+4096); err != nil {
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, size+4096); err != nil {
 		return fmt.Errorf("nfnetlink send buffer: %w", err)
 	}
 	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 4<<20)
 	_ = unix.SetsockoptInt(fd, unix.SOL_NETLINK, unix.NETLINK_EXT_ACK, 1)
-	if err := unix.Sendto(fd, e.buf, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return fmt.Errorf("nfnetlink send (%d bytes, %d messages): %w", len(e.buf), e.msgs, err)
+	if _, err := unix.SendmsgBuffers(fd, bufs, nil, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}, 0); err != nil {
+		return fmt.Errorf("nfnetlink send (%d bytes, %d messages): %w", size, e.msgs, err)
 	}
+	// The kernel holds its own copy now.
+	e.chunks, e.buf = nil, nil
 	var errs []error
 	rbuf := make([]byte, 1<<16)
 	for {

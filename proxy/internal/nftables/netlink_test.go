@@ -2,6 +2,7 @@ package nftables
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"os"
@@ -250,5 +251,92 @@ func TestCompileRule(t *testing.T) {
 		if (err == nil) != tt.ok {
 			t.Errorf("compileRule(%q) = %v, want ok=%v", tt.rule, err, tt.ok)
 		}
+	}
+}
+
+// TestBatchChunks encodes a batch larger than one chunk and checks that
+// every chunk holds whole messages, that no chunk outgrew its capacity,
+// that the batch begins and ends as the kernel wants it, and that only
+// the last message before BATCH_END asks for an acknowledgement.
+func TestBatchChunks(t *testing.T) {
+	for _, streamed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("streamed=%v", streamed), func(t *testing.T) {
+			n := NewNetlink(Config{})
+			tx := &Transaction{family: knftables.IPv4Family, table: DefaultTable}
+			if streamed {
+				enc, err := n.newEncoder()
+				if err != nil {
+					t.Fatal(err)
+				}
+				tx.enc = enc
+			}
+			tx.Add(&knftables.Map{Name: "service-endpoints-tcp-00", TypeOf: "numgen random mod 1 : ip daddr . tcp dport"})
+			for i := range 60000 {
+				ip := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+				tx.AddEndpoint("service-endpoints-tcp-00", uint32(i), netip.AddrPortFrom(ip, 8080))
+				tx.AddAddrPair(setHairpin, ip)
+				if i%100 == 0 {
+					tx.Add(&knftables.Chain{Name: fmt.Sprintf("service-%d", i)})
+				}
+			}
+			enc := tx.enc
+			if enc == nil {
+				var err error
+				if enc, err = n.newEncoder(); err != nil {
+					t.Fatal(err)
+				}
+				for i := range tx.ops {
+					if err := enc.add(&tx.ops[i]); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if tx.err != nil {
+				t.Fatal(tx.err)
+			}
+			enc.finish()
+			bufs := append(enc.chunks, enc.buf)
+			if len(bufs) < 3 {
+				t.Fatalf("%d chunks, want several", len(bufs))
+			}
+			var types []uint16
+			var acks []int
+			for c, b := range bufs {
+				if c < len(bufs)-1 && cap(b) > chunkSize {
+					t.Errorf("chunk %d grew to %d bytes", c, cap(b))
+				}
+				off := 0
+				for off < len(b) {
+					l := int(binary.NativeEndian.Uint32(b[off:]))
+					if l < nlmsgHdrLen || off+l > len(b) {
+						t.Fatalf("chunk %d: message at %d of length %d overruns %d bytes", c, off, l, len(b))
+					}
+					types = append(types, binary.NativeEndian.Uint16(b[off+4:]))
+					if binary.NativeEndian.Uint16(b[off+6:])&unix.NLM_F_ACK != 0 {
+						acks = append(acks, len(types)-1)
+					}
+					off += l
+				}
+			}
+			if types[0] != unix.NFNL_MSG_BATCH_BEGIN || types[len(types)-1] != unix.NFNL_MSG_BATCH_END {
+				t.Errorf("batch starts with type %d and ends with %d", types[0], types[len(types)-1])
+			}
+			if _, ok := enc.markLast(); !ok {
+				t.Fatal("no message to acknowledge")
+			}
+			acks = acks[:0]
+			i := 0
+			for _, b := range bufs {
+				for off := 0; off < len(b); off += int(binary.NativeEndian.Uint32(b[off:])) {
+					if binary.NativeEndian.Uint16(b[off+6:])&unix.NLM_F_ACK != 0 {
+						acks = append(acks, i)
+					}
+					i++
+				}
+			}
+			if len(acks) != 1 || acks[0] != len(types)-2 {
+				t.Errorf("acknowledgement asked by messages %v, want only %d", acks, len(types)-2)
+			}
+		})
 	}
 }

@@ -60,7 +60,7 @@ type piece struct {
 	// private are elements no other port can want (endpoints-map keys
 	// are handed out per port), diffed against the port's previous piece
 	// instead of going through the owners bookkeeping.
-	private []element
+	private []endpointElem
 	// hairpin are the endpoint IPs this port puts in the hairpin set,
 	// which many ports share: the set holds an IP while any port needs it.
 	hairpin []netip.Addr
@@ -79,6 +79,19 @@ type element struct {
 	set   string
 	key   string
 	value string // "" for a set
+}
+
+// endpointElem is one element of an endpoints map: key : ep. Typed rather
+// than text, as a full sync holds one per endpoint.
+type endpointElem struct {
+	set string
+	key uint32
+	ep  netip.AddrPort
+}
+
+type endpointKey struct {
+	set string
+	key uint32
 }
 
 // Proxier is the nftables back end. It is not safe for concurrent use.
@@ -158,7 +171,13 @@ func (p *Proxier) newTransaction() *Transaction {
 	if p.cfg.Family == model.IPv6 {
 		fam = knftables.IPv6Family
 	}
-	return &Transaction{family: fam, table: p.cfg.Table}
+	tx := &Transaction{family: fam, table: p.cfg.Table}
+	if nl, ok := p.w.(*Netlink); ok {
+		if enc, err := nl.newEncoder(); err == nil {
+			tx.enc = enc
+		}
+	}
+	return tx
 }
 
 func (p *Proxier) reset() {
@@ -206,18 +225,21 @@ func (p *Proxier) Sync(ctx context.Context, req backend.Request) (backend.Result
 // once it ran, which records the new state and returns the number of rules
 // and elements held. stale lists "chain NAME", "set NAME" and "map NAME"
 // entries that exist in the kernel (full syncs only).
+//
+// A full plan needs nothing of what the back end remembers, and drops it
+// at once, so that a full sync never holds the old state and the new
+// together: if the transaction then fails, the back end is unsynced, as
+// after any failed sync, and the next sync is full again.
 func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transaction, func() int) {
+	if full {
+		p.reset()
+	}
 	tx := p.newTransaction()
-	newPieces := make(map[model.ServicePortName]*piece)
 	var names []model.ServicePortName
 	if full {
+		names = make([]model.ServicePortName, 0, len(req.State))
 		for n := range req.State {
 			names = append(names, n)
-		}
-		for n := range p.pieces {
-			if _, ok := req.State[n]; !ok {
-				names = append(names, n)
-			}
 		}
 	} else {
 		for n := range req.Changed {
@@ -225,6 +247,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 		}
 	}
 	slices.SortFunc(names, model.Compare)
+	newPieces := make(map[model.ServicePortName]*piece, len(names))
 	if full {
 		p.nextKey, p.old = map[string]uint32{}, nil
 	} else {
@@ -288,10 +311,6 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 		}
 	}
 	hairpinIPs := slices.SortedFunc(mapsKeys(hairpinDelta), netip.Addr.Compare)
-	hairpinKey := func(ip netip.Addr) string {
-		s := ip.String()
-		return s + " . " + s
-	}
 
 	count := 0
 	if full {
@@ -313,13 +332,13 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 		}
 		for _, ip := range hairpinIPs {
 			if before := p.hairpinRefs[ip]; before > 0 && before+hairpinDelta[ip] <= 0 {
-				tx.DeleteElement(setHairpin, hairpinKey(ip), false)
+				tx.DeleteAddrPair(setHairpin, ip)
 			}
 		}
 		for _, n := range names {
 			if old := p.pieces[n]; old != nil {
 				for _, e := range changedPrivate(old, newPieces[n]) {
-					p.delElem(tx, elemKey{e.set, e.key}, e.value)
+					tx.DeleteEndpoint(e.set, e.key)
 				}
 			}
 		}
@@ -403,7 +422,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 				old = nil
 			}
 			for _, e := range changedPrivate(np, old) {
-				p.addElem(tx, elemKey{e.set, e.key}, e.value)
+				tx.AddEndpoint(e.set, e.key, e.ep)
 			}
 		}
 	}
@@ -413,7 +432,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 			before = 0
 		}
 		if before <= 0 && before+hairpinDelta[ip] > 0 {
-			tx.AddElement(setHairpin, hairpinKey(ip), "", false)
+			tx.AddAddrPair(setHairpin, ip)
 		}
 	}
 	if !full {
@@ -495,11 +514,16 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 			}
 		}
 		p.nodeIPs = slices.Clone(req.NodePortIPs)
-		for _, ip := range hairpinIPs {
-			if c := p.hairpinRefs[ip] + hairpinDelta[ip]; c > 0 {
-				p.hairpinRefs[ip] = c
-			} else {
-				delete(p.hairpinRefs, ip)
+		if full {
+			// Every count is new and positive: the map is the new state.
+			p.hairpinRefs = hairpinDelta
+		} else {
+			for _, ip := range hairpinIPs {
+				if c := p.hairpinRefs[ip] + hairpinDelta[ip]; c > 0 {
+					p.hairpinRefs[ip] = c
+				} else {
+					delete(p.hairpinRefs, ip)
+				}
 			}
 		}
 		count = len(p.written) + len(p.hairpinRefs)
@@ -599,17 +623,17 @@ func (p *Proxier) addBase(tx *Transaction, nodeIPs []netip.Addr) {
 
 // changedPrivate returns a's private elements that b lacks or holds with
 // another value.
-func changedPrivate(a, b *piece) []element {
+func changedPrivate(a, b *piece) []endpointElem {
 	if b == nil || len(b.private) == 0 {
 		return a.private
 	}
-	in := make(map[elemKey]string, len(b.private))
+	in := make(map[endpointKey]netip.AddrPort, len(b.private))
 	for _, e := range b.private {
-		in[elemKey{e.set, e.key}] = e.value
+		in[endpointKey{e.set, e.key}] = e.ep
 	}
-	var out []element
+	var out []endpointElem
 	for _, e := range a.private {
-		if v, ok := in[elemKey{e.set, e.key}]; !ok || v != e.value {
+		if v, ok := in[endpointKey{e.set, e.key}]; !ok || v != e.ep {
 			out = append(out, e)
 		}
 	}
@@ -790,8 +814,7 @@ func (p *Proxier) dispatch(pc *piece, sp *model.ServicePort, chain string, eps [
 		}
 		pc.ranges[chain] = r
 		for i, e := range eps {
-			pc.private = append(pc.private, element{set: bucket, key: strconv.FormatUint(uint64(r.base)+uint64(i), 10),
-				value: fmt.Sprintf("%s . %d", e.IP, e.Port)})
+			pc.private = append(pc.private, endpointElem{set: bucket, key: r.base + uint32(i), ep: netip.AddrPortFrom(e.IP, uint16(e.Port))})
 		}
 		return []string{fmt.Sprintf("meta l4proto %s dnat %s to numgen random mod %d offset %d map @%s", proto, p.ip, n, r.base, bucket)}
 	}

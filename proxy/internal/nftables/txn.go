@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -11,12 +13,20 @@ import (
 )
 
 // Transaction is what one sync writes: operations on knftables objects in
-// order. It can be replayed into a knftables.Transaction (for the nft
-// binary and the golden-file tests) or encoded as one nfnetlink batch.
+// order. A recorded transaction can be replayed into a
+// knftables.Transaction (for the nft binary and the golden-file tests) or
+// encoded as one nfnetlink batch; a streamed one (for the Netlink writer)
+// is encoded as each operation is added, so that a full sync never holds
+// its 10^5 operations as Go values besides their encoding.
 type Transaction struct {
 	family knftables.Family
 	table  string
 	ops    []operation
+	// enc, when set, receives the operations instead of ops.
+	enc *encoder
+	n   int
+	// err is the first operation enc could not encode.
+	err error
 }
 
 type verb uint8
@@ -37,42 +47,111 @@ type operation struct {
 	// inline element; isMap tells which kind set is.
 	set, key, value string
 	isMap           bool
+	// form says how an inline element's key and value are held: as the
+	// text above, or typed (the two kinds of which a full sync writes
+	// 10^5, kept out of strings to spare their allocation and parsing).
+	form elemForm
+	// num and ep are an endpoints-map element: key num, value ep.
+	num uint32
+	ep  netip.AddrPort
+	// addr is a hairpin-set element: key addr . addr.
+	addr netip.Addr
+}
+
+type elemForm uint8
+
+const (
+	formText     elemForm = iota
+	formEndpoint          // num : ep.Addr() . ep.Port()
+	formAddrPair          // addr . addr
+)
+
+func (t *Transaction) push(o operation) {
+	t.n++
+	if t.enc == nil {
+		t.ops = append(t.ops, o)
+		return
+	}
+	if t.err == nil {
+		t.err = t.enc.add(&o)
+	}
 }
 
 // Add adds obj, or does nothing if it exists (elements: sets the value).
 func (t *Transaction) Add(obj knftables.Object) {
-	t.ops = append(t.ops, operation{verb: verbAdd, obj: obj})
+	t.push(operation{verb: verbAdd, obj: obj})
 }
 
 // Flush empties a chain, set or map.
 func (t *Transaction) Flush(obj knftables.Object) {
-	t.ops = append(t.ops, operation{verb: verbFlush, obj: obj})
+	t.push(operation{verb: verbFlush, obj: obj})
 }
 
 // Delete removes obj.
 func (t *Transaction) Delete(obj knftables.Object) {
-	t.ops = append(t.ops, operation{verb: verbDelete, obj: obj})
+	t.push(operation{verb: verbDelete, obj: obj})
 }
 
 // AddElement adds an element to a set (value "") or map.
 func (t *Transaction) AddElement(set, key, value string, isMap bool) {
-	t.ops = append(t.ops, operation{verb: verbAdd, set: set, key: key, value: value, isMap: isMap})
+	t.push(operation{verb: verbAdd, set: set, key: key, value: value, isMap: isMap})
 }
 
 // DeleteElement deletes the element with key from a set or map.
 func (t *Transaction) DeleteElement(set, key string, isMap bool) {
-	t.ops = append(t.ops, operation{verb: verbDelete, set: set, key: key, isMap: isMap})
+	t.push(operation{verb: verbDelete, set: set, key: key, isMap: isMap})
 }
 
-// element returns an element operation's set, key and value.
-func (o *operation) element() (set, key, value string, ok bool) {
+// AddEndpoint adds element key : ep to the endpoints map set.
+func (t *Transaction) AddEndpoint(set string, key uint32, ep netip.AddrPort) {
+	t.push(operation{verb: verbAdd, set: set, isMap: true, form: formEndpoint, num: key, ep: ep})
+}
+
+// DeleteEndpoint deletes the element with key from the endpoints map set.
+func (t *Transaction) DeleteEndpoint(set string, key uint32) {
+	t.push(operation{verb: verbDelete, set: set, isMap: true, form: formEndpoint, num: key})
+}
+
+// AddAddrPair adds element addr . addr to set.
+func (t *Transaction) AddAddrPair(set string, addr netip.Addr) {
+	t.push(operation{verb: verbAdd, set: set, form: formAddrPair, addr: addr})
+}
+
+// DeleteAddrPair deletes element addr . addr from set.
+func (t *Transaction) DeleteAddrPair(set string, addr netip.Addr) {
+	t.push(operation{verb: verbDelete, set: set, form: formAddrPair, addr: addr})
+}
+
+// inline reports whether o is an element held in the operation.
+func (o *operation) inline() bool { return o.obj == nil }
+
+// setName returns the set or map of an element operation.
+func (o *operation) setName() (string, bool) {
 	if o.obj == nil {
-		return o.set, o.key, o.value, true
+		return o.set, true
 	}
 	if el, isElem := o.obj.(*knftables.Element); isElem && o.verb != verbFlush {
-		return el.Set + el.Map, strings.Join(el.Key, " . "), strings.Join(el.Value, " "), true
+		return el.Set + el.Map, true
 	}
-	return "", "", "", false
+	return "", false
+}
+
+// text returns an element operation's key and value in nft syntax.
+func (o *operation) text() (key, value string) {
+	switch {
+	case o.obj != nil:
+		el := o.obj.(*knftables.Element)
+		return strings.Join(el.Key, " . "), strings.Join(el.Value, " ")
+	case o.form == formEndpoint:
+		if o.verb != verbAdd {
+			return strconv.FormatUint(uint64(o.num), 10), ""
+		}
+		return strconv.FormatUint(uint64(o.num), 10), fmt.Sprintf("%s . %d", o.ep.Addr(), o.ep.Port())
+	case o.form == formAddrPair:
+		a := o.addr.String()
+		return a + " . " + a, ""
+	}
+	return o.key, o.value
 }
 
 // object returns the operation's object, making a knftables.Element of
@@ -81,11 +160,12 @@ func (o *operation) object() knftables.Object {
 	if o.obj != nil {
 		return o.obj
 	}
-	el := &knftables.Element{Key: strings.Split(o.key, " . ")}
+	key, value := o.text()
+	el := &knftables.Element{Key: strings.Split(key, " . ")}
 	if o.isMap {
 		el.Map = o.set
 		if o.verb == verbAdd {
-			el.Value = []string{o.value}
+			el.Value = []string{value}
 		}
 	} else {
 		el.Set = o.set
@@ -94,9 +174,10 @@ func (o *operation) object() knftables.Object {
 }
 
 // NumOperations is the number of operations.
-func (t *Transaction) NumOperations() int { return len(t.ops) }
+func (t *Transaction) NumOperations() int { return t.n }
 
-// Knftables replays the operations into tx.
+// Knftables replays the operations into tx. A streamed transaction has
+// none to replay.
 func (t *Transaction) Knftables(tx *knftables.Transaction) {
 	for i := range t.ops {
 		o := &t.ops[i]
@@ -133,6 +214,9 @@ type Exec struct{ NFT knftables.Interface }
 
 // Run implements Writer.
 func (e Exec) Run(ctx context.Context, tx *Transaction) error {
+	if tx.enc != nil {
+		return fmt.Errorf("a transaction streamed to netlink cannot run through nft")
+	}
 	ktx := e.NFT.NewTransaction()
 	tx.Knftables(ktx)
 	return e.NFT.Run(ctx, ktx)
