@@ -532,18 +532,14 @@ func (p *Proxier) render(sp *model.ServicePort) *piece {
 // marked whichever endpoint it then goes to, not only when it comes back
 // to itself.
 //
-// Only endpoints on this node get that rule: a pod elsewhere reaches the
-// Service through its own node's rules, so its packets never come here
-// with the Service's address, and a rule per remote endpoint (100,000 of
-// the 220,000 rules of 10,000 Services) would cost iptables-restore time
-// for nothing.
+// Every endpoint gets that rule, as upstream's kube-proxy writes it, not
+// only those known to be on this node: an EndpointSlice written by hand
+// may leave nodeName out for a pod that is here.
 func (p *Proxier) dispatch(sp *model.ServicePort, chain string, eps []model.Endpoint) []string {
 	proto := strings.ToLower(string(sp.Protocol))
 	rules := make([]string, 0, 2*len(eps)+1)
 	for _, e := range eps {
-		if e.Local {
-			rules = append(rules, fmt.Sprintf("-A %s -s %s%s -j MARK --or-mark %s", chain, e.IP, p.host, p.mark))
-		}
+		rules = append(rules, fmt.Sprintf("-A %s -s %s%s -j MARK --or-mark %s", chain, e.IP, p.host, p.mark))
 	}
 	recent := func(e model.Endpoint) string {
 		return fmt.Sprintf("%s%s-%s", Prefix, "AFF", sp.Name.EndpointHash(e))
