@@ -464,6 +464,10 @@ func (s *Scheduler) findFeasible(ctx context.Context, f *framework.Framework, st
 	metrics.ExtensionPointDuration.WithLabelValues("Filter", f.ProfileName()).Observe(time.Since(t).Seconds())
 	s.nextStart = (start + int(processed.Load())) % len(all)
 	feasible = feasible[:found.Load()]
+	if len(feasible) > 0 {
+		// The diagnosis only serves a pod that fits nowhere.
+		return feasible, diag, nil
+	}
 	var firstErr *fwk.Status
 	for i, st := range statuses {
 		if st == nil {
@@ -476,7 +480,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, f *framework.Framework, st
 		diag.NodeToStatus.Set(nodes[i].Node().Name, st)
 		diag.UnschedulablePlugins.Insert(st.Plugin())
 	}
-	if firstErr != nil && len(feasible) == 0 {
+	if firstErr != nil {
 		return nil, diag, firstErr.AsError()
 	}
 	return feasible, diag, nil
