@@ -280,10 +280,10 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 }
 
 // incrementalUpdate copies the dirty nodes into s, whose node set is
-// unchanged, and rebuilds the derived lists only when a copied node has
-// (or had) pods that they track.
+// unchanged, and updates the derived lists node by node; only a change to
+// the PVCs in use rescans every node.
 func (c *Cache) incrementalUpdate(s *Snapshot) {
-	relist := false
+	repvc := false
 	maxGen := s.generation
 	for name := range c.dirty {
 		ni := c.nodes[name]
@@ -299,12 +299,20 @@ func (c *Cache) incrementalUpdate(s *Snapshot) {
 		s.list[s.index[name]] = cl
 		maxGen = max(maxGen, ni.Generation)
 		if tracked(old) || tracked(cl) {
-			relist = true
+			s.deriveNode(cl)
+		}
+		if (old != nil && len(old.PVCRefCounts) > 0) || len(cl.PVCRefCounts) > 0 {
+			repvc = true
 		}
 	}
 	s.generation = maxGen
-	if relist {
-		s.derive()
+	if repvc {
+		s.pvcs = sets.New[string]()
+		for _, ni := range s.list {
+			for k := range ni.(*framework.NodeInfo).PVCRefCounts {
+				s.pvcs.Insert(k)
+			}
+		}
 	}
 }
 

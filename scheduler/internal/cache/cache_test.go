@@ -2,12 +2,15 @@ package cache
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
 )
 
 func node(name string) *v1.Node {
@@ -159,6 +162,12 @@ func TestIncrementalSnapshotMatchesFull(t *testing.T) {
 	anti.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
 		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}, TopologyKey: v1.LabelHostname,
 	}}}}
+	// A second anti-affinity pod, by zone, so that the lists hold two
+	// nodes and removing the first moves the other.
+	anti2 := pod("anti2", "a", "100m")
+	anti2.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}, TopologyKey: v1.LabelTopologyZone,
+	}}}}
 	steps := []struct {
 		name   string
 		change func()
@@ -169,7 +178,9 @@ func TestIncrementalSnapshotMatchesFull(t *testing.T) {
 		{name: "anti-affinity pod", change: func() { c.AddPod(anti) }},
 		{name: "node added", change: func() { c.AddNode(node("c")) }},
 		{name: "pod on new node", change: func() { c.AddPod(pod("p2", "c", "1")) }},
+		{name: "zone anti-affinity pod", change: func() { c.AddPod(anti2) }},
 		{name: "anti-affinity pod gone", change: func() { c.RemovePod(anti) }},
+		{name: "zone anti-affinity pod gone", change: func() { c.RemovePod(anti2) }},
 		{name: "node removed", change: func() { c.RemovePod(pod("p2", "c", "1")); c.RemoveNode(node("c")) }},
 		{name: "forget", change: func() {
 			_ = c.AssumePod(pod("p3", "b", "2"))
@@ -198,8 +209,15 @@ func TestIncrementalSnapshotMatchesFull(t *testing.T) {
 				t.Errorf("%s: index of %s is stale", st.name, name)
 			}
 		}
-		if len(inc.withAntiAffinity) != len(full.withAntiAffinity) {
-			t.Errorf("%s: %d nodes with anti-affinity pods, fresh snapshot has %d", st.name, len(inc.withAntiAffinity), len(full.withAntiAffinity))
+		for list, pair := range map[string][2]subset{
+			"affinity":               {inc.withAffinity, full.withAffinity},
+			"anti-affinity":          {inc.withAntiAffinity, full.withAntiAffinity},
+			"non-host anti-affinity": {inc.withNonHostAntiAffinity, full.withNonHostAntiAffinity},
+		} {
+			got, want := members(t, inc, pair[0]), members(t, full, pair[1])
+			if got != want {
+				t.Errorf("%s: nodes with %s pods %s, fresh snapshot has %s", st.name, list, got, want)
+			}
 		}
 	}
 }
@@ -225,4 +243,23 @@ func TestIncrementalSnapshotCopiesEveryDirtyNode(t *testing.T) {
 			}
 		}
 	}
+}
+
+// members lists a derived list's node names, sorted, checking that each
+// entry is the snapshot's current NodeInfo and sits where pos says.
+func members(t *testing.T, s *Snapshot, d subset) string {
+	t.Helper()
+	var names []string
+	for i, ni := range d.list {
+		name := ni.Node().Name
+		if ni != fwk.NodeInfo(s.infos[name]) {
+			t.Errorf("derived list holds a stale copy of %s", name)
+		}
+		if d.pos[name] != i {
+			t.Errorf("derived list places %s at %d, pos says %d", name, i, d.pos[name])
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
 }

@@ -17,9 +17,9 @@ type Snapshot struct {
 	infos                   map[string]*framework.NodeInfo
 	list                    []fwk.NodeInfo
 	index                   map[string]int // position in list by node name
-	withAffinity            []fwk.NodeInfo
-	withAntiAffinity        []fwk.NodeInfo
-	withNonHostAntiAffinity []fwk.NodeInfo
+	withAffinity            subset
+	withAntiAffinity        subset
+	withNonHostAntiAffinity subset
 	pvcs                    sets.Set[string]
 	generation              int64
 }
@@ -42,28 +42,65 @@ func NewSnapshot(pods []*v1.Pod, nodes []*v1.Node) *Snapshot {
 	return s
 }
 
+// subset is a derived list of nodes, with each member's position so that
+// one node joining, leaving or changing costs O(1) instead of a scan of
+// every node. Members are in no particular order: the plugins reading
+// these lists only sum over them.
+type subset struct {
+	list []fwk.NodeInfo
+	pos  map[string]int
+}
+
+func (d *subset) reset() {
+	d.list = d.list[:0]
+	if d.pos == nil {
+		d.pos = map[string]int{}
+	}
+	clear(d.pos)
+}
+
+// set makes ni (named name) a member when in, else removes name.
+func (d *subset) set(name string, ni fwk.NodeInfo, in bool) {
+	i, ok := d.pos[name]
+	switch {
+	case in && ok:
+		d.list[i] = ni
+	case in:
+		d.pos[name] = len(d.list)
+		d.list = append(d.list, ni)
+	case ok:
+		last := len(d.list) - 1
+		moved := d.list[last]
+		d.list[i] = moved
+		d.pos[moved.Node().Name] = i
+		d.list[last] = nil
+		d.list = d.list[:last]
+		delete(d.pos, name)
+	}
+}
+
 // derive rebuilds the lists of nodes with affinity and anti-affinity pods
 // and the set of PVCs in use from list.
 func (s *Snapshot) derive() {
-	s.withAffinity = s.withAffinity[:0]
-	s.withAntiAffinity = s.withAntiAffinity[:0]
-	s.withNonHostAntiAffinity = s.withNonHostAntiAffinity[:0]
+	s.withAffinity.reset()
+	s.withAntiAffinity.reset()
+	s.withNonHostAntiAffinity.reset()
 	s.pvcs = sets.New[string]()
 	for _, fni := range s.list {
-		ni := fni.(*framework.NodeInfo)
-		if len(ni.PodsWithAffinity) > 0 {
-			s.withAffinity = append(s.withAffinity, ni)
-		}
-		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
-			s.withAntiAffinity = append(s.withAntiAffinity, ni)
-			if len(ni.GetPodsWithRequiredNonHostScopedAntiAffinity()) > 0 {
-				s.withNonHostAntiAffinity = append(s.withNonHostAntiAffinity, ni)
-			}
-		}
-		for k := range ni.PVCRefCounts {
+		s.deriveNode(fni.(*framework.NodeInfo))
+		for k := range fni.(*framework.NodeInfo).PVCRefCounts {
 			s.pvcs.Insert(k)
 		}
 	}
+}
+
+// deriveNode puts ni in or out of each derived list.
+func (s *Snapshot) deriveNode(ni *framework.NodeInfo) {
+	name := ni.Node().Name
+	s.withAffinity.set(name, ni, len(ni.PodsWithAffinity) > 0)
+	anti := len(ni.PodsWithRequiredAntiAffinity) > 0
+	s.withAntiAffinity.set(name, ni, anti)
+	s.withNonHostAntiAffinity.set(name, ni, anti && len(ni.GetPodsWithRequiredNonHostScopedAntiAffinity()) > 0)
 }
 
 // NodeInfos implements fwk.SharedLister.
@@ -94,13 +131,13 @@ type nodeLister struct{ s *Snapshot }
 
 func (l nodeLister) List() ([]fwk.NodeInfo, error) { return l.s.list, nil }
 func (l nodeLister) HavePodsWithAffinityList() ([]fwk.NodeInfo, error) {
-	return l.s.withAffinity, nil
+	return l.s.withAffinity.list, nil
 }
 func (l nodeLister) HavePodsWithRequiredAntiAffinityList() ([]fwk.NodeInfo, error) {
-	return l.s.withAntiAffinity, nil
+	return l.s.withAntiAffinity.list, nil
 }
 func (l nodeLister) HavePodsWithRequiredNonHostScopedAntiAffinityList() ([]fwk.NodeInfo, error) {
-	return l.s.withNonHostAntiAffinity, nil
+	return l.s.withNonHostAntiAffinity.list, nil
 }
 func (l nodeLister) Get(name string) (fwk.NodeInfo, error) {
 	if ni, ok := l.s.infos[name]; ok {

@@ -55,6 +55,9 @@ type Scheduler struct {
 	nextStart   int
 	broadcaster events.EventBroadcaster
 	bindings    sync.WaitGroup
+	// statuses writes failed pods' conditions; nil (in tests) writes
+	// them in the cycle.
+	statuses *statusWriter
 }
 
 // New builds the scheduler: one framework per profile, the queue, the
@@ -139,10 +142,12 @@ func (s *Scheduler) Run(ctx context.Context) {
 	s.broadcaster.StartRecordingToSink(ctx.Done())
 	defer s.broadcaster.Shutdown()
 	go s.Queue.Run(ctx)
+	s.statuses = newStatusWriter(ctx, s.client)
 	for ctx.Err() == nil {
 		s.ScheduleOne(ctx)
 	}
 	s.bindings.Wait()
+	s.statuses.wait()
 }
 
 // ScheduleOne runs one scheduling cycle and starts its binding cycle.
@@ -459,6 +464,10 @@ func (s *Scheduler) findFeasible(ctx context.Context, f *framework.Framework, st
 	metrics.ExtensionPointDuration.WithLabelValues("Filter", f.ProfileName()).Observe(time.Since(t).Seconds())
 	s.nextStart = (start + int(processed.Load())) % len(all)
 	feasible = feasible[:found.Load()]
+	if len(feasible) > 0 {
+		// The diagnosis only serves a pod that fits nowhere.
+		return feasible, diag, nil
+	}
 	var firstErr *fwk.Status
 	for i, st := range statuses {
 		if st == nil {
@@ -471,7 +480,7 @@ func (s *Scheduler) findFeasible(ctx context.Context, f *framework.Framework, st
 		diag.NodeToStatus.Set(nodes[i].Node().Name, st)
 		diag.UnschedulablePlugins.Insert(st.Plugin())
 	}
-	if firstErr != nil && len(feasible) == 0 {
+	if firstErr != nil {
 		return nil, diag, firstErr.AsError()
 	}
 	return feasible, diag, nil
@@ -527,6 +536,10 @@ func (s *Scheduler) fail(ctx context.Context, f *framework.Framework, qpi *frame
 	msg := truncate(err.Error())
 	f.EventRecorder().Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", msg)
 	cond := &v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: msg}
+	if s.statuses != nil {
+		s.statuses.enqueue(ctx, pod, cond, nominating)
+		return
+	}
 	if err := updatePodStatus(ctx, s.client, pod, cond, nominating); err != nil {
 		log.Error(err, "Update pod status", "pod", klog.KObj(pod))
 	}

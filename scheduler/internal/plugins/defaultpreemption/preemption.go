@@ -46,6 +46,13 @@ type Plugin struct {
 	minPct    int32
 	minAbs    int32
 	pdbLister policylisters.PodDisruptionBudgetLister
+	// running holds the preemptors whose victims' API calls are still in
+	// flight (types.UID → struct{}): as upstream's asynchronous
+	// preemption, the scheduling cycle does not wait for them, and a
+	// preemptor retried meanwhile does not preempt a second time.
+	running sync.Map
+	// calls counts those API calls in flight, so tests can wait for them.
+	calls sync.WaitGroup
 }
 
 // New is the plugin's factory.
@@ -118,6 +125,9 @@ func (p *Plugin) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.P
 func (p *Plugin) eligible(pod *v1.Pod, m fwk.NodeToStatusReader) (bool, string) {
 	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
 		return false, "not eligible due to preemptionPolicy=Never."
+	}
+	if _, ok := p.running.Load(pod.UID); ok {
+		return false, "not eligible due to a preemption in progress for the pod."
 	}
 	nnn := pod.Status.NominatedNodeName
 	if nnn == "" || m.Get(nnn).Code() == fwk.UnschedulableAndUnresolvable {
@@ -366,16 +376,55 @@ func earliestOfHighest(victims []*v1.Pod) *metav1.Time {
 
 // prepare deletes the victims (marking them DisruptionTarget first, as
 // upstream does) and clears the nominations of lower-priority pods to the
-// node, which would otherwise take the room made.
+// node, which would otherwise take the room made. Waiting victims are
+// rejected and nominations dropped at once; the API calls run in the
+// background, so that the scheduling cycle does not wait for them: the
+// preemptor, nominated to the node, is retried when its victims are gone.
+// A failed call lets the preemptor try again at once.
 func (p *Plugin) prepare(ctx context.Context, c candidate, pod *v1.Pod) *fwk.Status {
-	log := klog.FromContext(ctx)
-	cs := p.h.ClientSet()
-	var errs []string
+	var victims []*v1.Pod
 	for _, v := range c.victims {
 		if wp := p.h.GetWaitingPod(v.UID); wp != nil {
 			wp.Reject(Name, "preempted")
 			continue
 		}
+		victims = append(victims, v)
+	}
+	prio := priority(pod)
+	var cleared []*v1.Pod
+	for _, np := range p.h.NominatedPodsForNode(c.node) {
+		n := np.GetPod()
+		if priority(n) >= prio || n.UID == pod.UID {
+			continue
+		}
+		cleared = append(cleared, n)
+		p.h.DeleteNominatedPodIfExists(n)
+	}
+	if len(victims) == 0 && len(cleared) == 0 {
+		return nil
+	}
+	p.running.Store(pod.UID, struct{}{})
+	p.calls.Add(1)
+	go func() {
+		defer p.calls.Done()
+		// The calls outlive the cycle that started them.
+		ctx := context.WithoutCancel(ctx)
+		err := p.evict(ctx, c.node, pod, victims, cleared)
+		p.running.Delete(pod.UID)
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "Preemption failed", "preemptor", klog.KObj(pod), "node", c.node)
+			p.h.Activate(klog.FromContext(ctx), map[string]*v1.Pod{pod.Name: pod})
+		}
+	}()
+	return nil
+}
+
+// evict makes prepare's API calls.
+func (p *Plugin) evict(ctx context.Context, node string, pod *v1.Pod, victims, cleared []*v1.Pod) error {
+	log := klog.FromContext(ctx)
+	cs := p.h.ClientSet()
+	var errs []string
+	for _, v := range victims {
 		patch := fmt.Sprintf(`{"metadata":{"uid":%q},"status":{"conditions":[{"type":%q,"status":"True","reason":"PreemptionByScheduler","message":%q,"lastTransitionTime":%q}]}}`,
 			v.UID, v1.DisruptionTarget, fmt.Sprintf("%s: preempting to accommodate a higher priority pod", p.h.ProfileName()), metav1.Now().UTC().Format("2006-01-02T15:04:05Z"))
 		if _, err := cs.CoreV1().Pods(v.Namespace).Patch(ctx, v.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil && !apierrors.IsNotFound(err) {
@@ -388,24 +437,21 @@ func (p *Plugin) prepare(ctx context.Context, c candidate, pod *v1.Pod) *fwk.Sta
 		}
 		metrics.PreemptionVictims.Inc()
 		if r := p.h.EventRecorder(); r != nil {
-			r.Eventf(v, pod, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by pod %v on node %v", pod.UID, c.node)
+			r.Eventf(v, pod, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by pod %v on node %v", pod.UID, node)
 		}
-		log.V(2).Info("Preempted pod", "victim", klog.KObj(v), "preemptor", klog.KObj(pod), "node", c.node)
+		log.V(2).Info("Preempted pod", "victim", klog.KObj(v), "preemptor", klog.KObj(pod), "node", node)
 	}
-	if len(errs) > 0 {
-		return fwk.AsStatus(fmt.Errorf("preemption: %s", strings.Join(errs, "; ")))
-	}
-	prio := priority(pod)
-	for _, np := range p.h.NominatedPodsForNode(c.node) {
-		n := np.GetPod()
-		if priority(n) >= prio || n.UID == pod.UID {
-			continue
-		}
+	for _, n := range cleared {
 		patch := fmt.Sprintf(`{"metadata":{"uid":%q},"status":{"nominatedNodeName":null}}`, n.UID)
 		if _, err := cs.CoreV1().Pods(n.Namespace).Patch(ctx, n.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil && !apierrors.IsNotFound(err) {
 			log.Error(err, "Clear lower-priority nomination", "pod", klog.KObj(n))
 		}
-		p.h.DeleteNominatedPodIfExists(n)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("preemption: %s", strings.Join(errs, "; "))
 	}
 	return nil
 }
+
+// Wait waits for the API calls of preemptions already made, for tests.
+func (p *Plugin) Wait() { p.calls.Wait() }

@@ -11,6 +11,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -23,7 +24,12 @@ func prio(p *v1.Pod, v int32) *v1.Pod { return plugintest.WithPriority(p, v) }
 
 func run(t *testing.T, nodes []*v1.Node, pods []*v1.Pod, preemptor *v1.Pod, pdbs ...*policyv1.PodDisruptionBudget) (*fwk.PostFilterResult, *fwk.Status, []string) {
 	t.Helper()
-	reg := framework.Registry{noderesources.FitName: noderesources.NewFit, Name: New}
+	var pl *Plugin
+	reg := framework.Registry{noderesources.FitName: noderesources.NewFit, Name: func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		p, err := New(ctx, obj, h)
+		pl, _ = p.(*Plugin)
+		return p, err
+	}}
 	h := plugintest.New(t, reg, []string{noderesources.FitName, Name}, nil, nodes, pods)
 	ctx := context.Background()
 	for _, pdb := range pdbs {
@@ -53,6 +59,8 @@ func run(t *testing.T, nodes []*v1.Node, pods []*v1.Pod, preemptor *v1.Pod, pdbs
 		}
 	}
 	res, st := h.RunPostFilterPlugins(ctx, state, preemptor, m)
+	// The victims are deleted in the background.
+	pl.Wait()
 	list, _ := h.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 	var left []string
 	for _, p := range list.Items {
@@ -164,3 +172,15 @@ func TestPDBSteersVictimChoice(t *testing.T) {
 func labelsEverything() labels.Selector { return labels.Everything() }
 
 func sleep() { time.Sleep(10 * time.Millisecond) }
+
+func TestPreemptionInProgressNotRepeated(t *testing.T) {
+	p := &Plugin{}
+	pod := prio(plugintest.Pod("p", "1", ""), 100)
+	if ok, _ := p.eligible(pod, framework.NewNodeToStatus()); !ok {
+		t.Fatalf("pod with no preemption running: not eligible")
+	}
+	p.running.Store(pod.UID, struct{}{})
+	if ok, msg := p.eligible(pod, framework.NewNodeToStatus()); ok || msg != "not eligible due to a preemption in progress for the pod." {
+		t.Errorf("pod whose victims are still being deleted: eligible %v, %q", ok, msg)
+	}
+}

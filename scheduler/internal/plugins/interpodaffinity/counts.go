@@ -18,26 +18,55 @@ import (
 // one node per cycle in a steady stream of similar pods — instead of every
 // pod on every node.
 type countCache struct {
-	nodecounts.Cache[counts, counts]
+	nodecounts.Cache[*totals, counts]
+}
+
+// totals are the counts summed over the nodes, with how many domains of
+// each topology key have a count, so that a check over a node's labels
+// can look at the few keys counted instead of at every label.
+type totals struct {
+	c    counts
+	keys map[string]int
+}
+
+// topologyKeys lists the keys with a count.
+func (t *totals) topologyKeys() []string {
+	out := make([]string, 0, len(t.keys))
+	for k := range t.keys {
+		out = append(out, k)
+	}
+	return out
 }
 
 // get returns key's counts over nodes, where count gives one node's
-// share. The map returned is only read, and only until the next call.
-func (cc *countCache) get(key string, nodes []fwk.NodeInfo, count func(fwk.NodeInfo) counts) counts {
-	return cc.Get(key, nodes, nodecounts.Sum[counts, counts]{
-		Empty:    func() counts { return counts{} },
+// share. What it returns is only read, and only until the next call.
+func (cc *countCache) get(key string, nodes []fwk.NodeInfo, count func(fwk.NodeInfo) counts) *totals {
+	return cc.Get(key, nodes, nodecounts.Sum[*totals, counts]{
+		Empty:    func() *totals { return &totals{c: counts{}, keys: map[string]int{}} },
 		Count:    func(ni fwk.NodeInfo, _ counts) counts { return count(ni) },
-		Add:      func(total, c counts) { total.merge(c, 1) },
-		Subtract: func(total, c counts) { total.merge(c, -1) },
+		Add:      func(t *totals, c counts) { t.merge(c, 1) },
+		Subtract: func(t *totals, c counts) { t.merge(c, -1) },
 	})
 }
 
-// merge adds sign times o to c, dropping zeros.
-func (c counts) merge(o counts, sign int64) {
+// merge adds sign times o to t, dropping zeros.
+func (t *totals) merge(o counts, sign int64) {
 	for k, v := range o {
-		c[k] += sign * v
-		if c[k] == 0 {
-			delete(c, k)
+		before := t.c[k]
+		after := before + sign*v
+		switch {
+		case after == 0:
+			delete(t.c, k)
+		default:
+			t.c[k] = after
+		}
+		switch {
+		case before == 0 && after != 0:
+			t.keys[k.key]++
+		case before != 0 && after == 0:
+			if t.keys[k.key]--; t.keys[k.key] == 0 {
+				delete(t.keys, k.key)
+			}
 		}
 	}
 }
@@ -78,6 +107,13 @@ func writeSelector(b *strings.Builder, sel labels.Selector) {
 type layered struct {
 	base  counts
 	delta counts
+	// keys are the topology keys any count may be under.
+	keys []string
+}
+
+// layeredOn returns a layered count with t as its base.
+func layeredOn(t *totals) *layered {
+	return &layered{base: t.c, keys: t.topologyKeys()}
 }
 
 func (l *layered) get(k pair) int64 { return l.base[k] + l.delta[k] }
@@ -89,6 +125,9 @@ func (l *layered) add(terms []fwk.AffinityTerm, node nodeLabels, d int64) {
 	for _, t := range terms {
 		if v, ok := node[t.TopologyKey]; ok {
 			l.delta[pair{t.TopologyKey, v}] += d
+			if !slices.Contains(l.keys, t.TopologyKey) {
+				l.keys = append(l.keys, t.TopologyKey)
+			}
 		}
 	}
 }
@@ -112,7 +151,7 @@ func (l *layered) empty() bool {
 }
 
 func (l *layered) clone() *layered {
-	return &layered{base: l.base, delta: l.delta.clone()}
+	return &layered{base: l.base, delta: l.delta.clone(), keys: slices.Clone(l.keys)}
 }
 
 // nodeLabels are a node's labels.

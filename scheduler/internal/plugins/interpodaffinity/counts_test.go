@@ -49,8 +49,15 @@ func TestCountCacheFollowsChanges(t *testing.T) {
 	for _, st := range steps {
 		st.change()
 		got := cc.get(termsKey("A", []fwk.AffinityTerm{term}), c.List(), count)
-		if !maps.Equal(got, st.want) {
-			t.Errorf("%s: counts %v, want %v", st.name, got, st.want)
+		if !maps.Equal(got.c, st.want) {
+			t.Errorf("%s: counts %v, want %v", st.name, got.c, st.want)
+		}
+		wantKeys := map[string]int{}
+		for k := range st.want {
+			wantKeys[k.key]++
+		}
+		if !maps.Equal(got.keys, wantKeys) {
+			t.Errorf("%s: domains per key %v, want %v", st.name, got.keys, wantKeys)
 		}
 	}
 }

@@ -183,7 +183,7 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 	// Existing pods' anti-affinity against the incoming pod depends only
 	// on its namespace (and that namespace's labels) and its labels.
 	existingKey := "E" + pod.Namespace + "\x00" + labels.Set(pod.Labels).String() + "\x00" + nsLabels.String()
-	s.existingAnti = &layered{base: p.cache.get(existingKey, withAnti, func(ni fwk.NodeInfo) counts {
+	s.existingAnti = layeredOn(p.cache.get(existingKey, withAnti, func(ni fwk.NodeInfo) counts {
 		c := counts{}
 		for _, existing := range ni.GetPodsWithRequiredAntiAffinity() {
 			for _, t := range existing.GetRequiredAntiAffinityTerms() {
@@ -193,7 +193,7 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 			}
 		}
 		return c
-	})}
+	}))
 	if len(pi.RequiredAffinityTerms) > 0 || len(pi.RequiredAntiAffinityTerms) > 0 {
 		all, err := lister.List()
 		if err != nil {
@@ -203,7 +203,7 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 		// which resolve turned into namespace sets: the counts depend on
 		// the terms alone.
 		if terms := pi.RequiredAffinityTerms; len(terms) > 0 {
-			s.affinity.base = p.cache.get(termsKey("A", terms), all, func(ni fwk.NodeInfo) counts {
+			s.affinity = layeredOn(p.cache.get(termsKey("A", terms), all, func(ni fwk.NodeInfo) counts {
 				c := counts{}
 				for _, existing := range ni.GetPods() {
 					if matchesAll(terms, existing.GetPod(), nil) {
@@ -211,10 +211,10 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 					}
 				}
 				return c
-			})
+			}))
 		}
 		if terms := pi.RequiredAntiAffinityTerms; len(terms) > 0 {
-			s.anti.base = p.cache.get(termsKey("N", terms), all, func(ni fwk.NodeInfo) counts {
+			s.anti = layeredOn(p.cache.get(termsKey("N", terms), all, func(ni fwk.NodeInfo) counts {
 				c := counts{}
 				for _, existing := range ni.GetPods() {
 					for _, t := range terms {
@@ -224,7 +224,7 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 					}
 				}
 				return c
-			})
+			}))
 		}
 	}
 	state.Write(preFilterKey, s)
@@ -311,8 +311,8 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni
 	if len(s.existingAnti.base) == 0 && len(s.existingAnti.delta) == 0 {
 		return nil
 	}
-	for k, v := range node.Labels {
-		if s.existingAnti.get(pair{k, v}) > 0 {
+	for _, k := range s.existingAnti.keys {
+		if v, ok := node.Labels[k]; ok && s.existingAnti.get(pair{k, v}) > 0 {
 			return fwk.NewStatus(fwk.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch)
 		}
 	}
@@ -449,9 +449,9 @@ func (p *Plugin) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, 
 func (p *Plugin) ScoreExtensions() fwk.ScoreExtensions { return p }
 
 // EventsToRegister implements fwk.EnqueueExtensions.
-func (*Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+func (p *Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
-		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Add | fwk.UpdatePodLabel | fwk.Delete}},
-		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeLabel}},
+		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Add | fwk.UpdatePodLabel | fwk.Delete}, QueueingHintFn: p.isSchedulableAfterPodChange},
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeLabel}, QueueingHintFn: p.isSchedulableAfterNodeChange},
 	}, nil
 }

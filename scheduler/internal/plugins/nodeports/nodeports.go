@@ -4,9 +4,11 @@ package nodeports
 
 import (
 	"context"
+	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 )
 
@@ -95,7 +97,32 @@ func Fits(ports []v1.ContainerPort, used fwk.HostPortInfo) bool {
 // EventsToRegister implements fwk.EnqueueExtensions.
 func (Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
-		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}},
+		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}, QueueingHintFn: isSchedulableAfterPodDeleted},
+		// A new node holds no pods: every port is free there.
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add}},
 	}, nil
+}
+
+// isSchedulableAfterPodDeleted is the queueing hint, as upstream's: only
+// a deleted assigned pod that held one of the waiting pod's ports helps.
+func isSchedulableAfterPodDeleted(_ klog.Logger, pod *v1.Pod, oldObj, _ any) (fwk.QueueingHint, error) {
+	deleted, ok := oldObj.(*v1.Pod)
+	if !ok || deleted == nil {
+		return fwk.Queue, fmt.Errorf("expected a Pod, got %T", oldObj)
+	}
+	if deleted.Spec.NodeName == "" {
+		return fwk.QueueSkip, nil
+	}
+	held := HostPorts(deleted)
+	if len(held) == 0 {
+		return fwk.QueueSkip, nil
+	}
+	used := fwk.HostPortInfo{}
+	for _, p := range held {
+		used.Add(p.HostIP, string(p.Protocol), p.HostPort)
+	}
+	if Fits(HostPorts(pod), used) {
+		return fwk.QueueSkip, nil
+	}
+	return fwk.Queue, nil
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
 
 	"trireme.dev/scheduler/internal/framework"
 	"trireme.dev/scheduler/internal/plugintest"
@@ -37,6 +39,29 @@ func TestFilter(t *testing.T) {
 			}
 			if !tt.fits && got["n"].Message() != ErrReason {
 				t.Errorf("reason %q", got["n"].Message())
+			}
+		})
+	}
+}
+
+func TestQueueingHint(t *testing.T) {
+	waiting := withPort(plugintest.Pod("w", "", ""), "", 8080, v1.ProtocolTCP)
+	tests := []struct {
+		name    string
+		deleted *v1.Pod
+		want    fwk.QueueingHint
+	}{
+		{name: "pod holding the port", deleted: withPort(plugintest.Pod("d", "", "n"), "10.0.0.1", 8080, v1.ProtocolTCP), want: fwk.Queue},
+		{name: "pod holding another port", deleted: withPort(plugintest.Pod("d", "", "n"), "10.0.0.1", 9090, v1.ProtocolTCP), want: fwk.QueueSkip},
+		{name: "pod holding the port over udp", deleted: withPort(plugintest.Pod("d", "", "n"), "10.0.0.1", 8080, v1.ProtocolUDP), want: fwk.QueueSkip},
+		{name: "pod without host ports", deleted: plugintest.Pod("d", "", "n"), want: fwk.QueueSkip},
+		{name: "unassigned pod", deleted: withPort(plugintest.Pod("d", "", ""), "", 8080, v1.ProtocolTCP), want: fwk.QueueSkip},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := isSchedulableAfterPodDeleted(klog.Background(), waiting, tt.deleted, nil)
+			if err != nil || got != tt.want {
+				t.Errorf("hint = %v, %v; want %v", got, err, tt.want)
 			}
 		})
 	}

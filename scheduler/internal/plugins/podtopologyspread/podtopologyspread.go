@@ -504,9 +504,9 @@ func (p *Plugin) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.P
 func (p *Plugin) ScoreExtensions() fwk.ScoreExtensions { return p }
 
 // EventsToRegister implements fwk.EnqueueExtensions.
-func (*Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+func (p *Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
-		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Add | fwk.UpdatePodLabel | fwk.Delete}},
-		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.Delete | fwk.UpdateNodeLabel | fwk.UpdateNodeTaint}},
+		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Add | fwk.UpdatePodLabel | fwk.Delete}, QueueingHintFn: p.isSchedulableAfterPodChange},
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.Delete | fwk.UpdateNodeLabel | fwk.UpdateNodeTaint}, QueueingHintFn: p.isSchedulableAfterNodeChange},
 	}, nil
 }
