@@ -49,7 +49,8 @@ type Options struct {
 	// endpoints rather than its ClusterIP.
 	EnableAggregatorRouting bool
 	// GCPercentAfterStartup, when positive, is the garbage collector's
-	// target once start-up is over; the command sets a lower one for
+	// target once start-up is over while the live heap is small (package
+	// gcgoal lowers it for large ones); the command sets a lower one for
 	// start-up. Not a flag: GOGC overrides both.
 	GCPercentAfterStartup int
 }

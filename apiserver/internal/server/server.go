@@ -35,6 +35,7 @@ import (
 	"trireme.dev/apiserver/internal/bootstrap"
 	"trireme.dev/apiserver/internal/devpki"
 	"trireme.dev/apiserver/internal/etcd"
+	"trireme.dev/apiserver/internal/gcgoal"
 	"trireme.dev/componentbase/logging"
 	"trireme.dev/componentbase/memtrim"
 )
@@ -210,13 +211,15 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*Server, func(), erro
 		// give it back once start-up is over rather than when the collector
 		// next runs, then free heap (and start-up's pages of the
 		// executable) whenever the server is idle; see package memtrim.
+		// From then on the collector's target follows the live heap; see
+		// package gcgoal.
 		go func() {
 			select {
 			case <-hc.Done():
 				return
 			case <-time.After(10 * time.Second):
 				if o.GCPercentAfterStartup > 0 {
-					debug.SetGCPercent(o.GCPercentAfterStartup)
+					go gcgoal.Bound(hc, log, gcgoal.Headroom, o.GCPercentAfterStartup, gcgoal.Interval)
 				}
 				debug.FreeOSMemory()
 			}
