@@ -68,6 +68,7 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 	if err != nil {
 		return 0, false, err
 	}
+	stepsFrom(ctx).step("observe")
 	if pod == nil || removed {
 		if err := k.killPod(ctx, pod, rt, nil); err != nil {
 			return 0, false, err
@@ -132,10 +133,12 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 	}
 
 	requeue, err := k.syncRunning(ctx, w, pod, rt)
+	steps := stepsFrom(ctx)
 	if rt2, oerr := k.observe(ctx, w.uid); oerr == nil {
 		rt = rt2
 		k.observed(w.uid, rt)
 	}
+	steps.step("reobserve")
 	if gerr := k.collectGarbage(ctx, rt); gerr != nil {
 		log.Error(gerr, "Remove dead containers failed")
 	}
@@ -145,7 +148,6 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		}
 	}
 	status := k.computeStatus(pod, w, rt)
-	k.observeStart(w, status)
 	k.cfg.Prober.UpdatePod(pod, status)
 	if status.Phase == corev1.PodSucceeded || status.Phase == corev1.PodFailed {
 		w.mu.Lock()
@@ -155,8 +157,12 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 			err = errors.Join(err, kerr)
 		}
 	}
+	steps.step("computeStatus")
 	if serr := k.writeStatus(ctx, w, pod, status); serr != nil {
 		err = errors.Join(err, serr)
+	} else {
+		steps.step("writeStatus")
+		k.observeStart(ctx, w, status)
 	}
 	return requeue, false, err
 }
@@ -179,15 +185,18 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 			return 0, nil
 		}
 	}
+	steps := stepsFrom(ctx)
 	volumePaths, err := k.cfg.Volumes.Setup(ctx, pod)
 	if err != nil {
 		k.event(pod, corev1.EventTypeWarning, "FailedMount", err.Error())
 		return 5 * time.Second, fmt.Errorf("volumes: %w", err)
 	}
+	steps.step("volumes")
 	sandboxConfig, err := k.sandboxConfig(pod, uint32(len(rt.sandboxes)))
 	if err != nil {
 		return 0, err
 	}
+	steps.step("sandboxConfig")
 	if sandbox == nil {
 		for _, s := range rt.sandboxes {
 			if err := k.cfg.Runtime.StopPodSandbox(ctx, s.Id); err != nil && !isNotFound(err) {
@@ -201,6 +210,7 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 		if release == nil {
 			return 0, ctx.Err()
 		}
+		steps.step("sandboxSlot")
 		defer release()
 		w.setSlotRelease(release)
 		defer w.setSlotRelease(nil)
@@ -209,6 +219,7 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 			k.event(pod, corev1.EventTypeWarning, "FailedCreatePodSandBox", fmt.Sprintf("Failed to create pod sandbox: %v", err))
 			return 5 * time.Second, fmt.Errorf("run pod sandbox: %w", err)
 		}
+		steps.step("runPodSandbox")
 		log.V(2).Info("Started pod sandbox", "sandbox", id)
 		return 0, k.startNext(ctx, w, pod, rt, sandboxConfig, id, volumePaths)
 	}
@@ -238,6 +249,7 @@ func (k *Kubelet) startNext(ctx context.Context, w *podWorker, pod *corev1.Pod, 
 	if err != nil {
 		return fmt.Errorf("sandbox %s status: %w", sandboxID, err)
 	}
+	stepsFrom(ctx).step("sandboxStatus")
 	rt := &podRuntime{
 		sandboxes:     append([]*runtimeapi.PodSandbox{{Id: sandboxID, State: st.GetStatus().GetState(), CreatedAt: st.GetStatus().GetCreatedAt()}}, old.sandboxes...),
 		containers:    old.containers,
@@ -387,29 +399,34 @@ func (w *podWorker) getStartErr(name string) (waitingReason, bool) {
 // starts the container and runs its postStart hook.
 func (k *Kubelet) startContainer(ctx context.Context, w *podWorker, pod *corev1.Pod, c *corev1.Container, ctype string, restartCount int32, sc *runtimeapi.PodSandboxConfig, sandboxID string, volumePaths map[string]string, podIPs []string) error {
 	log := logr.FromContextOrDiscard(ctx).WithValues("container", c.Name)
+	steps := stepsFrom(ctx)
 	imageRef, reason, err := k.ensureImage(ctx, w, pod, c, sc)
 	if err != nil {
 		w.setStartErr(c.Name, reason, err.Error())
 		return err
 	}
+	steps.step("image")
 	config, err := k.containerConfig(ctx, pod, c, ctype, restartCount, imageRef, volumePaths, podIPs)
 	if err != nil {
 		w.setStartErr(c.Name, "CreateContainerConfigError", err.Error())
 		k.event(pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Error: %v", err))
 		return fmt.Errorf("container %s config: %w", c.Name, err)
 	}
+	steps.step("containerConfig")
 	id, err := k.cfg.Runtime.CreateContainer(ctx, sandboxID, config, sc)
 	if err != nil {
 		w.setStartErr(c.Name, "CreateContainerError", err.Error())
 		k.event(pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Error: %v", err))
 		return fmt.Errorf("create container %s: %w", c.Name, err)
 	}
+	steps.step("createContainer")
 	k.event(pod, corev1.EventTypeNormal, "Created", fmt.Sprintf("Created container %s", c.Name))
 	if err := k.cfg.Runtime.StartContainer(ctx, id); err != nil {
 		w.setStartErr(c.Name, "RunContainerError", err.Error())
 		k.event(pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Error: %v", err))
 		return fmt.Errorf("start container %s: %w", c.Name, err)
 	}
+	steps.step("startContainer")
 	w.setStartErr(c.Name, "", "")
 	k.event(pod, corev1.EventTypeNormal, "Started", fmt.Sprintf("Started container %s", c.Name))
 	log.V(2).Info("Started container", "id", id, "restartCount", restartCount)
@@ -661,8 +678,8 @@ func (k *Kubelet) collectGarbage(ctx context.Context, rt *podRuntime) error {
 }
 
 // observeStart records, once per pod, the time from the kubelet first
-// seeing it to all its containers running.
-func (k *Kubelet) observeStart(w *podWorker, st *corev1.PodStatus) {
+// seeing it to all its containers running, and logs its steps.
+func (k *Kubelet) observeStart(ctx context.Context, w *podWorker, st *corev1.PodStatus) {
 	if st.Phase != corev1.PodRunning {
 		return
 	}
@@ -677,5 +694,10 @@ func (k *Kubelet) observeStart(w *podWorker, st *corev1.PodStatus) {
 		return
 	}
 	w.startObserved = true
-	metrics.PodStartDuration.Observe(time.Since(w.started).Seconds())
+	took := time.Since(w.started)
+	metrics.PodStartDuration.Observe(took.Seconds())
+	if w.steps != nil {
+		logr.FromContextOrDiscard(ctx).V(2).Info("Pod started", append([]any{"took", took.Round(time.Microsecond).String()}, w.steps.steps...)...)
+		w.steps = nil
+	}
 }
