@@ -25,8 +25,9 @@ import (
 // 5/s and 100 pods at 20/s; KUBELET_BENCH_PODS and KUBELET_BENCH_RATE
 // (pods/s) replace them with one. With 100 pods it also measures the
 // kubelet's steady-state CPU over KUBELET_BENCH_STEADY seconds (20).
-// KUBELET_BENCH_PROFILE=dir writes the kubelet's CPU profile of each
-// scenario's creation phase (from its /debug/pprof handler) there. It
+// KUBELET_BENCH_PROFILE=dir writes the kubelet's CPU profiles of each
+// scenario's creation phase and steady state (from its /debug/pprof
+// handler) there. It
 // prints figures and asserts nothing.
 func BenchmarkPodStartup(b *testing.B) {
 	scenarios := [][2]int{{50, 5}, {100, 20}}
@@ -172,11 +173,25 @@ func benchPodStartup(b *testing.B, n, rate int) {
 	busyRSS := rssMiB(kubeletPID)
 	// Steady state: the pods run, nothing changes.
 	steady := time.Duration(envInt("KUBELET_BENCH_STEADY", 20)) * time.Second
+	var steadyProfile chan []byte
+	if dir := os.Getenv("KUBELET_BENCH_PROFILE"); dir != "" {
+		steadyProfile = make(chan []byte, 1)
+		go func() {
+			_, body := kubeletGetWithin(b, suite.apiClient, fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(steady.Seconds())), steady+30*time.Second)
+			steadyProfile <- body
+		}()
+	}
 	cpuSteady0, cdSteady0, wallSteady0 := cpuSeconds(kubeletPID), cpuSeconds(containerdPID), time.Now()
 	time.Sleep(steady)
 	steadyCPU := (cpuSeconds(kubeletPID) - cpuSteady0) / time.Since(wallSteady0).Seconds() * 100
 	steadyCDCPU := (cpuSeconds(containerdPID) - cdSteady0) / time.Since(wallSteady0).Seconds() * 100
 	busyRSS = max(busyRSS, rssMiB(kubeletPID))
+	if steadyProfile != nil {
+		path := fmt.Sprintf("%s/kubelet-%dpods-steady.pprof", os.Getenv("KUBELET_BENCH_PROFILE"), n)
+		if err := os.WriteFile(path, <-steadyProfile, 0o644); err == nil {
+			fmt.Printf("CPU profile: %s\n", path)
+		}
+	}
 
 	if path := os.Getenv("KUBELET_BENCH_TRACE"); path != "" {
 		// name, create and Ready times (Unix ns), then create returns.

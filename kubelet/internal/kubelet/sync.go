@@ -132,9 +132,10 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		return 0, false, k.writeStatus(ctx, w, pod, status)
 	}
 
-	requeue, err := k.syncRunning(ctx, w, pod, rt)
+	changes := &syncChanges{}
+	requeue, err := k.syncRunning(withSyncChanges(ctx, changes), w, pod, rt)
 	steps := stepsFrom(ctx)
-	if rt2, oerr := k.observe(ctx, w.uid); oerr == nil {
+	if rt2, oerr := k.observeAfter(ctx, w.uid, rt, changes, err); oerr == nil {
 		rt = rt2
 		k.observed(w.uid, rt)
 	}
@@ -167,6 +168,26 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 	return requeue, false, err
 }
 
+// observeAfter returns the pod's runtime state after a sync that found rt
+// and made changes: rt itself when it changed nothing, rt with what it
+// made when it only made a sandbox and started containers, and what the
+// runtime lists otherwise (or when the sync failed half-way).
+func (k *Kubelet) observeAfter(ctx context.Context, uid types.UID, rt *podRuntime, changes *syncChanges, syncErr error) (*podRuntime, error) {
+	if syncErr == nil {
+		if changes.none() {
+			return rt, nil
+		}
+		rt2, ok, err := k.applyChanges(ctx, rt, changes)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return rt2, nil
+		}
+	}
+	return k.observe(ctx, uid)
+}
+
 // syncRunning makes the sandbox and containers of a pod that should run.
 func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod, rt *podRuntime) (time.Duration, error) {
 	log := logr.FromContextOrDiscard(ctx)
@@ -176,6 +197,7 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 		// means a new network namespace.
 		for _, c := range rt.containers {
 			if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+				changesFrom(ctx).changed()
 				if err := k.cfg.Runtime.StopContainer(ctx, c.Id, 0); err != nil && !isNotFound(err) {
 					return 0, fmt.Errorf("stop container %s of dead sandbox: %w", c.Id, err)
 				}
@@ -199,6 +221,7 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 	steps.step("sandboxConfig")
 	if sandbox == nil {
 		for _, s := range rt.sandboxes {
+			changesFrom(ctx).changed()
 			if err := k.cfg.Runtime.StopPodSandbox(ctx, s.Id); err != nil && !isNotFound(err) {
 				log.Error(err, "Stop old sandbox failed", "sandbox", s.Id)
 			}
@@ -247,8 +270,10 @@ func mayRestartAfterSandbox(pod *corev1.Pod, rt *podRuntime) bool {
 func (k *Kubelet) startNext(ctx context.Context, w *podWorker, pod *corev1.Pod, old *podRuntime, sc *runtimeapi.PodSandboxConfig, sandboxID string, volumePaths map[string]string) error {
 	st, err := k.cfg.Runtime.PodSandboxStatus(ctx, sandboxID, false)
 	if err != nil {
+		changesFrom(ctx).changed()
 		return fmt.Errorf("sandbox %s status: %w", sandboxID, err)
 	}
+	changesFrom(ctx).madeSandbox(st.GetStatus())
 	stepsFrom(ctx).step("sandboxStatus")
 	rt := &podRuntime{
 		sandboxes:     append([]*runtimeapi.PodSandbox{{Id: sandboxID, State: st.GetStatus().GetState(), CreatedAt: st.GetStatus().GetCreatedAt()}}, old.sandboxes...),
@@ -333,6 +358,7 @@ func (k *Kubelet) ensureContainer(ctx context.Context, w *podWorker, pod *corev1
 		return 0, nil
 	case cur.State == runtimeapi.ContainerState_CONTAINER_CREATED:
 		// Created but never started (the kubelet died in between).
+		changesFrom(ctx).changed()
 		if err := k.cfg.Runtime.RemoveContainer(ctx, cur.Id); err != nil && !isNotFound(err) {
 			return 0, fmt.Errorf("remove unstarted container %s: %w", cur.Id, err)
 		}
@@ -414,14 +440,18 @@ func (k *Kubelet) startContainer(ctx context.Context, w *podWorker, pod *corev1.
 	}
 	steps.step("containerConfig")
 	id, err := k.cfg.Runtime.CreateContainer(ctx, sandboxID, config, sc)
+	changes := changesFrom(ctx)
 	if err != nil {
+		changes.changed()
 		w.setStartErr(c.Name, "CreateContainerError", err.Error())
 		k.event(pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Error: %v", err))
 		return fmt.Errorf("create container %s: %w", c.Name, err)
 	}
 	steps.step("createContainer")
 	k.event(pod, corev1.EventTypeNormal, "Created", fmt.Sprintf("Created container %s", c.Name))
+	changes.startedContainer(id)
 	if err := k.cfg.Runtime.StartContainer(ctx, id); err != nil {
+		changes.changed()
 		w.setStartErr(c.Name, "RunContainerError", err.Error())
 		k.event(pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Error: %v", err))
 		return fmt.Errorf("start container %s: %w", c.Name, err)
@@ -563,6 +593,7 @@ func (k *Kubelet) killContainer(ctx context.Context, pod *corev1.Pod, c *corev1.
 	if pod != nil && c != nil {
 		k.event(pod, corev1.EventTypeNormal, "Killing", fmt.Sprintf("Stopping container %s", c.Name))
 	}
+	changesFrom(ctx).changed()
 	if err := k.cfg.Runtime.StopContainer(ctx, id, int64(left/time.Second)); err != nil && !isNotFound(err) {
 		return fmt.Errorf("stop container %s: %w", id, err)
 	}
