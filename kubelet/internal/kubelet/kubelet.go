@@ -118,6 +118,8 @@ type Kubelet struct {
 	// shares the machine so that every pod waits for the slowest, while
 	// pods admitted in turn (a channel's blocked senders are served in
 	// order) start in the order they came, as fast as the runtime allows.
+	// A slot is held for RunPodSandbox only, not while the containers
+	// are created and started.
 	sandboxSlots chan struct{}
 	// evented is set while the runtime's container event stream is live.
 	evented atomic.Bool
@@ -479,8 +481,6 @@ type podWorker struct {
 	steps *startSteps
 	// evicted is the eviction message once the pod is evicted.
 	evicted string
-	// slotRelease gives up the sandbox slot while the worker holds one.
-	slotRelease func()
 }
 
 type waitingReason struct{ reason, message string }

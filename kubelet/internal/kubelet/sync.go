@@ -226,18 +226,18 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 				log.Error(err, "Stop old sandbox failed", "sandbox", s.Id)
 			}
 		}
-		// The slot is held until the first containers are started, so
-		// that pods finish starting in the order they came; an image pull
-		// or a postStart hook, which may take long, gives it up first.
+		// The slot is held only while the sandbox is made: held until the
+		// containers started too, it let fewer pods through than the
+		// runtime could start (a sandbox slot idle while its pod's
+		// container was created and started), so that pods queued for
+		// slots even at a rate the runtime kept up with.
 		release := k.acquireSandboxSlot(ctx, w)
 		if release == nil {
 			return 0, ctx.Err()
 		}
 		steps.step("sandboxSlot")
-		defer release()
-		w.setSlotRelease(release)
-		defer w.setSlotRelease(nil)
 		id, err := k.cfg.Runtime.RunPodSandbox(ctx, sandboxConfig, runtimeHandler(pod))
+		release()
 		if err != nil {
 			k.event(pod, corev1.EventTypeWarning, "FailedCreatePodSandBox", fmt.Sprintf("Failed to create pod sandbox: %v", err))
 			return 5 * time.Second, fmt.Errorf("run pod sandbox: %w", err)
@@ -384,26 +384,6 @@ func backoffKey(pod *corev1.Pod, c *corev1.Container) string {
 	return fmt.Sprintf("%s/%s/%s", pod.UID, c.Name, c.Image)
 }
 
-// setSlotRelease records how to give up the sandbox slot the worker
-// holds (nil: none).
-func (w *podWorker) setSlotRelease(f func()) {
-	w.mu.Lock()
-	w.slotRelease = f
-	w.mu.Unlock()
-}
-
-// releaseSlot gives up the sandbox slot, if the worker holds one, before
-// a step that may take long.
-func (w *podWorker) releaseSlot() {
-	w.mu.Lock()
-	f := w.slotRelease
-	w.slotRelease = nil
-	w.mu.Unlock()
-	if f != nil {
-		f()
-	}
-}
-
 func (w *podWorker) setStartErr(name, reason, message string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -461,7 +441,6 @@ func (k *Kubelet) startContainer(ctx context.Context, w *podWorker, pod *corev1.
 	k.event(pod, corev1.EventTypeNormal, "Started", fmt.Sprintf("Started container %s", c.Name))
 	log.V(2).Info("Started container", "id", id, "restartCount", restartCount)
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
-		w.releaseSlot()
 		if err := k.runHook(ctx, pod, c, id, c.Lifecycle.PostStart, 30*time.Second, podIPs); err != nil {
 			k.event(pod, corev1.EventTypeWarning, "FailedPostStartHook", err.Error())
 			if kerr := k.killContainer(ctx, pod, c, id, ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, 30)); kerr != nil {
@@ -496,7 +475,6 @@ func (k *Kubelet) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod
 	if k.imageBO.IsInBackOffSinceUpdate(key, time.Now()) {
 		return "", "ImagePullBackOff", fmt.Errorf("Back-off pulling image %q", c.Image)
 	}
-	w.releaseSlot()
 	k.event(pod, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))
 	auths, warnings := k.pullAuths(ctx, pod, c.Image)
 	for _, w := range warnings {
