@@ -407,7 +407,9 @@ func (k *Kubelet) acquireSandboxSlot(ctx context.Context, w *podWorker) func() {
 // runtime.
 func (k *Kubelet) runWorker(ctx context.Context, w *podWorker) {
 	log := k.log.WithValues("podUID", w.uid)
-	timer := time.NewTimer(0)
+	// Whoever starts a worker wakes it (update or remove): a timer firing
+	// at once could sync before the pod is handed over, as if it had none.
+	timer := time.NewTimer(k.cfg.ResyncPeriod)
 	defer timer.Stop()
 	for {
 		select {
