@@ -3,7 +3,9 @@ package kubelet_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,8 +27,9 @@ import (
 // 5/s and 100 pods at 20/s; KUBELET_BENCH_PODS and KUBELET_BENCH_RATE
 // (pods/s) replace them with one. With 100 pods it also measures the
 // kubelet's steady-state CPU over KUBELET_BENCH_STEADY seconds (20).
-// KUBELET_BENCH_PROFILE=dir writes the kubelet's CPU profile of each
-// scenario's creation phase (from its /debug/pprof handler) there. It
+// KUBELET_BENCH_PROFILE=dir writes the kubelet's CPU profiles of each
+// scenario's creation phase and steady state (from its /debug/pprof
+// handler) there. It
 // prints figures and asserts nothing.
 func BenchmarkPodStartup(b *testing.B) {
 	scenarios := [][2]int{{50, 5}, {100, 20}}
@@ -80,6 +83,7 @@ func benchPodStartup(b *testing.B, n, rate int) {
 	kubeletPID, containerdPID := suite.kubelet.PID(), suite.containerd.PID()
 	cpuStart, cdCPUStart, wallStart := cpuSeconds(kubeletPID), cpuSeconds(containerdPID), time.Now()
 	loadStart := loadAverage()
+	steps0 := startSteps(b)
 
 	w, err := suite.client.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -160,23 +164,42 @@ func benchPodStartup(b *testing.B, n, rate int) {
 	select {
 	case <-done:
 	case <-time.After(3 * time.Minute):
-		mu.Lock()
-		got := len(latencies)
-		mu.Unlock()
-		b.Fatalf("only %d of %d pods became Ready", got, n)
+	}
+	mu.Lock()
+	got := len(latencies)
+	mu.Unlock()
+	if got < n {
+		// Timed out, or the apiserver ended the watch early (it does
+		// under load).
+		b.Fatalf("only %d of %d pods seen Ready", got, n)
 	}
 	wallBurst := time.Since(wallStart)
+	steps := startSteps(b)
 	burstCPU := cpuSeconds(kubeletPID) - cpuStart
 	burstCDCPU := cpuSeconds(containerdPID) - cdCPUStart
 	loadBurst := loadAverage()
 	busyRSS := rssMiB(kubeletPID)
 	// Steady state: the pods run, nothing changes.
 	steady := time.Duration(envInt("KUBELET_BENCH_STEADY", 20)) * time.Second
+	var steadyProfile chan []byte
+	if dir := os.Getenv("KUBELET_BENCH_PROFILE"); dir != "" {
+		steadyProfile = make(chan []byte, 1)
+		go func() {
+			_, body := kubeletGetWithin(b, suite.apiClient, fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(steady.Seconds())), steady+30*time.Second)
+			steadyProfile <- body
+		}()
+	}
 	cpuSteady0, cdSteady0, wallSteady0 := cpuSeconds(kubeletPID), cpuSeconds(containerdPID), time.Now()
 	time.Sleep(steady)
 	steadyCPU := (cpuSeconds(kubeletPID) - cpuSteady0) / time.Since(wallSteady0).Seconds() * 100
 	steadyCDCPU := (cpuSeconds(containerdPID) - cdSteady0) / time.Since(wallSteady0).Seconds() * 100
 	busyRSS = max(busyRSS, rssMiB(kubeletPID))
+	if steadyProfile != nil {
+		path := fmt.Sprintf("%s/kubelet-%dpods-steady.pprof", os.Getenv("KUBELET_BENCH_PROFILE"), n)
+		if err := os.WriteFile(path, <-steadyProfile, 0o644); err == nil {
+			fmt.Printf("CPU profile: %s\n", path)
+		}
+	}
 
 	if path := os.Getenv("KUBELET_BENCH_TRACE"); path != "" {
 		// name, create and Ready times (Unix ns), then create returns.
@@ -197,8 +220,60 @@ func benchPodStartup(b *testing.B, n, rate int) {
 	b.ReportMetric(burstCPU/float64(n)*1000, "kubelet-cpu-ms/pod")
 	fmt.Printf("kubelet pod start-up: %d pods at %d/s (all created in %.1fs): create→Running+Ready p50 %.2fs p99 %.2fs max %.2fs (load average before %s, after %s)\n",
 		n, rate, createWall.Seconds(), pct(0.5).Seconds(), pct(0.99).Seconds(), latencies[len(latencies)-1].Seconds(), loadStart, loadBurst)
+	// The kubelet's steps in the order a pod goes through them, then any
+	// others.
+	order := []string{"wait", "observe", "volumes", "sandboxConfig", "sandboxSlot", "runPodSandbox", "sandboxStatus",
+		"image", "containerConfig", "createContainer", "startContainer", "reobserve", "computeStatus", "writeStatus"}
+	for _, name := range slices.Sorted(maps.Keys(steps)) {
+		if !slices.Contains(order, name) {
+			order = append(order, name)
+		}
+	}
+	fmt.Printf("  kubelet start-up steps, mean time each took:")
+	for _, name := range order {
+		d := steps[name]
+		d0 := steps0[name]
+		if n := d[1] - d0[1]; n > 0 {
+			fmt.Printf(" %s %.3fs", name, (d[0]-d0[0])/n)
+		}
+	}
+	fmt.Println()
 	fmt.Printf("  kubelet RSS %.0f MiB before, %.0f MiB with %d pods; CPU while starting them %.2fs (%.1f ms/pod, %.1f%% of one core over %.1fs), containerd %.2fs; steady with %d pods %.2f%% of one core over %s (containerd %.2f%%)\n",
 		startRSS, busyRSS, n, burstCPU, burstCPU/float64(n)*1000, burstCPU/wallBurst.Seconds()*100, wallBurst.Seconds(), burstCDCPU, n, steadyCPU, steady, steadyCDCPU)
+}
+
+// startSteps reads the kubelet's pod_start_step_duration_seconds
+// histogram from its /metrics: the sum and count of each step.
+func startSteps(b *testing.B) map[string][2]float64 {
+	_, body := kubeletGetWithin(b, suite.apiClient, "/metrics", 30*time.Second)
+	out := map[string][2]float64{}
+	const prefix = `trireme_kubelet_pod_start_step_duration_seconds_`
+	for _, line := range strings.Split(string(body), "\n") {
+		rest, ok := strings.CutPrefix(line, prefix)
+		if !ok {
+			continue
+		}
+		kind, rest, ok := strings.Cut(rest, `{step="`)
+		if !ok || (kind != "sum" && kind != "count") {
+			continue
+		}
+		name, value, ok := strings.Cut(rest, `"} `)
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			continue
+		}
+		e := out[name]
+		if kind == "sum" {
+			e[0] = v
+		} else {
+			e[1] = v
+		}
+		out[name] = e
+	}
+	return out
 }
 
 // sandboxes counts the runtime's sandboxes, ready or not (-1 on error).

@@ -265,6 +265,7 @@ func run(ctx context.Context, o *options.Options) error {
 	var static *staticpod.Source
 	if cfg.StaticPodPath != "" {
 		static = staticpod.New(cfg.StaticPodPath, nodeName, client, k, cfg.FileCheckFrequency.Duration, log.WithName("static"))
+		static.UseLister(podFactory.Core().V1().Pods().Lister())
 		go static.Run(ctx)
 	}
 

@@ -118,6 +118,8 @@ type Kubelet struct {
 	// shares the machine so that every pod waits for the slowest, while
 	// pods admitted in turn (a channel's blocked senders are served in
 	// order) start in the order they came, as fast as the runtime allows.
+	// A slot is held for RunPodSandbox only, not while the containers
+	// are created and started.
 	sandboxSlots chan struct{}
 	// evented is set while the runtime's container event stream is live.
 	evented atomic.Bool
@@ -167,6 +169,7 @@ func (k *Kubelet) UpsertPod(ctx context.Context, pod *corev1.Pod) {
 	if w == nil {
 		k.log.V(2).Info("SyncLoop ADD", "pod", types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, "podUID", pod.UID)
 		w = newPodWorker(pod.UID)
+		w.steps = &startSteps{last: w.started}
 		k.workers[pod.UID] = w
 		go k.runWorker(ctx, w)
 		w.update(pod)
@@ -404,7 +407,9 @@ func (k *Kubelet) acquireSandboxSlot(ctx context.Context, w *podWorker) func() {
 // runtime.
 func (k *Kubelet) runWorker(ctx context.Context, w *podWorker) {
 	log := k.log.WithValues("podUID", w.uid)
-	timer := time.NewTimer(0)
+	// Whoever starts a worker wakes it (update or remove): a timer firing
+	// at once could sync before the pod is handed over, as if it had none.
+	timer := time.NewTimer(k.cfg.ResyncPeriod)
 	defer timer.Stop()
 	for {
 		select {
@@ -417,7 +422,11 @@ func (k *Kubelet) runWorker(ctx context.Context, w *podWorker) {
 		if pod != nil {
 			log = k.log.WithValues("pod", types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
 		}
-		requeue, done, err := k.syncPod(logr.NewContext(ctx, log), w, pod, removed)
+		w.mu.Lock()
+		steps := w.steps
+		w.mu.Unlock()
+		steps.step("wait")
+		requeue, done, err := k.syncPod(withStartSteps(logr.NewContext(ctx, log), steps), w, pod, removed)
 		if err != nil {
 			metrics.SyncErrors.Inc()
 			log.Error(err, "Sync pod failed")
@@ -458,8 +467,9 @@ type podWorker struct {
 	mu      sync.Mutex
 	pod     *corev1.Pod
 	removed bool
-	// status is the status last written to the apiserver.
-	status *corev1.PodStatus
+	// status is the status last written to the apiserver; writing the
+	// one being written, nil between writes.
+	status, writing *corev1.PodStatus
 	// startErr holds, by container name, why its last start failed.
 	startErr map[string]waitingReason
 	// started is when the worker first saw the pod.
@@ -468,10 +478,11 @@ type podWorker struct {
 	finished bool
 	// startObserved is set once the pod's start-up time is recorded.
 	startObserved bool
+	// steps times the pod's start-up until startObserved; nil for
+	// orphans and after start-up.
+	steps *startSteps
 	// evicted is the eviction message once the pod is evicted.
 	evicted string
-	// slotRelease gives up the sandbox slot while the worker holds one.
-	slotRelease func()
 }
 
 type waitingReason struct{ reason, message string }
@@ -488,10 +499,14 @@ func (w *podWorker) update(pod *corev1.Pod) {
 	w.wake()
 }
 
-// written returns the status the worker last wrote, nil before its first.
+// written returns the status the worker is writing or last wrote, nil
+// before its first.
 func (w *podWorker) written() *corev1.PodStatus {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.writing != nil {
+		return w.writing
+	}
 	return w.status
 }
 

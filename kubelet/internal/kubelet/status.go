@@ -168,7 +168,39 @@ func (k *Kubelet) computeStatus(pod *corev1.Pod, w *podWorker, rt *podRuntime) *
 	if !hasCondition(st.Conditions, corev1.PodScheduled) {
 		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: *st.StartTime})
 	}
+	normalizeStatus(st)
 	return st
+}
+
+// normalizeStatus rounds the status's times down to the second, the
+// precision the API stores them with, as upstream's status manager does:
+// a status compared with the one last written, or with what the
+// apiserver echoes back, then differs only where something changed, not
+// in nanoseconds the apiserver dropped.
+func normalizeStatus(st *corev1.PodStatus) {
+	second := func(t *metav1.Time) {
+		if t != nil {
+			*t = t.Rfc3339Copy()
+		}
+	}
+	second(st.StartTime)
+	for i := range st.Conditions {
+		second(&st.Conditions[i].LastProbeTime)
+		second(&st.Conditions[i].LastTransitionTime)
+	}
+	for _, list := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses, st.EphemeralContainerStatuses} {
+		for i := range list {
+			for _, state := range []*corev1.ContainerState{&list[i].State, &list[i].LastTerminationState} {
+				if state.Running != nil {
+					second(&state.Running.StartedAt)
+				}
+				if state.Terminated != nil {
+					second(&state.Terminated.StartedAt)
+					second(&state.Terminated.FinishedAt)
+				}
+			}
+		}
+	}
 }
 
 func hasCondition(cs []corev1.PodCondition, t corev1.PodConditionType) bool {
@@ -324,6 +356,16 @@ func (k *Kubelet) writeStatus(ctx context.Context, w *podWorker, pod *corev1.Pod
 		return nil
 	}
 	if k.cfg.Client != nil {
+		// Its echo may come back before the patch returns: it is the
+		// kubelet's own write all the same (see statusEcho).
+		w.mu.Lock()
+		w.writing = st
+		w.mu.Unlock()
+		defer func() {
+			w.mu.Lock()
+			w.writing = nil
+			w.mu.Unlock()
+		}()
 		uid := pod.UID
 		if isStatic(pod) {
 			// The status goes to the mirror pod, which has its own UID.

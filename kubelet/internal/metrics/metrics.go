@@ -20,6 +20,14 @@ var (
 		Help:    "Time from the kubelet first seeing a pod to all its containers running.",
 		Buckets: prometheus.ExponentialBuckets(0.05, 2, 12),
 	})
+	// PodStartStepDuration is the time each step of a pod's start-up took
+	// (waiting for a sandbox slot, creating the sandbox, starting a
+	// container, writing the status...).
+	PodStartStepDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "trireme", Subsystem: "kubelet", Name: "pod_start_step_duration_seconds",
+		Help:    "Time each step of a pod's start-up took, from the kubelet first seeing it to its Running status written.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+	}, []string{"step"})
 	// RunningPods is the number of pods with a ready sandbox.
 	RunningPods = prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: "trireme", Subsystem: "kubelet", Name: "running_pods",
@@ -34,5 +42,5 @@ var (
 
 func init() {
 	Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		PodStartDuration, RunningPods, SyncErrors)
+		PodStartDuration, PodStartStepDuration, RunningPods, SyncErrors)
 }

@@ -21,10 +21,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/api/defaults"
@@ -59,6 +61,11 @@ type Source struct {
 	period   time.Duration
 	log      logr.Logger
 
+	// lister, when set, holds the pods bound to the node (the kubelet's
+	// own informer's): mirror pods are looked up there rather than
+	// listed from the apiserver every period.
+	lister corelisters.PodLister
+
 	mu     sync.Mutex
 	pods   map[types.UID]*corev1.Pod
 	synced chan struct{}
@@ -72,6 +79,14 @@ func New(path, nodeName string, client kubernetes.Interface, sink Sink, period t
 	}
 	return &Source{path: path, nodeName: nodeName, client: client, sink: sink, period: period, log: log,
 		pods: map[types.UID]*corev1.Pod{}, synced: make(chan struct{})}
+}
+
+// UseLister makes the source look mirror pods up in l, a lister of the
+// pods bound to this node, instead of asking the apiserver every period:
+// with a short period and many pods on the node, those lists were most
+// of an idle kubelet's CPU (and of the apiserver's for it).
+func (s *Source) UseLister(l corelisters.PodLister) {
+	s.lister = l
 }
 
 // WaitSynced waits for the first read of the manifests.
@@ -197,11 +212,6 @@ func (s *Source) read(file string) (*corev1.Pod, error) {
 // syncMirrors makes the API hold one mirror pod per static pod, of the
 // current content, and no stale ones.
 func (s *Source) syncMirrors(ctx context.Context) {
-	node, err := s.client.CoreV1().Nodes().Get(ctx, s.nodeName, metav1.GetOptions{})
-	if err != nil {
-		s.log.V(2).Info("Mirror pods wait for the node", "err", err.Error())
-		return
-	}
 	s.mu.Lock()
 	pods := make([]*corev1.Pod, 0, len(s.pods))
 	for _, p := range s.pods {
@@ -209,9 +219,10 @@ func (s *Source) syncMirrors(ctx context.Context) {
 	}
 	s.mu.Unlock()
 	s.removeStaleMirrors(ctx, pods)
+	var node *corev1.Node
 	for _, pod := range pods {
 		pods := s.client.CoreV1().Pods(pod.Namespace)
-		existing, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+		existing, err := s.getPod(ctx, pod.Namespace, pod.Name)
 		switch {
 		case err == nil && existing.Annotations[AnnotationMirror] == pod.Annotations[AnnotationHash] && existing.DeletionTimestamp == nil:
 			continue
@@ -231,14 +242,24 @@ func (s *Source) syncMirrors(ctx context.Context) {
 			s.log.Error(err, "Get mirror pod failed", "pod", pod.Namespace+"/"+pod.Name)
 			continue
 		}
+		if node == nil {
+			// The mirror's owner is the node, by UID.
+			if node, err = s.client.CoreV1().Nodes().Get(ctx, s.nodeName, metav1.GetOptions{}); err != nil {
+				s.log.V(2).Info("Mirror pods wait for the node", "err", err.Error())
+				return
+			}
+		}
 		mirror := pod.DeepCopy()
 		mirror.UID = ""
 		mirror.ResourceVersion = ""
 		mirror.Annotations[AnnotationMirror] = pod.Annotations[AnnotationHash]
 		mirror.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID, Controller: ptr.To(true)}}
 		mirror.Status = corev1.PodStatus{}
-		if _, err := pods.Create(ctx, mirror, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			s.log.Error(err, "Create mirror pod failed", "pod", pod.Namespace+"/"+pod.Name)
+		if _, err := pods.Create(ctx, mirror, metav1.CreateOptions{}); err != nil {
+			// AlreadyExists: the lister has not seen it yet.
+			if !apierrors.IsAlreadyExists(err) {
+				s.log.Error(err, "Create mirror pod failed", "pod", pod.Namespace+"/"+pod.Name)
+			}
 			continue
 		}
 		s.log.Info("Created mirror pod", "pod", pod.Namespace+"/"+pod.Name)
@@ -252,15 +273,12 @@ func (s *Source) removeStaleMirrors(ctx context.Context, static []*corev1.Pod) {
 	for _, p := range static {
 		hashes[p.Annotations[AnnotationHash]] = true
 	}
-	list, err := s.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", s.nodeName).String(),
-	})
+	list, err := s.podsOnNode(ctx)
 	if err != nil {
 		s.log.Error(err, "List mirror pods failed")
 		return
 	}
-	for i := range list.Items {
-		p := &list.Items[i]
+	for _, p := range list {
 		if !IsMirror(p) || hashes[p.Annotations[AnnotationMirror]] || p.DeletionTimestamp != nil {
 			continue
 		}
@@ -271,4 +289,32 @@ func (s *Source) removeStaleMirrors(ctx context.Context, static []*corev1.Pod) {
 		}
 		s.log.Info("Deleted mirror pod of a removed static pod", "pod", p.Namespace+"/"+p.Name)
 	}
+}
+
+// podsOnNode returns the pods bound to the node, from the lister if the
+// source has one.
+func (s *Source) podsOnNode(ctx context.Context) ([]*corev1.Pod, error) {
+	if s.lister != nil {
+		return s.lister.List(labels.Everything())
+	}
+	list, err := s.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", s.nodeName).String(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+// getPod returns the named pod bound to the node, from the lister if the
+// source has one; a pod of that name bound elsewhere is not found there.
+func (s *Source) getPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	if s.lister != nil {
+		return s.lister.Pods(namespace).Get(name)
+	}
+	return s.client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 }

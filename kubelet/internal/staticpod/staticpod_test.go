@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 type sink struct {
@@ -89,5 +92,67 @@ func TestSource(t *testing.T) {
 	src.sync(ctx)
 	if len(s.pods) != 0 {
 		t.Errorf("removed manifest still runs")
+	}
+}
+
+// TestMirrorsFromLister: with the node's pods in a lister, a period in
+// which the mirrors are as they should be asks the apiserver nothing, and
+// a stale mirror is deleted without listing.
+func TestMirrorsFromLister(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "etcd.yaml"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "node-uid"}})
+	s := &sink{pods: map[types.UID]*corev1.Pod{}}
+	src := New(dir, "node-1", client, s, time.Hour, logr.Discard())
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	src.UseLister(corelisters.NewPodLister(indexer))
+	ctx := context.Background()
+	src.sync(ctx)
+
+	// First period: no mirror in the cache yet, so one is created.
+	src.syncMirrors(ctx)
+	mirror, err := client.CoreV1().Pods("kube-system").Get(ctx, "etcd-node-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("mirror pod not created: %v", err)
+	}
+	stale := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "old-node-1", Namespace: "kube-system", UID: "old",
+		Annotations: map[string]string{AnnotationMirror: "gone", AnnotationSource: "file"}}, Spec: corev1.PodSpec{NodeName: "node-1"}}
+	if _, err := client.CoreV1().Pods("kube-system").Create(ctx, stale, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*corev1.Pod{mirror, stale} {
+		if err := indexer.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The informer sees the deletion before the second period.
+	removeStale := func() {
+		if err := indexer.Delete(stale); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name  string
+		want  []string
+		after func()
+	}{
+		{name: "stale mirror", want: []string{"delete"}, after: removeStale},
+		{name: "mirrors as they should be", want: nil, after: func() {}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			client.ClearActions()
+			src.syncMirrors(ctx)
+			var got []string
+			for _, a := range client.Actions() {
+				got = append(got, a.GetVerb())
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("API calls %v, want %v", got, tt.want)
+			}
+		})
+		tt.after()
 	}
 }

@@ -1,0 +1,98 @@
+package kubelet
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestSyncReadsOnlyWhatItChanged: a pod's first sync lists the runtime
+// once, before it acts, and reads only the statuses of what it made; a
+// sync that changes nothing lists once and writes no status.
+func TestSyncReadsOnlyWhatItChanged(t *testing.T) {
+	pod := testPod("calls")
+	f := newFixture(t, pod)
+	w := newPodWorker(pod.UID)
+	count := func(calls []string, name string) int {
+		n := 0
+		for _, c := range calls {
+			if c == name {
+				n++
+			}
+		}
+		return n
+	}
+	tests := []struct {
+		name                 string
+		lists, statuses, ops int
+		patches              int
+	}{
+		{name: "first sync", lists: 1, statuses: 1, ops: 3, patches: 1},
+		{name: "resync with nothing changed", lists: 1, statuses: 1, ops: 0, patches: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.runtime.Lock()
+			f.runtime.Called = nil
+			f.runtime.Unlock()
+			f.client.ClearActions()
+			f.sync(t, w, pod)
+			calls := f.runtime.GetCalls()
+			if got := count(calls, "ListPodSandbox"); got != tt.lists {
+				t.Errorf("ListPodSandbox called %d times, want %d: %v", got, tt.lists, calls)
+			}
+			if got := count(calls, "ListContainers"); got != tt.lists {
+				t.Errorf("ListContainers called %d times, want %d: %v", got, tt.lists, calls)
+			}
+			if got := count(calls, "ContainerStatus"); got != tt.statuses {
+				t.Errorf("ContainerStatus called %d times, want %d: %v", got, tt.statuses, calls)
+			}
+			if got := count(calls, "RunPodSandbox") + count(calls, "CreateContainer") + count(calls, "StartContainer"); got != tt.ops {
+				t.Errorf("%d sandbox and container operations, want %d: %v", got, tt.ops, calls)
+			}
+			patches := 0
+			for _, a := range f.client.Actions() {
+				if a.GetVerb() == "patch" && a.GetSubresource() == "status" {
+					patches++
+				}
+			}
+			if patches != tt.patches {
+				t.Errorf("%d status patches, want %d", patches, tt.patches)
+			}
+			st := w.written()
+			if st == nil || st.Phase != corev1.PodRunning || !slices.ContainsFunc(st.Conditions, func(c corev1.PodCondition) bool {
+				return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
+			}) {
+				t.Errorf("status after the sync is not Running and Ready: %+v", st)
+			}
+		})
+	}
+}
+
+// TestNormalizeStatus: times are kept to the second, as the API stores
+// them, so that a status compares equal to its echo.
+func TestNormalizeStatus(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 678, time.UTC))
+	want := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	st := &corev1.PodStatus{
+		StartTime:  &at,
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, LastTransitionTime: at, LastProbeTime: at}},
+		ContainerStatuses: []corev1.ContainerStatus{{
+			State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{StartedAt: at, FinishedAt: at}},
+		}},
+		InitContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{StartedAt: at, FinishedAt: at}}}},
+	}
+	normalizeStatus(st)
+	got := []metav1.Time{*st.StartTime, st.Conditions[0].LastTransitionTime, st.Conditions[0].LastProbeTime,
+		st.ContainerStatuses[0].State.Running.StartedAt, st.ContainerStatuses[0].LastTerminationState.Terminated.StartedAt,
+		st.ContainerStatuses[0].LastTerminationState.Terminated.FinishedAt, st.InitContainerStatuses[0].State.Terminated.FinishedAt}
+	for i, g := range got {
+		if !g.Equal(&want) {
+			t.Errorf("time %d = %v, want %v", i, g, want)
+		}
+	}
+}
