@@ -13,21 +13,22 @@ import (
 )
 
 // readKubeletConfig reads the node's KubeletConfiguration for the places the
-// kubelet kept things outside triremeadm's directories; a missing file gives
-// an empty configuration (the node never got that far).
-func readKubeletConfig(file string) (*kubeletv1beta1.KubeletConfiguration, error) {
+// kubelet kept things outside triremeadm's directories, and whether there is
+// one; a missing file gives an empty configuration (the node never got that
+// far).
+func readKubeletConfig(file string) (*kubeletv1beta1.KubeletConfiguration, bool, error) {
 	kc := &kubeletv1beta1.KubeletConfiguration{}
 	data, err := os.ReadFile(file)
 	if errors.Is(err, os.ErrNotExist) {
-		return kc, nil
+		return kc, false, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := yaml.Unmarshal(data, kc); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, false, fmt.Errorf("%s: %w", file, err)
 	}
-	return kc, nil
+	return kc, true, nil
 }
 
 // RemovePodCgroups removes <cgroupRoot>/kubepods, where the kubelet put its

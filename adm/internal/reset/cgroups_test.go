@@ -27,9 +27,12 @@ func TestReadKubeletConfig(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			kc, err := readKubeletConfig(file)
+			kc, found, err := readKubeletConfig(file)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("case %d: err = %v, want error %v", i, err, tt.wantErr)
+			}
+			if err == nil && found != tt.write {
+				t.Errorf("found = %v for a file written: %v", found, tt.write)
 			}
 			if err == nil && kc.CgroupRoot != tt.wantRoot {
 				t.Errorf("cgroupRoot = %q, want %q", kc.CgroupRoot, tt.wantRoot)

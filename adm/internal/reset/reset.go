@@ -55,7 +55,7 @@ func Targets(in Inputs) []string {
 func Run(in Inputs, report func(format string, args ...any)) error {
 	var errs []error
 	ctx := context.Background()
-	kc, err := readKubeletConfig(in.Paths.KubeletConfig())
+	kc, kubeletConfigured, err := readKubeletConfig(in.Paths.KubeletConfig())
 	if err != nil {
 		errs = append(errs, err)
 		kc = &kubeletv1beta1.KubeletConfiguration{}
@@ -82,10 +82,14 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 			report("stopped %s (PID %d)", name, pid)
 		}
 	}
-	if ok, err := RemovePodCgroups(kc.CgroupRoot); err != nil {
-		errs = append(errs, err)
-	} else if ok {
-		report("removed the pods' cgroups below %s", path.Join("/", kc.CgroupRoot, "kubepods"))
+	// Without a kubelet configuration no kubelet ran from this root, and
+	// the default cgroup root's kubepods may belong to another kubelet.
+	if kubeletConfigured {
+		if ok, err := RemovePodCgroups(kc.CgroupRoot); err != nil {
+			errs = append(errs, err)
+		} else if ok {
+			report("removed the pods' cgroups below %s", path.Join("/", kc.CgroupRoot, "kubepods"))
+		}
 	}
 	if _, err := os.Lstat(kc.PodLogsDir); err == nil && kc.PodLogsDir != in.Paths.In("/var/log/pods") {
 		// A logs directory the user chose; the default one is a target below.
