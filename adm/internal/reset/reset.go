@@ -60,6 +60,13 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 		errs = append(errs, err)
 		kc = &kubeletv1beta1.KubeletConfiguration{}
 	}
+	// Before the kubelet and so etcd stop: a member that leaves without saying
+	// so counts against the others' quorum for good.
+	if removed, err := RemoveEtcdMember(in); err != nil {
+		report("warning: could not remove this node's etcd member (remove it with etcdctl member remove): %v", err)
+	} else if removed {
+		report("removed this node's etcd member from the cluster")
+	}
 	for _, name := range Supervised {
 		if name == "containerd" {
 			// The kubelet is stopped, so nothing recreates the pods now.

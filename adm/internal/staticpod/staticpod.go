@@ -58,6 +58,10 @@ const (
 	DefaultEtcdHealthEndpoint = "/livez"
 )
 
+// EtcdClientURLsAnnotation on the etcd pod (kubeadm's) is its member's client
+// URL: joining control-plane nodes find the members through it.
+const EtcdClientURLsAnnotation = "kubeadm.kubernetes.io/etcd.advertise-client-urls"
+
 // Path returns the manifest file of component.
 func Path(manifestsDir, component string) string {
 	return filepath.Join(manifestsDir, component+".yaml")
@@ -133,6 +137,10 @@ func EtcdPod(cfg *options.Config) (*corev1.Pod, error) {
 		"peer-client-cert-auth":       "true",
 		"snapshot-count":              "10000",
 	}
+	if cfg.EtcdInitialCluster != "" {
+		flags["initial-cluster"] = cfg.EtcdInitialCluster
+		flags["initial-cluster-state"] = "existing"
+	}
 	args := Args(flags, cfg.Cluster.Etcd.Local.ExtraArgs)
 	probe := httpProbe("127.0.0.1", EtcdMetricsPort, DefaultEtcdHealthEndpoint, corev1.URISchemeHTTP)
 	c := container(cfg, Etcd, args, probe, probe)
@@ -141,7 +149,7 @@ func EtcdPod(cfg *options.Config) (*corev1.Pod, error) {
 		{"etcd-data", cfg.EtcdDataDir(), corev1.HostPathDirectoryOrCreate, false},
 		{"etcd-certs", etcdDir, corev1.HostPathDirectoryOrCreate, false},
 	})
-	p.Annotations = map[string]string{"kubeadm.kubernetes.io/etcd.advertise-client-urls": clientURL}
+	p.Annotations = map[string]string{EtcdClientURLsAnnotation: clientURL}
 	return p, nil
 }
 
