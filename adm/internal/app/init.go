@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -310,7 +311,11 @@ func (d *initData) controlPlane(_ context.Context, s *workflow.Status) error {
 }
 
 func writeControlPlane(cfg *options.Config, s *workflow.Status) error {
-	for _, c := range staticpod.ControlPlane {
+	components := staticpod.ControlPlane
+	if cfg.Cluster.VirtualIP != nil {
+		components = append(slices.Clone(components), staticpod.VIPManager)
+	}
+	for _, c := range components {
 		path, err := staticpod.Write(cfg, c)
 		if err != nil {
 			return err
@@ -363,20 +368,31 @@ func (d *initData) client(ctx context.Context) (kubernetes.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	super, err := clientFor(cfg.Paths.Kubeconfig("super-admin.conf"))
+	// This node's own apiserver: the control-plane endpoint may be a virtual IP
+	// that no node holds before the upload-config phase lets the managers elect.
+	super, err := clientAt(cfg.Paths.Kubeconfig("super-admin.conf"), cfg.LocalURL())
 	if err != nil {
 		return nil, err
 	}
 	if err := clusterphases.EnsureAdminBinding(ctx, super); err != nil {
 		return nil, err
 	}
-	return clientFor(cfg.Paths.Kubeconfig("admin.conf"))
+	return clientAt(cfg.Paths.Kubeconfig("admin.conf"), cfg.LocalURL())
 }
 
 func clientFor(path string) (kubernetes.Interface, error) {
+	return clientAt(path, "")
+}
+
+// clientAt is clientFor talking to server instead of the kubeconfig's, unless
+// server is empty.
+func clientAt(path, server string) (kubernetes.Interface, error) {
 	rc, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	if server != "" {
+		rc.Host = server
 	}
 	return kubernetes.NewForConfig(rc)
 }
@@ -394,6 +410,14 @@ func (d *initData) uploadConfig(ctx context.Context, s *workflow.Status) error {
 		return err
 	}
 	s.Printf("stored kube-system/%s", clusterphases.ConfigMapName)
+	if cfg.Cluster.VirtualIP != nil {
+		// Before the virtual IP exists nothing else reaches the cluster: the
+		// managers need their Lease first.
+		if err := clusterphases.VIPManagerRBAC(ctx, c, kubeconfig.VIPManagerUser); err != nil {
+			return err
+		}
+		s.Printf("let %s hold the kube-system Leases of the virtual IP", kubeconfig.VIPManagerUser)
+	}
 	return nil
 }
 

@@ -287,7 +287,7 @@ func (c *Config) CertInputs() pki.Inputs {
 // KubeconfigInputs is what the kubeconfig files depend on.
 func (c *Config) KubeconfigInputs() kubeconfig.Inputs {
 	return kubeconfig.Inputs{ClusterName: c.Cluster.ClusterName, NodeName: c.NodeName(),
-		ControlPlaneURL: c.ControlPlaneURL(), LocalURL: c.LocalURL()}
+		ControlPlaneURL: c.ControlPlaneURL(), LocalURL: c.LocalURL(), VIPManager: c.Cluster.VirtualIP != nil}
 }
 
 // Image returns the reference of the Trireme image name at the cluster's version.

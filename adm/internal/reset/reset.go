@@ -24,7 +24,7 @@ import (
 var Supervised = []string{"kubelet", "containerd"}
 
 // Kubeconfigs are the kubeconfig files init writes.
-var Kubeconfigs = []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf", "kubelet.conf", "bootstrap-kubelet.conf"}
+var Kubeconfigs = []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf", "kubelet.conf", "bootstrap-kubelet.conf", "vip-manager.conf"}
 
 // Inputs names what to remove.
 type Inputs struct {

@@ -138,3 +138,25 @@ func TestJoiningEtcd(t *testing.T) {
 		}
 	}
 }
+
+func TestVIPManager(t *testing.T) {
+	c := config(t, t.TempDir())
+	if _, err := VIPManagerPod(c); err == nil {
+		t.Error("VIP manager without a virtualIP")
+	}
+	c.Cluster.ControlPlaneEndpoint = "10.0.0.100:6443"
+	c.Cluster.VirtualIP = &v1alpha1.VirtualIP{Interface: "eth1"}
+	pod, err := VIPManagerPod(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctr := pod.Spec.Containers[0]
+	for k, want := range map[string]string{"vip": "10.0.0.100", "interface": "eth1", "node-ip": "10.0.0.2", "id": "cp-1"} {
+		if got, _ := Flag(ctr.Command[1:], k); got != want {
+			t.Errorf("--%s = %q, want %q", k, got, want)
+		}
+	}
+	if !pod.Spec.HostNetwork || ctr.SecurityContext == nil || len(ctr.SecurityContext.Capabilities.Add) != 2 {
+		t.Errorf("VIP manager is not on the host network with NET_ADMIN and NET_RAW: %+v", ctr.SecurityContext)
+	}
+}
