@@ -318,4 +318,3 @@ func etcdMembers(t *testing.T, host *haNode) []string {
 	}
 	return names
 }
-
