@@ -147,11 +147,17 @@ func run(m *testing.M) int {
 		// Only the HA test, which installs its own cluster: no single-node one.
 		flag.Parse()
 		_ = flag.Set("test.run", "^TestHAControlPlane$")
+		suite.haOnly = true
 		if err := prepareHost(); err != nil {
 			fmt.Println("e2e/cluster setup:", err)
-			return 1
+			extra["setup (bridge, containerd, images)"] = false
+			code = 1
+		} else {
+			code = m.Run()
+			if code != 0 {
+				dumpLogs()
+			}
 		}
-		suite.haOnly = true
 	} else if err := setup(); err != nil {
 		fmt.Println("e2e/cluster setup:", err)
 		dumpLogs()

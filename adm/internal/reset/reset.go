@@ -89,10 +89,15 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 			report("stopped %s (PID %d)", name, pid)
 		}
 	}
-	if ok, err := RemovePodCgroups(kc.CgroupRoot); err != nil {
-		errs = append(errs, err)
-	} else if ok {
-		report("removed the pods' cgroups below %s", path.Join("/", kc.CgroupRoot, "kubepods"))
+	// Without the kubelet's configuration no kubelet of this root ran (or a
+	// reset removed it already): the cgroups at the default root then belong to
+	// another kubelet on this machine, if to any.
+	if _, err := os.Stat(in.Paths.KubeletConfig()); err == nil {
+		if ok, err := RemovePodCgroups(kc.CgroupRoot); err != nil {
+			errs = append(errs, err)
+		} else if ok {
+			report("removed the pods' cgroups below %s", path.Join("/", kc.CgroupRoot, "kubepods"))
+		}
 	}
 	if _, err := os.Lstat(kc.PodLogsDir); err == nil && kc.PodLogsDir != in.Paths.In("/var/log/pods") {
 		// A logs directory the user chose; the default one is a target below.
