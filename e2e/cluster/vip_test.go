@@ -70,6 +70,8 @@ func TestHAControlPlane(t *testing.T) {
 		w.root = filepath.Join(suite.root, fmt.Sprintf("ha%d", i))
 		w.images = []string{"pause", "etcd", "trireme-apiserver", "trireme-controller-manager", "trireme-scheduler", "trireme-vip"}
 		nodes = append(nodes, &haNode{name: w.name, ip: w.ip, root: w.root, w: w})
+		// The suite's teardown resets them too if the suite is interrupted.
+		workers = append(workers, w)
 	}
 	t.Cleanup(func() {
 		// Whatever happened: joined nodes first (each leaves etcd), then the host.

@@ -274,6 +274,7 @@ const VIPManagerKubeconfig = "vip-manager.conf"
 // VIPManagerPod holds ControlPlaneEndpoint's IP on the node whose manager holds
 // the Lease. It needs NET_ADMIN for the address and NET_RAW for ARP.
 func VIPManagerPod(cfg *options.Config) (*corev1.Pod, error) {
+	privileged := true
 	v := cfg.Cluster.VirtualIP
 	if v == nil {
 		return nil, fmt.Errorf("no virtualIP is configured")
@@ -298,7 +299,9 @@ func VIPManagerPod(cfg *options.Config) (*corev1.Pod, error) {
 		Image:           cfg.Image(img.Image),
 		ImagePullPolicy: corev1.PullIfNotPresent,
 		Command:         append([]string{img.Binary}, Args(flags, nil)...),
-		SecurityContext: &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN", "NET_RAW"}}},
+		// Privileged, as the proxy runs: adding NET_ADMIN alone is refused on
+		// hosts whose runtime drops it from the bounding set.
+		SecurityContext: &corev1.SecurityContext{Privileged: &privileged},
 		Resources:       corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}},
 	}
 	return pod(VIPManager, c, []mount{{"kubeconfig", kc, corev1.HostPathFileOrCreate, true}}), nil
