@@ -260,9 +260,8 @@ func (d *joinData) readConfigFile(cmd *cobra.Command) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", d.configFile, err)
 	}
-	if docs.Init != nil || docs.Cluster != nil {
-		return fmt.Errorf("%s: InitConfiguration and ClusterConfiguration are for `triremeadm init`, not join", d.configFile)
-	}
+	// An InitConfiguration or ClusterConfiguration beside it is ignored: the
+	// cluster's comes from kube-system, and one file may serve init and join.
 	j := docs.Join
 	if j == nil {
 		return nil
