@@ -18,6 +18,7 @@ import (
 	"trireme.dev/adm/internal/containerd"
 	"trireme.dev/adm/internal/paths"
 	"trireme.dev/adm/internal/supervisor"
+	"trireme.dev/adm/internal/vip"
 )
 
 // Supervised are the processes triremeadm starts, stopped in this order.
@@ -88,6 +89,11 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 		if stopped {
 			report("stopped %s (PID %d)", name, pid)
 		}
+	}
+	if ok, err := RemoveVIP(in, vip.Linux{}); err != nil {
+		errs = append(errs, fmt.Errorf("remove the virtual IP: %w", err))
+	} else if ok {
+		report("removed the control plane's virtual IP from this node")
 	}
 	// Without the kubelet's configuration no kubelet of this root ran (or a
 	// reset removed it already): the cgroups at the default root then belong to
