@@ -25,7 +25,7 @@ GO_TEST_FLAGS ?=
 all: build
 
 ## build: every binary into _output/bin (static, version stamped)
-build: $(BIN)/trireme-apiserver $(BIN)/trireme-controller-manager $(BIN)/trireme-scheduler $(BIN)/trireme-kubelet $(BIN)/trireme-proxy $(BIN)/triremeadm $(BIN)/etcd
+build: $(BIN)/trireme-apiserver $(BIN)/trireme-controller-manager $(BIN)/trireme-scheduler $(BIN)/trireme-kubelet $(BIN)/trireme-proxy $(BIN)/triremeadm $(BIN)/etcd $(BIN)/trireme-vip
 
 $(BIN)/trireme-apiserver: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./apiserver/cmd/trireme-apiserver
@@ -39,6 +39,10 @@ $(BIN)/trireme-scheduler: FORCE
 # triremeadm's default version is the build's, so it installs the images built with it.
 $(BIN)/triremeadm: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS) -X trireme.dev/adm/internal/version.Version=$(VERSION)' -o $@ ./adm/cmd/triremeadm
+
+# The control plane's virtual-IP manager (adm/internal/vip), run as a static pod.
+$(BIN)/trireme-vip: FORCE
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./adm/cmd/trireme-vip
 
 $(BIN)/trireme-kubelet: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./kubelet/cmd/trireme-kubelet

@@ -19,7 +19,7 @@ IMAGES_DIR        := _output/images
 
 .PHONY: images _output/bin/image-build _output/bin/pause _output/bin/etcd _output/bin/coredns _output/bin/echo
 
-images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/trireme-scheduler.tar $(IMAGES_DIR)/proxy.tar $(IMAGES_DIR)/etcd.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar $(IMAGES_DIR)/coredns.tar $(IMAGES_DIR)/echo.tar
+images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/trireme-scheduler.tar $(IMAGES_DIR)/proxy.tar $(IMAGES_DIR)/etcd.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar $(IMAGES_DIR)/coredns.tar $(IMAGES_DIR)/echo.tar $(IMAGES_DIR)/trireme-vip.tar
 
 # go decides what is stale, so the binaries are always "rebuilt" (cheaply, from cache).
 _output/bin/image-build:
@@ -111,3 +111,10 @@ $(IMAGES_DIR)/echo.tar: _output/bin/echo $(IMAGE_BUILD)
 	$(IMAGE_BUILD) --name trireme.dev/echo:$(IMAGE_VERSION) --out $@ \
 		--file _output/bin/echo=/echo:0755 \
 		--entrypoint /echo --user 65534:65534
+
+# The control plane's virtual-IP manager: root with hostNetwork, NET_ADMIN and
+# NET_RAW (its static pod adds them) to change addresses and send ARP.
+$(IMAGES_DIR)/trireme-vip.tar: _output/bin/trireme-vip $(IMAGE_BUILD)
+	$(IMAGE_BUILD) --name trireme.dev/trireme-vip:$(IMAGE_VERSION) --out $@ \
+		--file _output/bin/trireme-vip=/usr/local/bin/trireme-vip:0755 \
+		--entrypoint /usr/local/bin/trireme-vip

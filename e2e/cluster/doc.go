@@ -4,7 +4,12 @@
 // CoreDNS), two workers in network namespaces joined with the command init
 // printed, tests that drive it with kubectl, and `triremeadm reset` at the end,
 // even when a test fails, checked to leave nothing behind. It prints
-// "N passed, N failed".
+// "N passed, N failed". Last, TestHAControlPlane resets that cluster and
+// installs its own: the host and two network-namespace nodes as control-plane
+// nodes behind the virtual IP 10.213.7.100 (init --control-plane-vip
+// --upload-certs, join --control-plane), fails the VIP holder and resets all
+// three; TRIREME_E2E_CLUSTER_HA_ONLY=1 runs it alone, without the
+// single-node cluster.
 //
 // It changes the host — the bridge trclhost0 (10.213.7.0/24) and network
 // namespaces trclw1 and trclw2, the CNI bridge trireme0 and the proxy's nftables

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -63,8 +64,11 @@ var suite struct {
 	joinCommand              string
 	initToReady              time.Duration
 	readyAt                  time.Time
-	results                  map[string]bool
-	order                    []string
+	// haOnly: TRIREME_E2E_CLUSTER_HA_ONLY=1 runs only the HA test, with no
+	// single-node cluster before it.
+	haOnly  bool
+	results map[string]bool
+	order   []string
 }
 
 // begin records the test's outcome for the suite's summary line.
@@ -139,7 +143,22 @@ func run(m *testing.M) int {
 	go func() { abort(fmt.Sprint("signal ", <-sigs)) }()
 	code := 0
 	extra := map[string]bool{}
-	if err := setup(); err != nil {
+	if os.Getenv("TRIREME_E2E_CLUSTER_HA_ONLY") == "1" {
+		// Only the HA test, which installs its own cluster: no single-node one.
+		flag.Parse()
+		_ = flag.Set("test.run", "^TestHAControlPlane$")
+		suite.haOnly = true
+		if err := prepareHost(); err != nil {
+			fmt.Println("e2e/cluster setup:", err)
+			extra["setup (bridge, containerd, images)"] = false
+			code = 1
+		} else {
+			code = m.Run()
+			if code != 0 {
+				dumpLogs()
+			}
+		}
+	} else if err := setup(); err != nil {
 		fmt.Println("e2e/cluster setup:", err)
 		dumpLogs()
 		extra["setup (triremeadm init --single-node)"] = false
@@ -178,34 +197,11 @@ func admArgs(args ...string) []string {
 const suiteTimeout = 15 * time.Minute
 
 func setup() error {
-	// What an interrupted earlier run may have left (the names are the suite's own).
-	for _, w := range []string{"trclw1", "trclw2"} {
-		_ = exec.Command("ip", "netns", "delete", w).Run()
-	}
-	_ = exec.Command("ip", "link", "delete", hostBridge).Run()
-	suite.config = filepath.Join(suite.root, "triremeadm.yaml")
-	if err := os.WriteFile(suite.config, nodeConfig(cgroupRoot(nodeName)), 0o600); err != nil {
+	if err := prepareHost(); err != nil {
 		return err
-	}
-	for _, c := range [][]string{
-		{"ip", "link", "add", hostBridge, "type", "bridge"},
-		{"ip", "addr", "add", nodeIP + "/24", "dev", hostBridge},
-		{"ip", "link", "set", hostBridge, "up"},
-	} {
-		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
-			return fmt.Errorf("%v: %w: %s", c, err, out)
-		}
 	}
 	flags := []string{"--apiserver-advertise-address", nodeIP, "--node-name", nodeName, "--config", suite.config}
 	suite.initFlags = flags
-	if out, err := exec.Command(suite.adm, admArgs(append([]string{"init", "phase", "container-runtime"}, flags...)...)...).CombinedOutput(); err != nil {
-		return fmt.Errorf("container-runtime: %w\n%s", err, out)
-	}
-	images := filepath.Join(filepath.Dir(framework.BinDir()), "images")
-	if out, err := exec.Command(suite.adm, "images", "import", "--dir", images,
-		"--containerd-socket", filepath.Join(suite.root, "run/containerd/containerd.sock")).CombinedOutput(); err != nil {
-		return fmt.Errorf("images import: %w\n%s", err, out)
-	}
 	start := time.Now()
 	out, err := exec.Command(suite.adm, admArgs(append([]string{"init", "--single-node"}, flags...)...)...).CombinedOutput()
 	if err != nil {
@@ -226,6 +222,39 @@ func setup() error {
 	suite.initToReady = time.Since(start)
 	suite.readyAt = time.Now()
 	fmt.Printf("e2e/cluster: triremeadm init to a Ready node: %s\n", suite.initToReady.Round(100*time.Millisecond))
+	return nil
+}
+
+// prepareHost creates the suite's bridge and the host node's containerd with
+// the images `make images` built, as a machine with its images pulled.
+func prepareHost() error {
+	// What an interrupted earlier run may have left (the names are the suite's own).
+	for _, w := range []string{"trclw1", "trclw2"} {
+		_ = exec.Command("ip", "netns", "delete", w).Run()
+	}
+	_ = exec.Command("ip", "link", "delete", hostBridge).Run()
+	suite.config = filepath.Join(suite.root, "triremeadm.yaml")
+	if err := os.WriteFile(suite.config, nodeConfig(cgroupRoot(nodeName)), 0o600); err != nil {
+		return err
+	}
+	for _, c := range [][]string{
+		{"ip", "link", "add", hostBridge, "type", "bridge"},
+		{"ip", "addr", "add", nodeIP + "/24", "dev", hostBridge},
+		{"ip", "link", "set", hostBridge, "up"},
+	} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			return fmt.Errorf("%v: %w: %s", c, err, out)
+		}
+	}
+	flags := []string{"--apiserver-advertise-address", nodeIP, "--node-name", nodeName, "--config", suite.config}
+	if out, err := exec.Command(suite.adm, admArgs(append([]string{"init", "phase", "container-runtime"}, flags...)...)...).CombinedOutput(); err != nil {
+		return fmt.Errorf("container-runtime: %w\n%s", err, out)
+	}
+	images := filepath.Join(filepath.Dir(framework.BinDir()), "images")
+	if out, err := exec.Command(suite.adm, "images", "import", "--dir", images,
+		"--containerd-socket", filepath.Join(suite.root, "run/containerd/containerd.sock")).CombinedOutput(); err != nil {
+		return fmt.Errorf("images import: %w\n%s", err, out)
+	}
 	return nil
 }
 

@@ -22,6 +22,8 @@ import (
 // containerd).
 type worker struct {
 	name, netns, veth, ip, root string
+	// images are the archives create imports; default a worker's.
+	images []string
 }
 
 var workers []*worker
@@ -77,7 +79,11 @@ func (w *worker) create() error {
 		return err
 	}
 	images := filepath.Join(filepath.Dir(framework.BinDir()), "images")
-	for _, img := range []string{"pause", "busybox", "echo", "proxy", "coredns"} {
+	imgs := w.images
+	if imgs == nil {
+		imgs = []string{"pause", "busybox", "echo", "proxy", "coredns"}
+	}
+	for _, img := range imgs {
 		if err := os.Symlink(filepath.Join(images, img+".tar"), filepath.Join(dir, img+".tar")); err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"trireme.dev/api/config/v1alpha1"
 
+	"trireme.dev/adm/internal/copycerts"
 	"trireme.dev/adm/internal/etcdsnapshot"
 	"trireme.dev/adm/internal/expiration"
 	"trireme.dev/adm/internal/images"
@@ -179,7 +180,20 @@ func newCertsCommand(g *global, out io.Writer) *cobra.Command {
 		},
 	}
 	check.Flags().StringVar(&certDir, "cert-dir", v1alpha1.DefaultCertificatesDir, "The certificates directory.")
-	cmd.AddCommand(check)
+	key := &cobra.Command{
+		Use:   "certificate-key",
+		Short: "Print a new random certificate key for `init --upload-certs --certificate-key`",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			k, err := copycerts.CreateKey()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(out, k)
+			return nil
+		},
+	}
+	cmd.AddCommand(check, key)
 	return cmd
 }
 

@@ -53,7 +53,7 @@ func TestCommandErrors(t *testing.T) {
 		t.Errorf("images list: %v\n%s", err, out)
 	}
 	out, _ = exec.Command(triremeadm, "init", "--help").CombinedOutput()
-	for _, p := range []string{"preflight", "certs", "kubeconfig", "container-runtime", "etcd", "control-plane", "kubelet-start", "wait-control-plane", "upload-config", "mark-control-plane", "bootstrap-token", "addon"} {
+	for _, p := range []string{"preflight", "certs", "kubeconfig", "container-runtime", "etcd", "control-plane", "kubelet-start", "wait-control-plane", "upload-config", "upload-certs", "mark-control-plane", "bootstrap-token", "addon"} {
 		if !strings.Contains(string(out), "  "+p+" ") {
 			t.Errorf("init --help does not list phase %s", p)
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,9 +20,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"trireme.dev/api/config/v1alpha1"
 
 	"trireme.dev/adm/internal/clusterphases"
 	"trireme.dev/adm/internal/containerd"
+	"trireme.dev/adm/internal/copycerts"
 	"trireme.dev/adm/internal/discovery"
 	"trireme.dev/adm/internal/kubeconfig"
 	"trireme.dev/adm/internal/kubelet"
@@ -46,6 +49,8 @@ type initData struct {
 	env   options.Environment
 	// tokens are the bootstrap tokens created, for the final message.
 	tokens []string
+	// certKey is the certificate key the upload-certs phase used, if it ran.
+	certKey string
 }
 
 func (d *initData) config() (*options.Config, error) {
@@ -89,7 +94,7 @@ func newInitCommand(g *global, out io.Writer) *cobra.Command {
 				}
 				return err
 			}
-			return printSuccess(out, cfg, d.tokens)
+			return printSuccess(out, cfg, d.tokens, d.certKey)
 		},
 	}
 	d.opts.AddFlags(cmd.Flags())
@@ -130,6 +135,7 @@ func initPhases(d *initData) []workflow.Phase {
 		{Name: "kubelet-start", Short: "Write the kubelet's configuration and start it", Run: d.kubeletStart},
 		{Name: "wait-control-plane", Short: "Wait for the control plane to become healthy", Run: d.waitControlPlane},
 		{Name: "upload-config", Short: "Store the ClusterConfiguration in kube-system/" + clusterphases.ConfigMapName, Run: d.uploadConfig},
+		{Name: "upload-certs", Short: "With --upload-certs, store the shared certificates, encrypted, in kube-system/" + copycerts.SecretName, Run: d.uploadCerts},
 		{Name: "mark-control-plane", Short: "Label (and taint) this node as a control-plane node", Run: d.markControlPlane},
 		{Name: "bootstrap-token", Short: "Create bootstrap tokens and the RBAC and cluster-info nodes join with", Run: d.bootstrapToken},
 		{Name: "addon", Short: "Install the proxy and cluster DNS", Run: d.addon},
@@ -178,6 +184,10 @@ func (d *initData) certs(_ context.Context, s *workflow.Status) error {
 	if err != nil {
 		return err
 	}
+	return writeCerts(cfg, s)
+}
+
+func writeCerts(cfg *options.Config, s *workflow.Status) error {
 	specs, err := pki.Specs(cfg.CertInputs())
 	if err != nil {
 		return err
@@ -205,6 +215,10 @@ func (d *initData) kubeconfigs(_ context.Context, s *workflow.Status) error {
 	if err != nil {
 		return err
 	}
+	return writeKubeconfigs(cfg, s)
+}
+
+func writeKubeconfigs(cfg *options.Config, s *workflow.Status) error {
 	ca, err := pki.Load(cfg.PKIDir(), pki.CA)
 	if err != nil {
 		return fmt.Errorf("cluster CA (run the certs phase first): %w", err)
@@ -306,7 +320,15 @@ func (d *initData) controlPlane(_ context.Context, s *workflow.Status) error {
 	if err != nil {
 		return err
 	}
-	for _, c := range staticpod.ControlPlane {
+	return writeControlPlane(cfg, s)
+}
+
+func writeControlPlane(cfg *options.Config, s *workflow.Status) error {
+	components := staticpod.ControlPlane
+	if cfg.Cluster.VirtualIP != nil {
+		components = append(slices.Clone(components), staticpod.VIPManager)
+	}
+	for _, c := range components {
 		path, err := staticpod.Write(cfg, c)
 		if err != nil {
 			return err
@@ -329,6 +351,10 @@ func (d *initData) waitControlPlane(ctx context.Context, s *workflow.Status) err
 	if err != nil {
 		return err
 	}
+	return waitControlPlane(ctx, cfg, s)
+}
+
+func waitControlPlane(ctx context.Context, cfg *options.Config, s *workflow.Status) error {
 	ca, err := pki.Load(cfg.PKIDir(), pki.CA)
 	if err != nil {
 		return err
@@ -355,20 +381,31 @@ func (d *initData) client(ctx context.Context) (kubernetes.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	super, err := clientFor(cfg.Paths.Kubeconfig("super-admin.conf"))
+	// This node's own apiserver: the control-plane endpoint may be a virtual IP
+	// that no node holds before the upload-config phase lets the managers elect.
+	super, err := clientAt(cfg.Paths.Kubeconfig("super-admin.conf"), cfg.LocalURL())
 	if err != nil {
 		return nil, err
 	}
 	if err := clusterphases.EnsureAdminBinding(ctx, super); err != nil {
 		return nil, err
 	}
-	return clientFor(cfg.Paths.Kubeconfig("admin.conf"))
+	return clientAt(cfg.Paths.Kubeconfig("admin.conf"), cfg.LocalURL())
 }
 
 func clientFor(path string) (kubernetes.Interface, error) {
+	return clientAt(path, "")
+}
+
+// clientAt is clientFor talking to server instead of the kubeconfig's, unless
+// server is empty.
+func clientAt(path, server string) (kubernetes.Interface, error) {
 	rc, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	if server != "" {
+		rc.Host = server
 	}
 	return kubernetes.NewForConfig(rc)
 }
@@ -386,7 +423,61 @@ func (d *initData) uploadConfig(ctx context.Context, s *workflow.Status) error {
 		return err
 	}
 	s.Printf("stored kube-system/%s", clusterphases.ConfigMapName)
+	if cfg.Cluster.VirtualIP != nil {
+		// Before the virtual IP exists nothing else reaches the cluster: the
+		// managers need their Lease first.
+		if err := clusterphases.VIPManagerRBAC(ctx, c, kubeconfig.VIPManagerUser); err != nil {
+			return err
+		}
+		s.Printf("let %s hold the kube-system Leases of the virtual IP", kubeconfig.VIPManagerUser)
+	}
 	return nil
+}
+
+func (d *initData) uploadCerts(ctx context.Context, s *workflow.Status) error {
+	cfg, err := d.config()
+	if err != nil {
+		return err
+	}
+	if !cfg.UploadCerts {
+		s.Printf("skipped: --upload-certs is not set")
+		return nil
+	}
+	key := cfg.Init.CertificateKey
+	if key == "" {
+		if key, err = copycerts.CreateKey(); err != nil {
+			return err
+		}
+	}
+	c, err := d.client(ctx)
+	if err != nil {
+		return err
+	}
+	if err := copycerts.Upload(ctx, c, cfg.PKIDir(), key, cfg.Cluster.Etcd.External != nil, tokenGroups(cfg), time.Now()); err != nil {
+		return err
+	}
+	d.certKey = key
+	s.Printf("stored kube-system/%s, valid for %s; certificate key:", copycerts.SecretName, copycerts.TTL)
+	s.Printf("%s", key)
+	return nil
+}
+
+// tokenGroups are the groups of the bootstrap tokens init creates.
+func tokenGroups(cfg *options.Config) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range cfg.Init.BootstrapTokens {
+		for _, g := range t.Groups {
+			if !seen[g] {
+				seen[g] = true
+				out = append(out, g)
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = []string{v1alpha1.DefaultNodeBootstrapGroup}
+	}
+	return out
 }
 
 func (d *initData) markControlPlane(ctx context.Context, s *workflow.Status) error {
@@ -489,7 +580,7 @@ func (d *initData) addon(ctx context.Context, s *workflow.Status) error {
 // CAHash is the --discovery-token-ca-cert-hash of a CA certificate.
 func CAHash(ca *x509.Certificate) string { return discovery.CAHash(ca) }
 
-func printSuccess(out io.Writer, cfg *options.Config, tokens []string) error {
+func printSuccess(out io.Writer, cfg *options.Config, tokens []string, certKey string) error {
 	ca, err := pki.Load(cfg.PKIDir(), pki.CA)
 	if err != nil {
 		return err
@@ -500,6 +591,12 @@ func printSuccess(out io.Writer, cfg *options.Config, tokens []string) error {
 		return errors.New("no bootstrap token was created, so there is no join command to print")
 	}
 	endpoint := strings.TrimPrefix(cfg.ControlPlaneURL(), "https://")
+	if certKey != "" {
+		fmt.Fprintf(out, "Join control-plane nodes by running, as root on each:\n\n  triremeadm join %s --token %s \\\n    --discovery-token-ca-cert-hash %s \\\n    --control-plane --certificate-key %s\n\n",
+			endpoint, tokens[0], CAHash(ca.Cert), certKey)
+		fmt.Fprintf(out, "The certificate key decrypts kube-system/%s, which is deleted after %s;"+
+			" `triremeadm init phase upload-certs --upload-certs` uploads them again with a new key.\n\n", copycerts.SecretName, copycerts.TTL)
+	}
 	fmt.Fprintf(out, "Join worker nodes by running, as root on each:\n\n  triremeadm join %s --token %s \\\n    --discovery-token-ca-cert-hash %s\n", endpoint, tokens[0], CAHash(ca.Cert))
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"trireme.dev/adm/internal/copycerts"
 	"trireme.dev/adm/internal/pki"
 	"trireme.dev/adm/internal/staticpod"
 	"trireme.dev/adm/internal/testbin"
@@ -161,6 +162,24 @@ apiServer:
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("anonymous GET cluster-info: %s", resp.Status)
+	}
+
+	// upload-certs stores the shared certificates encrypted with the given key,
+	// owned by a token of its own, and readable by the joining nodes' tokens.
+	key := strings.TrimSpace(adm(t, "certs", "certificate-key"))
+	up := adm(t, append([]string{"init", "phase", "upload-certs", "--upload-certs", "--certificate-key", key}, common...)...)
+	if !strings.Contains(up, key) {
+		t.Errorf("upload-certs did not print the key:\n%s", up)
+	}
+	certs, err := clientset(t, admin).CoreV1().Secrets("kube-system").Get(context.Background(), copycerts.SecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(certs.OwnerReferences) != 1 || len(certs.Data) != len(copycerts.Files(false)) {
+		t.Errorf("kubeadm-certs: owners %v, %d keys", certs.OwnerReferences, len(certs.Data))
+	}
+	if plain, err := copycerts.Decrypt(certs.Data["ca.key"], key); err != nil || !strings.Contains(string(plain), "PRIVATE KEY") {
+		t.Errorf("decrypt ca.key: %v", err)
 	}
 
 	tokens := adm(t, "token", "list", "--root-dir", root)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
 	"trireme.dev/api/config/v1alpha1"
 
@@ -40,24 +41,42 @@ type joinData struct {
 	nodeName, nodeIP   string
 	configFile         string
 	timeout            time.Duration
+	// controlPlane makes a control-plane node; certificateKey decrypts the
+	// shared certificates; advertiseAddress and bindPort are its apiserver's.
+	controlPlane     bool
+	certificateKey   string
+	advertiseAddress string
+	bindPort         int32
+	// kubeletConfig is --config's KubeletConfiguration, if any.
+	kubeletConfig *kubeletv1beta1.KubeletConfiguration
 
-	found *discovery.Result
-	cfg   *options.Config
+	found     *discovery.Result
+	bootstrap *clientcmdapi.Config
+	cfg       *options.Config
 }
 
 func newJoinCommand(g *global, out io.Writer) *cobra.Command {
 	d := &joinData{g: g}
 	cmd := &cobra.Command{
 		Use:   "join <host:port>",
-		Short: "Join this machine to a cluster as a worker node",
+		Short: "Join this machine to a cluster as a worker or (--control-plane) a control-plane node",
 		Long: "Join this machine to a cluster as a worker node: discover the cluster through kube-public/cluster-info " +
 			"(signed for the token, its CA pinned by --discovery-token-ca-cert-hash), start containerd, and start the " +
-			"kubelet, which gets its client certificate through a CSR (TLS bootstrap).",
+			"kubelet, which gets its client certificate through a CSR (TLS bootstrap). With --control-plane, it also downloads " +
+			"the shared certificates init uploaded (--certificate-key), adds an etcd member and runs the control plane's static pods.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d.endpoint = args[0]
+			if err := d.readConfigFile(cmd); err != nil {
+				return err
+			}
 			if d.token == "" {
 				return errors.New("--token is required")
+			}
+			if d.controlPlane {
+				if err := checkCertificateKey(d.certificateKey); err != nil {
+					return err
+				}
 			}
 			phases := []workflow.Phase{
 				{Name: "preflight", Short: "Check that this machine can join", Run: d.preflight},
@@ -66,10 +85,17 @@ func newJoinCommand(g *global, out io.Writer) *cobra.Command {
 				{Name: "kubelet-start", Short: "Write the kubelet's configuration and bootstrap kubeconfig and start it", Run: d.kubeletStart},
 				{Name: "kubelet-tls-bootstrap", Short: "Wait for the kubelet's client certificate and its Node", Run: d.waitBootstrap},
 			}
+			role := "a worker"
+			if d.controlPlane {
+				phases, role = d.controlPlanePhases(), "a control-plane node"
+			}
 			if err := workflow.NewRunner(out).Run(cmd.Context(), phases, nil); err != nil {
 				return fmt.Errorf("%w\n\n`triremeadm reset` undoes what join did", err)
 			}
-			fmt.Fprintf(out, "\nThis node has joined the cluster as %s. See it with `kubectl get nodes` on the control plane.\n", d.cfg.NodeName())
+			fmt.Fprintf(out, "\nThis node has joined the cluster as %s, %s. See it with `kubectl get nodes` on the control plane.\n", role, d.cfg.NodeName())
+			if d.controlPlane {
+				fmt.Fprintf(out, "\nTo use the cluster from this node:\n\n  export KUBECONFIG=%s\n  kubectl get nodes\n", d.cfg.Paths.Kubeconfig("admin.conf"))
+			}
 			return nil
 		},
 	}
@@ -81,6 +107,10 @@ func newJoinCommand(g *global, out io.Writer) *cobra.Command {
 	fs.StringVar(&d.nodeIP, "node-ip", "", "The node's InternalIP; default the address of the default route's interface.")
 	fs.StringVar(&d.configFile, "config", "", "A file with a KubeletConfiguration (kubelet.config.k8s.io/v1beta1) the kubelet's configuration starts from.")
 	fs.DurationVar(&d.timeout, "discovery-timeout", 5*time.Minute, "How long discovery may take.")
+	fs.BoolVar(&d.controlPlane, "control-plane", false, "Make this node a control-plane node (an etcd member and the control plane's static pods).")
+	fs.StringVar(&d.certificateKey, "certificate-key", "", "The key init printed, which decrypts the shared certificates in kube-system/kubeadm-certs.")
+	fs.StringVar(&d.advertiseAddress, "apiserver-advertise-address", "", "With --control-plane, the IP this node's apiserver advertises; default the node IP.")
+	fs.Int32Var(&d.bindPort, "apiserver-bind-port", v1alpha1.DefaultAPIBindPort, "With --control-plane, the port this node's apiserver listens on.")
 	return cmd
 }
 
@@ -119,6 +149,7 @@ func (d *joinData) discover(ctx context.Context, s *workflow.Status) error {
 	s.Printf("cluster-info signed for the token, CA %s, apiserver %s", discovery.CAHash(found.CA), found.Server)
 	bootstrap := kubeconfig.New("trireme", found.Server, found.CAPEM, "tls-bootstrap-token-user", nil, nil)
 	bootstrap.AuthInfos["tls-bootstrap-token-user"].Token = d.token
+	d.bootstrap = bootstrap
 	c, err := clientFromConfig(bootstrap)
 	if err != nil {
 		return err
@@ -135,16 +166,12 @@ func (d *joinData) discover(ctx context.Context, s *workflow.Status) error {
 	init := &v1alpha1.InitConfiguration{}
 	init.NodeRegistration.Name = d.nodeName
 	init.LocalAPIEndpoint.AdvertiseAddress = d.nodeIP
-	d.cfg = &options.Config{Init: init, Cluster: cluster, Paths: paths.Paths{Root: d.g.root}}
-	if d.configFile != "" {
-		data, err := os.ReadFile(d.configFile)
-		if err != nil {
-			return err
-		}
-		if _, d.cfg.Kubelet, err = options.SplitComponentConfigs(data); err != nil {
-			return fmt.Errorf("%s: %w", d.configFile, err)
-		}
+	init.LocalAPIEndpoint.BindPort = d.bindPort
+	if d.controlPlane && d.advertiseAddress != "" {
+		init.LocalAPIEndpoint.AdvertiseAddress = d.advertiseAddress
 	}
+	d.cfg = &options.Config{Init: init, Cluster: cluster, Paths: paths.Paths{Root: d.g.root}}
+	d.cfg.Kubelet = d.kubeletConfig
 	if err := pki.WriteFile(d.cfg.Paths.In(cluster.CertificatesDir+"/ca.crt"), found.CAPEM, 0o644); err != nil {
 		return err
 	}
@@ -182,6 +209,10 @@ func (d *joinData) kubeletStart(_ context.Context, s *workflow.Status) error {
 	if err := os.MkdirAll(d.cfg.Paths.ManifestsDir(), 0o755); err != nil {
 		return err
 	}
+	if d.controlPlane {
+		// kubelet.conf holds the node's client certificate already.
+		return startKubelet(d.cfg, s)
+	}
 	return startKubelet(d.cfg, s, "--bootstrap-kubeconfig="+d.cfg.Paths.Kubeconfig(BootstrapKubeconfig))
 }
 
@@ -208,4 +239,69 @@ func (d *joinData) waitBootstrap(ctx context.Context, s *workflow.Status) error 
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// readConfigFile reads --config: a KubeletConfiguration the kubelet's starts
+// from, and a JoinConfiguration whose fields the flags the user set override.
+func (d *joinData) readConfigFile(cmd *cobra.Command) error {
+	if d.configFile == "" {
+		return nil
+	}
+	data, err := os.ReadFile(d.configFile)
+	if err != nil {
+		return err
+	}
+	rest, kubelet, err := options.SplitComponentConfigs(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.configFile, err)
+	}
+	d.kubeletConfig = kubelet
+	docs, err := v1alpha1.Decode(rest)
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.configFile, err)
+	}
+	// An InitConfiguration or ClusterConfiguration beside it is ignored: the
+	// cluster's comes from kube-system, and one file may serve init and join.
+	j := docs.Join
+	if j == nil {
+		return nil
+	}
+	v1alpha1.SetDefaultsJoinConfiguration(j)
+	if b := j.Discovery.BootstrapToken; b != nil && b.APIServerEndpoint == "" {
+		// The endpoint is join's argument.
+		b.APIServerEndpoint = d.endpoint
+	}
+	if err := v1alpha1.ValidateJoinConfiguration(j).ToAggregate(); err != nil {
+		return fmt.Errorf("%s: %w", d.configFile, err)
+	}
+	set := cmd.Flags().Changed
+	if !set("node-name") && j.NodeRegistration.Name != "" {
+		d.nodeName = j.NodeRegistration.Name
+	}
+	if b := j.Discovery.BootstrapToken; b != nil {
+		if !set("token") {
+			d.token = b.Token
+		}
+		if !set("discovery-token-ca-cert-hash") {
+			d.hashes = b.CACertHashes
+		}
+		if !set("discovery-token-unsafe-skip-ca-verification") {
+			d.skipCAVerification = b.UnsafeSkipCAVerification
+		}
+	}
+	if cp := j.ControlPlane; cp != nil {
+		if !set("control-plane") {
+			d.controlPlane = true
+		}
+		if !set("certificate-key") {
+			d.certificateKey = cp.CertificateKey
+		}
+		if !set("apiserver-advertise-address") {
+			d.advertiseAddress = cp.LocalAPIEndpoint.AdvertiseAddress
+		}
+		if !set("apiserver-bind-port") {
+			d.bindPort = cp.LocalAPIEndpoint.BindPort
+		}
+	}
+	return nil
 }

@@ -160,6 +160,20 @@ func MarkControlPlane(ctx context.Context, c kubernetes.Interface, name string, 
 	}
 }
 
+// VIPManagerRole lets the virtual-IP managers elect through their Lease.
+const VIPManagerRole = "triremeadm:vip-manager"
+
+// VIPManagerRBAC lets user (the virtual-IP managers') read and write Leases in
+// kube-system.
+func VIPManagerRBAC(ctx context.Context, c kubernetes.Interface, user string) error {
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: VIPManagerRole, Namespace: metav1.NamespaceSystem},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
+			Verbs: []string{"get", "list", "watch", "create", "update"}}},
+	}
+	return applyRoleAndBinding(ctx, c, role, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user})
+}
+
 // Endpoint is a health endpoint to wait for.
 type Endpoint struct {
 	// Name is the component.

@@ -23,6 +23,7 @@ var Names = []string{
 	"proxy",
 	"coredns",
 	"pause",
+	"trireme-vip",
 }
 
 // List returns the references of every image a version needs.

@@ -40,17 +40,26 @@ type Inputs struct {
 	// LocalURL is this node's apiserver; the scheduler and controller-manager talk to
 	// it directly.
 	LocalURL string
+	// VIPManager adds vip-manager.conf, the virtual-IP manager's (local) kubeconfig.
+	VIPManager bool
 }
+
+// VIPManagerUser is the virtual-IP manager's user name.
+const VIPManagerUser = "system:trireme-vip-manager"
 
 // Specs lists the control-plane node's kubeconfig files.
 func Specs(in Inputs) []Spec {
-	return []Spec{
+	specs := []Spec{
 		{File: "admin.conf", User: "kubernetes-admin", Groups: []string{pki.ClusterAdminsGroup}, Server: in.ControlPlaneURL},
 		{File: "super-admin.conf", User: "kubernetes-super-admin", Groups: []string{"system:masters"}, Server: in.ControlPlaneURL},
 		{File: "controller-manager.conf", User: "system:kube-controller-manager", Server: in.LocalURL},
 		{File: "scheduler.conf", User: "system:kube-scheduler", Server: in.LocalURL},
 		{File: "kubelet.conf", User: "system:node:" + in.NodeName, Groups: []string{"system:nodes"}, Server: in.ControlPlaneURL},
 	}
+	if in.VIPManager {
+		specs = append(specs, Spec{File: "vip-manager.conf", User: VIPManagerUser, Server: in.LocalURL})
+	}
+	return specs
 }
 
 // Ensure writes path for spec with a new client certificate signed by ca, or reuses

@@ -44,6 +44,10 @@ type Init struct {
 	Token                 string
 	TokenTTL              time.Duration
 	SingleNode            bool
+	UploadCerts           bool
+	CertificateKey        string
+	ControlPlaneVIP       bool
+	VIPInterface          string
 }
 
 // AddFlags registers kubeadm's init flags on fs.
@@ -66,6 +70,10 @@ func (o *Init) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Token, "token", "", "The bootstrap token to create (\"[a-z0-9]{6}.[a-z0-9]{16}\"); default a random one.")
 	fs.DurationVar(&o.TokenTTL, "token-ttl", v1alpha1.DefaultTokenTTL, "How long the bootstrap token lives; 0 means forever.")
 	fs.BoolVar(&o.SingleNode, "single-node", false, "Leave the control-plane node schedulable (no NoSchedule taint).")
+	fs.BoolVar(&o.UploadCerts, "upload-certs", false, "Store the shared certificates and keys, encrypted, in kube-system/kubeadm-certs for `join --control-plane`.")
+	fs.StringVar(&o.CertificateKey, "certificate-key", "", "The key (64 hex digits) that encrypts kube-system/kubeadm-certs; default a random one.")
+	fs.BoolVar(&o.ControlPlaneVIP, "control-plane-vip", false, "Hold --control-plane-endpoint's IP as a virtual IP on the control-plane node whose VIP manager holds a lease.")
+	fs.StringVar(&o.VIPInterface, "vip-interface", "", "The interface the virtual IP goes on (implies --control-plane-vip); default the one holding the node's address.")
 }
 
 // Config is the resolved configuration of a control-plane node.
@@ -79,6 +87,11 @@ type Config struct {
 	Paths paths.Paths
 	// SingleNode leaves the node schedulable.
 	SingleNode bool
+	// UploadCerts stores the shared certificates in kube-system/kubeadm-certs.
+	UploadCerts bool
+	// EtcdInitialCluster, set on a control-plane node joining an existing etcd
+	// cluster, is its member's --initial-cluster (initial-cluster-state=existing).
+	EtcdInitialCluster string
 }
 
 // Environment is what dynamic defaults are read from; tests replace it.
@@ -155,6 +168,17 @@ func (o *Init) Resolve(fs *pflag.FlagSet, root string, env Environment) (*Config
 	if set("image-repository") {
 		cluster.ImageRepository = o.ImageRepository
 	}
+	if set("certificate-key") {
+		init.CertificateKey = o.CertificateKey
+	}
+	if o.ControlPlaneVIP || set("vip-interface") {
+		if cluster.VirtualIP == nil {
+			cluster.VirtualIP = &v1alpha1.VirtualIP{}
+		}
+		if set("vip-interface") {
+			cluster.VirtualIP.Interface = o.VIPInterface
+		}
+	}
 	if set("cri-socket") {
 		init.NodeRegistration.CRISocket = o.CRISocket
 	}
@@ -199,7 +223,7 @@ func (o *Init) Resolve(fs *pflag.FlagSet, root string, env Environment) (*Config
 	if err := errs.ToAggregate(); err != nil {
 		return nil, fmt.Errorf("invalid configuration: %w", err)
 	}
-	return &Config{Init: init, Cluster: cluster, Kubelet: kubelet, Paths: paths.Paths{Root: root}, SingleNode: o.SingleNode}, nil
+	return &Config{Init: init, Cluster: cluster, Kubelet: kubelet, Paths: paths.Paths{Root: root}, SingleNode: o.SingleNode, UploadCerts: o.UploadCerts}, nil
 }
 
 // PKIDir is the certificates directory, below the root.
@@ -263,7 +287,7 @@ func (c *Config) CertInputs() pki.Inputs {
 // KubeconfigInputs is what the kubeconfig files depend on.
 func (c *Config) KubeconfigInputs() kubeconfig.Inputs {
 	return kubeconfig.Inputs{ClusterName: c.Cluster.ClusterName, NodeName: c.NodeName(),
-		ControlPlaneURL: c.ControlPlaneURL(), LocalURL: c.LocalURL()}
+		ControlPlaneURL: c.ControlPlaneURL(), LocalURL: c.LocalURL(), VIPManager: c.Cluster.VirtualIP != nil}
 }
 
 // Image returns the reference of the Trireme image name at the cluster's version.

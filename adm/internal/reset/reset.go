@@ -18,13 +18,14 @@ import (
 	"trireme.dev/adm/internal/containerd"
 	"trireme.dev/adm/internal/paths"
 	"trireme.dev/adm/internal/supervisor"
+	"trireme.dev/adm/internal/vip"
 )
 
 // Supervised are the processes triremeadm starts, stopped in this order.
 var Supervised = []string{"kubelet", "containerd"}
 
 // Kubeconfigs are the kubeconfig files init writes.
-var Kubeconfigs = []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf", "kubelet.conf", "bootstrap-kubelet.conf"}
+var Kubeconfigs = []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf", "kubelet.conf", "bootstrap-kubelet.conf", "vip-manager.conf"}
 
 // Inputs names what to remove.
 type Inputs struct {
@@ -60,6 +61,13 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 		errs = append(errs, err)
 		kc = &kubeletv1beta1.KubeletConfiguration{}
 	}
+	// Before the kubelet and so etcd stop: a member that leaves without saying
+	// so counts against the others' quorum for good.
+	if removed, err := RemoveEtcdMember(in); err != nil {
+		report("warning: could not remove this node's etcd member (remove it with etcdctl member remove): %v", err)
+	} else if removed {
+		report("removed this node's etcd member from the cluster")
+	}
 	for _, name := range Supervised {
 		if name == "containerd" {
 			// The kubelet is stopped, so nothing recreates the pods now.
@@ -81,6 +89,11 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 		if stopped {
 			report("stopped %s (PID %d)", name, pid)
 		}
+	}
+	if ok, err := RemoveVIP(in, vip.Linux{}); err != nil {
+		errs = append(errs, fmt.Errorf("remove the virtual IP: %w", err))
+	} else if ok {
+		report("removed the control plane's virtual IP from this node")
 	}
 	// Without a kubelet configuration no kubelet ran from this root, and
 	// the default cgroup root's kubepods may belong to another kubelet.

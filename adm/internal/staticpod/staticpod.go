@@ -34,6 +34,8 @@ const (
 	APIServer         = "kube-apiserver"
 	ControllerManager = "kube-controller-manager"
 	Scheduler         = "kube-scheduler"
+	// VIPManager holds the control plane's virtual IP (ClusterConfiguration.virtualIP).
+	VIPManager = "trireme-vip"
 )
 
 // ControlPlane lists the control-plane components in start order (after etcd).
@@ -46,6 +48,7 @@ var Images = map[string]struct{ Image, Binary string }{
 	APIServer:         {"trireme-apiserver", "/usr/local/bin/trireme-apiserver"},
 	ControllerManager: {"trireme-controller-manager", "/usr/local/bin/trireme-controller-manager"},
 	Scheduler:         {"trireme-scheduler", "/usr/local/bin/trireme-scheduler"},
+	VIPManager:        {"trireme-vip", "/usr/local/bin/trireme-vip"},
 }
 
 // Well-known ports.
@@ -57,6 +60,10 @@ const (
 	SchedulerPort             = 10259
 	DefaultEtcdHealthEndpoint = "/livez"
 )
+
+// EtcdClientURLsAnnotation on the etcd pod (kubeadm's) is its member's client
+// URL: joining control-plane nodes find the members through it.
+const EtcdClientURLsAnnotation = "kubeadm.kubernetes.io/etcd.advertise-client-urls"
 
 // Path returns the manifest file of component.
 func Path(manifestsDir, component string) string {
@@ -76,6 +83,8 @@ func Write(cfg *options.Config, component string) (string, error) {
 		pod = ControllerManagerPod(cfg)
 	case Scheduler:
 		pod = SchedulerPod(cfg)
+	case VIPManager:
+		pod, err = VIPManagerPod(cfg)
 	default:
 		return "", fmt.Errorf("unknown component %q", component)
 	}
@@ -133,6 +142,10 @@ func EtcdPod(cfg *options.Config) (*corev1.Pod, error) {
 		"peer-client-cert-auth":       "true",
 		"snapshot-count":              "10000",
 	}
+	if cfg.EtcdInitialCluster != "" {
+		flags["initial-cluster"] = cfg.EtcdInitialCluster
+		flags["initial-cluster-state"] = "existing"
+	}
 	args := Args(flags, cfg.Cluster.Etcd.Local.ExtraArgs)
 	probe := httpProbe("127.0.0.1", EtcdMetricsPort, DefaultEtcdHealthEndpoint, corev1.URISchemeHTTP)
 	c := container(cfg, Etcd, args, probe, probe)
@@ -141,7 +154,7 @@ func EtcdPod(cfg *options.Config) (*corev1.Pod, error) {
 		{"etcd-data", cfg.EtcdDataDir(), corev1.HostPathDirectoryOrCreate, false},
 		{"etcd-certs", etcdDir, corev1.HostPathDirectoryOrCreate, false},
 	})
-	p.Annotations = map[string]string{"kubeadm.kubernetes.io/etcd.advertise-client-urls": clientURL}
+	p.Annotations = map[string]string{EtcdClientURLsAnnotation: clientURL}
 	return p, nil
 }
 
@@ -252,6 +265,46 @@ func SchedulerPod(cfg *options.Config) *corev1.Pod {
 	c.ReadinessProbe = httpProbe("127.0.0.1", SchedulerPort, "/readyz", corev1.URISchemeHTTPS)
 	c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
 	return pod(Scheduler, c, []mount{{"kubeconfig", kc, corev1.HostPathFileOrCreate, true}})
+}
+
+// VIPManagerKubeconfig is the VIP manager's kubeconfig: this node's own
+// apiserver, so that a holder whose apiserver is down loses the lease.
+const VIPManagerKubeconfig = "vip-manager.conf"
+
+// VIPManagerPod holds ControlPlaneEndpoint's IP on the node whose manager holds
+// the Lease. It needs NET_ADMIN for the address and NET_RAW for ARP.
+func VIPManagerPod(cfg *options.Config) (*corev1.Pod, error) {
+	privileged := true
+	v := cfg.Cluster.VirtualIP
+	if v == nil {
+		return nil, fmt.Errorf("no virtualIP is configured")
+	}
+	host := cfg.Cluster.ControlPlaneEndpoint
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	kc := cfg.Paths.Kubeconfig(VIPManagerKubeconfig)
+	flags := map[string]string{
+		"vip":        host,
+		"node-ip":    cfg.Init.LocalAPIEndpoint.AdvertiseAddress,
+		"id":         cfg.NodeName(),
+		"kubeconfig": kc,
+	}
+	if v.Interface != "" {
+		flags["interface"] = v.Interface
+	}
+	img := Images[VIPManager]
+	c := corev1.Container{
+		Name:            VIPManager,
+		Image:           cfg.Image(img.Image),
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:         append([]string{img.Binary}, Args(flags, nil)...),
+		// Privileged, as the proxy runs: adding NET_ADMIN alone is refused on
+		// hosts whose runtime drops it from the bounding set.
+		SecurityContext: &corev1.SecurityContext{Privileged: &privileged},
+		Resources:       corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}},
+	}
+	return pod(VIPManager, c, []mount{{"kubeconfig", kc, corev1.HostPathFileOrCreate, true}}), nil
 }
 
 // Args renders flags as sorted --name=value arguments, extra args replacing flags of

@@ -121,3 +121,42 @@ func TestPods(t *testing.T) {
 		t.Errorf("external etcd-servers = %q", v)
 	}
 }
+
+// TestJoiningEtcd: a member joining an existing cluster starts with the
+// members etcd listed and initial-cluster-state=existing.
+func TestJoiningEtcd(t *testing.T) {
+	c := config(t, t.TempDir())
+	c.EtcdInitialCluster = "cp-0=https://10.0.0.1:2380,cp-1=https://10.0.0.2:2380"
+	pod, err := EtcdPod(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := pod.Spec.Containers[0].Command[1:]
+	for k, want := range map[string]string{"initial-cluster": c.EtcdInitialCluster, "initial-cluster-state": "existing", "name": "cp-1"} {
+		if got, _ := Flag(args, k); got != want {
+			t.Errorf("--%s = %q, want %q", k, got, want)
+		}
+	}
+}
+
+func TestVIPManager(t *testing.T) {
+	c := config(t, t.TempDir())
+	if _, err := VIPManagerPod(c); err == nil {
+		t.Error("VIP manager without a virtualIP")
+	}
+	c.Cluster.ControlPlaneEndpoint = "10.0.0.100:6443"
+	c.Cluster.VirtualIP = &v1alpha1.VirtualIP{Interface: "eth1"}
+	pod, err := VIPManagerPod(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctr := pod.Spec.Containers[0]
+	for k, want := range map[string]string{"vip": "10.0.0.100", "interface": "eth1", "node-ip": "10.0.0.2", "id": "cp-1"} {
+		if got, _ := Flag(ctr.Command[1:], k); got != want {
+			t.Errorf("--%s = %q, want %q", k, got, want)
+		}
+	}
+	if !pod.Spec.HostNetwork || ctr.SecurityContext == nil || ctr.SecurityContext.Privileged == nil || !*ctr.SecurityContext.Privileged {
+		t.Errorf("VIP manager is not privileged on the host network: %+v", ctr.SecurityContext)
+	}
+}

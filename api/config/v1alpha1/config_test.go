@@ -84,6 +84,13 @@ func TestValidateClusterConfiguration(t *testing.T) {
 		{"bad SAN", func(c *ClusterConfiguration) { c.APIServer.CertSANs = []string{"ok.example", "not ok"} }, []string{"apiServer.certSANs[1]"}},
 		{"wildcard SAN", func(c *ClusterConfiguration) { c.APIServer.CertSANs = []string{"*.example.com", "::1"} }, nil},
 		{"bad kind", func(c *ClusterConfiguration) { c.Kind = "InitConfiguration" }, []string{"kind"}},
+		{"virtual IP", func(c *ClusterConfiguration) {
+			c.ControlPlaneEndpoint, c.VirtualIP = "10.0.0.100:6443", &VirtualIP{}
+		}, nil},
+		{"virtual IP of a DNS name", func(c *ClusterConfiguration) {
+			c.ControlPlaneEndpoint, c.VirtualIP = "cp.example.com", &VirtualIP{Interface: "eth0"}
+		}, []string{"virtualIP"}},
+		{"virtual IP without endpoint", func(c *ClusterConfiguration) { c.VirtualIP = &VirtualIP{} }, []string{"virtualIP"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,6 +129,12 @@ func TestValidateInitAndJoin(t *testing.T) {
 		{name: "join bad hash", join: &JoinConfiguration{Discovery: Discovery{BootstrapToken: &BootstrapTokenDiscovery{
 			Token: "abcdef.0123456789abcdef", APIServerEndpoint: "h:1", CACertHashes: []string{"md5:00"}}}},
 			want: []string{"discovery.bootstrapToken.caCertHashes[0]"}},
+		{name: "init bad certificate key", init: &InitConfiguration{CertificateKey: "abc"}, want: []string{"certificateKey"}},
+		{name: "join control plane ok", join: &JoinConfiguration{ControlPlane: &JoinControlPlane{CertificateKey: strings.Repeat("0f", 32)},
+			Discovery: Discovery{BootstrapToken: &BootstrapTokenDiscovery{Token: "abcdef.0123456789abcdef", APIServerEndpoint: "h:1", CACertHashes: []string{hash}}}}},
+		{name: "join control plane without key", join: &JoinConfiguration{ControlPlane: &JoinControlPlane{LocalAPIEndpoint: APIEndpoint{AdvertiseAddress: "x"}},
+			Discovery: Discovery{BootstrapToken: &BootstrapTokenDiscovery{Token: "abcdef.0123456789abcdef", APIServerEndpoint: "h:1", CACertHashes: []string{hash}}}},
+			want: []string{"controlPlane.localAPIEndpoint.advertiseAddress", "controlPlane.certificateKey"}},
 		{name: "join unsafe", join: &JoinConfiguration{Discovery: Discovery{BootstrapToken: &BootstrapTokenDiscovery{
 			Token: "abcdef.0123456789abcdef", APIServerEndpoint: "h:1", UnsafeSkipCAVerification: true}}}},
 	}

@@ -110,6 +110,9 @@ func SetDefaultsJoinConfiguration(c *JoinConfiguration) {
 	if c.Discovery.Timeout == nil {
 		c.Discovery.Timeout = &metav1.Duration{Duration: DefaultDiscoveryTimeout}
 	}
+	if c.ControlPlane != nil && c.ControlPlane.LocalAPIEndpoint.BindPort == 0 {
+		c.ControlPlane.LocalAPIEndpoint.BindPort = DefaultAPIBindPort
+	}
 	if c.Discovery.TLSBootstrapToken == "" && c.Discovery.BootstrapToken != nil {
 		c.Discovery.TLSBootstrapToken = c.Discovery.BootstrapToken.Token
 	}

@@ -34,6 +34,10 @@ type InitConfiguration struct {
 	LocalAPIEndpoint APIEndpoint `json:"localAPIEndpoint,omitempty"`
 	// SkipPhases lists the phases `init` leaves out, as --skip-phases does.
 	SkipPhases []string `json:"skipPhases,omitempty"`
+	// CertificateKey is the hex-encoded 32-byte AES key the upload-certs phase
+	// encrypts the shared certificates and keys with in kube-system/kubeadm-certs;
+	// empty means a random one (--certificate-key).
+	CertificateKey string `json:"certificateKey,omitempty"`
 }
 
 // ClusterConfiguration is the cluster-wide configuration; the upload-config phase
@@ -58,6 +62,10 @@ type ClusterConfiguration struct {
 	Networking Networking `json:"networking,omitempty"`
 	// Etcd configures the local etcd member or an external cluster.
 	Etcd Etcd `json:"etcd,omitempty"`
+	// VirtualIP, when set, runs a leader-elected virtual-IP manager as a static pod
+	// on every control-plane node, holding the host of ControlPlaneEndpoint (which
+	// must then be an IP address) on the node whose manager holds the lease.
+	VirtualIP *VirtualIP `json:"virtualIP,omitempty"`
 	// APIServer configures the apiserver static pod and its certificate.
 	APIServer APIServer `json:"apiServer,omitempty"`
 	// ControllerManager configures the controller-manager static pod.
@@ -196,6 +204,26 @@ type JoinConfiguration struct {
 	Discovery Discovery `json:"discovery"`
 	// SkipPhases lists the phases `join` leaves out.
 	SkipPhases []string `json:"skipPhases,omitempty"`
+	// ControlPlane, when set, makes the node a control-plane node: it runs an etcd
+	// member and the control-plane static pods.
+	ControlPlane *JoinControlPlane `json:"controlPlane,omitempty"`
+}
+
+// JoinControlPlane is what a joining control-plane node needs.
+type JoinControlPlane struct {
+	// LocalAPIEndpoint is where this node's apiserver listens; its address defaults
+	// to the node IP.
+	LocalAPIEndpoint APIEndpoint `json:"localAPIEndpoint,omitempty"`
+	// CertificateKey decrypts the shared certificates and keys that
+	// `init --upload-certs` stored in kube-system/kubeadm-certs.
+	CertificateKey string `json:"certificateKey,omitempty"`
+}
+
+// VirtualIP configures the control plane's virtual-IP manager.
+type VirtualIP struct {
+	// Interface carries the address on every control-plane node; empty means the
+	// interface holding the node's own address.
+	Interface string `json:"interface,omitempty"`
 }
 
 // Discovery says how a joining node finds and trusts the cluster.

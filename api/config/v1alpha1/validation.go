@@ -18,6 +18,9 @@ var tokenRE = regexp.MustCompile(`^[a-z0-9]{6}\.[a-z0-9]{16}$`)
 // caHashRE is a pinned CA public key hash.
 var caHashRE = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
 
+// certKeyRE matches a certificate key: 32 bytes, hex-encoded.
+var certKeyRE = regexp.MustCompile(`^[a-f0-9]{64}$`)
+
 // ValidateInitConfiguration checks a defaulted InitConfiguration.
 func ValidateInitConfiguration(c *InitConfiguration) field.ErrorList {
 	var errs field.ErrorList
@@ -31,7 +34,16 @@ func ValidateInitConfiguration(c *InitConfiguration) field.ErrorList {
 		errs = append(errs, field.Invalid(p.Child("advertiseAddress"), a, "must be an IP address"))
 	}
 	errs = append(errs, validatePort(c.LocalAPIEndpoint.BindPort, p.Child("bindPort"))...)
+	errs = append(errs, validateCertificateKey(c.CertificateKey, field.NewPath("certificateKey"))...)
 	return errs
+}
+
+// validateCertificateKey checks an optional hex-encoded 32-byte key.
+func validateCertificateKey(k string, p *field.Path) field.ErrorList {
+	if k == "" || certKeyRE.MatchString(k) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(p, "<redacted>", "must be 64 lower-case hex digits (a 32-byte AES key)")}
 }
 
 // ValidateClusterConfiguration checks a defaulted ClusterConfiguration.
@@ -41,6 +53,15 @@ func ValidateClusterConfiguration(c *ClusterConfiguration) field.ErrorList {
 	if e := c.ControlPlaneEndpoint; e != "" {
 		if err := validateHostPort(e, true); err != nil {
 			errs = append(errs, field.Invalid(field.NewPath("controlPlaneEndpoint"), e, err.Error()))
+		}
+	}
+	if c.VirtualIP != nil {
+		host := c.ControlPlaneEndpoint
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if ip := net.ParseIP(host); ip == nil || ip.To4() == nil {
+			errs = append(errs, field.Invalid(field.NewPath("virtualIP"), host, "the virtual IP is controlPlaneEndpoint's host, which must be an IPv4 address"))
 		}
 	}
 	if !strings.HasPrefix(c.CertificatesDir, "/") {
@@ -131,6 +152,17 @@ func ValidateJoinConfiguration(c *JoinConfiguration) field.ErrorList {
 	}
 	if t := c.Discovery.TLSBootstrapToken; t != "" && !tokenRE.MatchString(t) {
 		errs = append(errs, field.Invalid(dp.Child("tlsBootstrapToken"), "<redacted>", `must match "[a-z0-9]{6}.[a-z0-9]{16}"`))
+	}
+	if cp := c.ControlPlane; cp != nil {
+		p := field.NewPath("controlPlane")
+		if a := cp.LocalAPIEndpoint.AdvertiseAddress; a != "" && net.ParseIP(a) == nil {
+			errs = append(errs, field.Invalid(p.Child("localAPIEndpoint", "advertiseAddress"), a, "must be an IP address"))
+		}
+		errs = append(errs, validatePort(cp.LocalAPIEndpoint.BindPort, p.Child("localAPIEndpoint", "bindPort"))...)
+		if cp.CertificateKey == "" {
+			errs = append(errs, field.Required(p.Child("certificateKey"), "the key init printed decrypts the shared certificates"))
+		}
+		errs = append(errs, validateCertificateKey(cp.CertificateKey, p.Child("certificateKey"))...)
 	}
 	if c.Discovery.Timeout != nil && c.Discovery.Timeout.Duration <= 0 {
 		errs = append(errs, field.Invalid(dp.Child("timeout"), c.Discovery.Timeout.Duration.String(), "must be positive"))

@@ -1,0 +1,154 @@
+// Package vip is the control plane's virtual-IP manager, after kube-vip: on
+// every control-plane node a static pod takes part in a leader election (a
+// Lease in kube-system, through the node's own apiserver); the holder puts the
+// virtual IP (/32) on the interface carrying the node's address and announces
+// it with gratuitous ARP, and takes it off when it loses the lease or stops.
+// A holder whose apiserver dies cannot renew the lease, so the address moves
+// to a node whose apiserver still answers.
+package vip
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+)
+
+// DefaultLeaseName is the Lease in kube-system the managers elect through.
+const DefaultLeaseName = "trireme-vip"
+
+// Network puts addresses on interfaces and announces them; Linux is the real one.
+type Network interface {
+	// Add puts ip/32 on iface; an address already there is no error.
+	Add(iface string, ip net.IP) error
+	// Delete takes ip off iface; an address not there is no error.
+	Delete(iface string, ip net.IP) error
+	// Announce sends a gratuitous ARP for ip from iface.
+	Announce(iface string, ip net.IP) error
+}
+
+// Config is a manager's configuration.
+type Config struct {
+	// VIP is the virtual IP; Interface carries it.
+	VIP       net.IP
+	Interface string
+	// Identity is this manager's name in the Lease (the node name).
+	Identity string
+	// LeaseName is the Lease in kube-system.
+	LeaseName string
+	// The leader election's timings.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// Announcements is how many gratuitous ARPs a new holder sends, a second apart.
+	Announcements int
+}
+
+// Manager holds the virtual IP while its lease lasts.
+type Manager struct {
+	cfg    Config
+	client kubernetes.Interface
+	net    Network
+	log    logr.Logger
+}
+
+// New returns a manager; c must reach this node's own apiserver.
+func New(cfg Config, c kubernetes.Interface, n Network, log logr.Logger) *Manager {
+	if cfg.LeaseName == "" {
+		cfg.LeaseName = DefaultLeaseName
+	}
+	return &Manager{cfg: cfg, client: c, net: n, log: log}
+}
+
+// Run takes part in the election until ctx ends, holding the address while
+// leading; it takes the address off before it returns.
+func (m *Manager) Run(ctx context.Context) error {
+	// A manager that was killed while leading may have left the address behind.
+	if err := m.net.Delete(m.cfg.Interface, m.cfg.VIP); err != nil {
+		return fmt.Errorf("remove a stale %s from %s: %w", m.cfg.VIP, m.cfg.Interface, err)
+	}
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: m.cfg.LeaseName},
+		Client:     m.client.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: m.cfg.Identity},
+	}
+	for ctx.Err() == nil {
+		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+			Lock:            lock,
+			LeaseDuration:   m.cfg.LeaseDuration,
+			RenewDeadline:   m.cfg.RenewDeadline,
+			RetryPeriod:     m.cfg.RetryPeriod,
+			ReleaseOnCancel: true,
+			Name:            m.cfg.LeaseName,
+			Callbacks: leaderelection.LeaderCallbacks{
+				OnStartedLeading: m.lead,
+				OnStoppedLeading: m.release,
+				OnNewLeader: func(id string) {
+					m.log.Info("Lease holder", "holder", id)
+				},
+			},
+		})
+		if err != nil {
+			return err
+		}
+		// Run returns when the lease is lost (or ctx ends); stand again.
+		le.Run(ctx)
+	}
+	return nil
+}
+
+// lead adds and announces the address, then keeps announcing it now and then
+// so that neighbours that missed the first announcements learn it too.
+func (m *Manager) lead(ctx context.Context) {
+	if err := m.net.Add(m.cfg.Interface, m.cfg.VIP); err != nil {
+		m.log.Error(err, "Could not add the virtual IP", "vip", m.cfg.VIP, "interface", m.cfg.Interface)
+		return
+	}
+	m.log.Info("Holding the virtual IP", "vip", m.cfg.VIP, "interface", m.cfg.Interface)
+	for i := 0; ; i++ {
+		if err := m.net.Announce(m.cfg.Interface, m.cfg.VIP); err != nil {
+			m.log.Error(err, "Could not announce the virtual IP", "vip", m.cfg.VIP)
+		}
+		wait := time.Second
+		if i >= m.cfg.Announcements {
+			wait = 30 * time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+func (m *Manager) release() {
+	if err := m.net.Delete(m.cfg.Interface, m.cfg.VIP); err != nil {
+		m.log.Error(err, "Could not remove the virtual IP", "vip", m.cfg.VIP, "interface", m.cfg.Interface)
+		return
+	}
+	m.log.Info("Released the virtual IP", "vip", m.cfg.VIP, "interface", m.cfg.Interface)
+}
+
+// InterfaceOf returns the name of the interface holding ip.
+func InterfaceOf(ip net.IP) (string, error) {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return "", err
+	}
+	for _, i := range ifaces {
+		addrs, err := i.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+				return i.Name, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no interface holds %s", ip)
+}

@@ -1,0 +1,120 @@
+package vip
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+// fakeNetwork records which addresses are on which interface.
+type fakeNetwork struct {
+	mu        sync.Mutex
+	addrs     map[string]bool
+	announced int
+}
+
+func (f *fakeNetwork) Add(iface string, ip net.IP) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.addrs[iface+"/"+ip.String()] = true
+	return nil
+}
+
+func (f *fakeNetwork) Delete(iface string, ip net.IP) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.addrs, iface+"/"+ip.String())
+	return nil
+}
+
+func (f *fakeNetwork) Announce(string, net.IP) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.announced++
+	return nil
+}
+
+func (f *fakeNetwork) has(key string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.addrs[key]
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestFailover: of two managers sharing a Lease only the holder has the
+// address; when it stops it removes the address and releases the Lease, and
+// the other takes both over.
+func TestFailover(t *testing.T) {
+	// Whole seconds: the Lease stores its duration in seconds.
+	c := fake.NewClientset()
+	vip := net.ParseIP("10.0.0.100").To4()
+	cfg := func(id string) Config {
+		return Config{VIP: vip, Interface: "eth0", Identity: id, LeaseDuration: 2 * time.Second,
+			RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 200 * time.Millisecond, Announcements: 2}
+	}
+	netA := &fakeNetwork{addrs: map[string]bool{"eth0/10.0.0.100": true}} // stale, from a killed run
+	netB := &fakeNetwork{addrs: map[string]bool{}}
+	ctxA, stopA := context.WithCancel(context.Background())
+	doneA := make(chan struct{})
+	go func() { _ = New(cfg("a"), c, netA, logr.Discard()).Run(ctxA); close(doneA) }()
+	waitFor(t, "a to hold the lease", func() bool {
+		l, err := c.CoordinationV1().Leases("kube-system").Get(context.Background(), DefaultLeaseName, metav1.GetOptions{})
+		return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity == "a"
+	})
+	waitFor(t, "a to hold the address", func() bool { return netA.has("eth0/10.0.0.100") })
+	ctxB, stopB := context.WithCancel(context.Background())
+	defer stopB()
+	go func() { _ = New(cfg("b"), c, netB, logr.Discard()).Run(ctxB) }()
+	time.Sleep(time.Second)
+	if netB.has("eth0/10.0.0.100") {
+		t.Fatal("b holds the address while a holds the lease")
+	}
+	stopA()
+	<-doneA
+	if netA.has("eth0/10.0.0.100") {
+		t.Error("a kept the address after it stopped")
+	}
+	waitFor(t, "b to take the address over", func() bool { return netB.has("eth0/10.0.0.100") })
+	waitFor(t, "b to announce it", func() bool {
+		netB.mu.Lock()
+		defer netB.mu.Unlock()
+		return netB.announced > 0
+	})
+}
+
+func TestGratuitousARP(t *testing.T) {
+	mac := net.HardwareAddr{2, 0, 0, 0, 0, 1}
+	f, err := GratuitousARP(mac, net.ParseIP("10.213.7.100"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []byte{
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 0x08, 0x06,
+		0, 1, 0x08, 0x00, 6, 4, 0, 1,
+		2, 0, 0, 0, 0, 1, 10, 213, 7, 100,
+		0, 0, 0, 0, 0, 0, 10, 213, 7, 100,
+	}
+	if !bytes.Equal(f, want) {
+		t.Errorf("frame\n%x\nwant\n%x", f, want)
+	}
+	if _, err := GratuitousARP(mac, net.ParseIP("::1")); err == nil {
+		t.Error("IPv6 accepted")
+	}
+}
