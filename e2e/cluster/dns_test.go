@@ -50,7 +50,7 @@ func TestDNS(t *testing.T) {
 		{"member.hl.demo.svc.cluster.local", member},
 		{"kubernetes.default.svc.cluster.local", api},
 	} {
-		eventually(t, 30*time.Second, "nslookup "+c.name, func() error {
+		eventually(t, 90*time.Second, "nslookup "+c.name, func() error {
 			got, err := execIn("demo", "client", "nslookup "+c.name)
 			if err == nil && !strings.Contains(got, "Address: "+c.want) && !strings.Contains(got, "Address 1: "+c.want) {
 				err = fmt.Errorf("want %s, got %q", c.want, got)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -159,7 +160,10 @@ func TestHAControlPlane(t *testing.T) {
 		}
 	}
 
-	// Fail the VIP holder: its apiserver dies and its VIP manager stops.
+	// Fail the VIP holder as a node fails: its kubelet stops first, so that
+	// nothing there restarts, then its apiserver dies and its VIP manager
+	// stops. (With its kubelet running, the node restarts both within
+	// seconds and its manager may take the lease back under its own name.)
 	holderName := vipHolder(t)
 	var holder *haNode
 	for _, n := range nodes {
@@ -172,7 +176,18 @@ func TestHAControlPlane(t *testing.T) {
 	}
 	api := pidOf(t, "trireme-apiserver", "--advertise-address="+holder.ip)
 	vipm := pidOf(t, "trireme-vip", "--node-ip="+holder.ip)
+	kubeletPID, err := os.ReadFile(filepath.Join(holder.root, "var/run/trireme/kubelet.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kpid, err := strconv.Atoi(strings.TrimSpace(string(kubeletPID)))
+	if err != nil {
+		t.Fatalf("kubelet PID file: %v", err)
+	}
 	start = time.Now()
+	if err := syscall.Kill(kpid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
 	if err := syscall.Kill(api, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
