@@ -203,3 +203,24 @@ func staleChains(n int) []string {
 	}
 	return out
 }
+
+// TestHairpinMarks: an endpoint gets the rule that marks its own traffic for
+// masquerading unless its slice names another node.
+func TestHairpinMarks(t *testing.T) {
+	n := model.ServicePortName{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}, Port: "p", Protocol: v1.ProtocolTCP}
+	ep := func(last byte, local, remote bool) model.Endpoint {
+		return model.Endpoint{IP: netip.AddrFrom4([4]byte{10, 244, 1, last}), Port: 8080, Ready: true, Serving: true, Local: local, Remote: remote}
+	}
+	st := model.State{n: &model.ServicePort{Name: n, ClusterIP: netip.MustParseAddr("10.96.0.20"), Port: 80, Protocol: v1.ProtocolTCP,
+		Endpoints: []model.Endpoint{ep(1, true, false), ep(2, false, true), ep(3, false, false)}}}
+	p := New(Config{ClusterCIDR: netip.MustParsePrefix("10.244.0.0/16"), MasqueradeBit: 14}, &recorder{chains: map[string]bool{}})
+	data, _, _ := p.Plan(backend.Request{State: st, Full: true}, true, nil)
+	for _, tt := range []struct {
+		ip   string
+		want bool
+	}{{"10.244.1.1/32", true}, {"10.244.1.2/32", false}, {"10.244.1.3/32", true}} {
+		if got := strings.Contains(string(data), "-s "+tt.ip+" -j MARK"); got != tt.want {
+			t.Errorf("hairpin mark for %s: %v, want %v\n%s", tt.ip, got, tt.want, data)
+		}
+	}
+}

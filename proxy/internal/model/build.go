@@ -204,7 +204,8 @@ func endpointsFor(slices_ []*discovery.EndpointSlice, portName string, proto v1.
 			out = append(out, Endpoint{
 				IP: ip.Unmap(), Port: port,
 				Ready: ready, Serving: serving, Terminating: terminating,
-				Local: e.NodeName != nil && *e.NodeName == nodeName,
+				Local:  e.NodeName != nil && *e.NodeName == nodeName,
+				Remote: e.NodeName != nil && *e.NodeName != nodeName,
 			})
 		}
 	}

@@ -34,8 +34,10 @@ type Endpoint struct {
 	// Ready, Serving and Terminating are the EndpointSlice conditions, with
 	// their documented defaults applied.
 	Ready, Serving, Terminating bool
-	// Local is true when the endpoint is on this proxy's node.
-	Local bool
+	// Local is true when the endpoint is on this proxy's node, Remote when
+	// its slice names another node; neither when the slice names none (one
+	// written by hand), and the pod may then be anywhere, here included.
+	Local, Remote bool
 }
 
 // String reads "ip:port".
