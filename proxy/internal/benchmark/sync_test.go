@@ -24,7 +24,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-const endpointsPerService = 10
+const (
+	endpointsPerService = 10
+	// nodes is the size of the cluster the endpoints are spread over, as
+	// their slices say (the endpointslice controller names each pod's
+	// node): one endpoint in nodes is on the proxy's own node.
+	nodes = 100
+)
 
 // state makes n ClusterIP Services with 10 ready endpoints each.
 func state(n int) model.State {
@@ -33,7 +39,9 @@ func state(n int) model.State {
 		name := model.ServicePortName{NamespacedName: types.NamespacedName{Namespace: "bench", Name: fmt.Sprintf("svc-%d", i)}, Port: "http", Protocol: v1.ProtocolTCP}
 		sp := &model.ServicePort{Name: name, ClusterIP: addr(10, 96, i), Port: 80, Protocol: v1.ProtocolTCP}
 		for j := range endpointsPerService {
-			sp.Endpoints = append(sp.Endpoints, model.Endpoint{IP: addr(10, 128, i*endpointsPerService+j), Port: 8080, Ready: true, Serving: true})
+			k := i*endpointsPerService + j
+			sp.Endpoints = append(sp.Endpoints, model.Endpoint{IP: addr(10, 128, k), Port: 8080, Ready: true, Serving: true,
+				Local: k%nodes == 0, Remote: k%nodes != 0})
 		}
 		s[name] = sp
 	}
@@ -276,7 +284,7 @@ func BenchmarkSync(b *testing.B) {
 						sp := *st[name]
 						sp.Endpoints = append([]model.Endpoint(nil), sp.Endpoints...)
 						if change == "one-endpoint-added" {
-							sp.Endpoints = append(sp.Endpoints, model.Endpoint{IP: addr(10, 200, i), Port: 8080, Ready: true, Serving: true})
+							sp.Endpoints = append(sp.Endpoints, model.Endpoint{IP: addr(10, 200, i), Port: 8080, Ready: true, Serving: true, Remote: true})
 						} else {
 							sp.Endpoints[0].IP = addr(10, 200, i)
 						}
