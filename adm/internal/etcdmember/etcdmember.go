@@ -66,10 +66,10 @@ func (c *Client) Close() error { return c.c.Close() }
 
 // Member is one etcd member.
 type Member struct {
-	ID        uint64
-	Name      string
-	PeerURLs  []string
-	IsLearner bool
+	ID                   uint64
+	Name                 string
+	PeerURLs, ClientURLs []string
+	IsLearner            bool
 }
 
 // Members lists the cluster's members.
@@ -84,7 +84,7 @@ func (c *Client) Members(ctx context.Context) ([]Member, error) {
 func members(in []*etcdserverpb.Member) []Member {
 	out := make([]Member, 0, len(in))
 	for _, m := range in {
-		out = append(out, Member{ID: m.ID, Name: m.Name, PeerURLs: m.PeerURLs, IsLearner: m.IsLearner})
+		out = append(out, Member{ID: m.ID, Name: m.Name, PeerURLs: m.PeerURLs, ClientURLs: m.ClientURLs, IsLearner: m.IsLearner})
 	}
 	return out
 }
@@ -165,6 +165,17 @@ func (c *Client) RemoveByPeerURL(ctx context.Context, peerURL string) (bool, err
 	i := slices.IndexFunc(list, func(m Member) bool { return slices.Contains(m.PeerURLs, peerURL) })
 	if i < 0 || len(list) == 1 {
 		return false, nil
+	}
+	// Ask the other members: the one removed stops as soon as it applies
+	// its removal, often before it answers ("etcdserver: server stopped").
+	var others []string
+	for j, m := range list {
+		if j != i {
+			others = append(others, m.ClientURLs...)
+		}
+	}
+	if len(others) > 0 {
+		c.c.SetEndpoints(others...)
 	}
 	if _, err := c.c.MemberRemove(ctx, list[i].ID); err != nil {
 		return false, fmt.Errorf("remove etcd member %s: %w", list[i].Name, err)
