@@ -69,7 +69,7 @@ func UploadConfig(ctx context.Context, c kubernetes.Interface, cluster *v1alpha1
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"},
 			ResourceNames: []string{ConfigMapName}, Verbs: []string{"get"}}},
 	}
-	return applyRoleAndBinding(ctx, c, role, group(NodesGroup), group(v1alpha1.DefaultNodeBootstrapGroup))
+	return ApplyRoleAndBinding(ctx, c, role, group(NodesGroup), group(v1alpha1.DefaultNodeBootstrapGroup))
 }
 
 // BootstrapRBAC lets bootstrap tokens' holders join as kubeadm's do: bootstrappers
@@ -122,7 +122,7 @@ func ClusterInfo(ctx context.Context, c kubernetes.Interface, clusterName, serve
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"},
 			ResourceNames: []string{bootstrapapi.ConfigMapClusterInfo}, Verbs: []string{"get"}}},
 	}
-	return applyRoleAndBinding(ctx, c, role, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "system:anonymous"})
+	return ApplyRoleAndBinding(ctx, c, role, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "system:anonymous"})
 }
 
 // MarkControlPlane waits up to timeout for the Node name to register, then labels it
@@ -171,7 +171,7 @@ func VIPManagerRBAC(ctx context.Context, c kubernetes.Interface, user string) er
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
 			Verbs: []string{"get", "list", "watch", "create", "update"}}},
 	}
-	return applyRoleAndBinding(ctx, c, role, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user})
+	return ApplyRoleAndBinding(ctx, c, role, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user})
 }
 
 // Endpoint is a health endpoint to wait for.
@@ -283,7 +283,9 @@ func applyClusterRoleBinding(ctx context.Context, c kubernetes.Interface, name, 
 	return nil
 }
 
-func applyRoleAndBinding(ctx context.Context, c kubernetes.Interface, r *rbacv1.Role, subjects ...rbacv1.Subject) error {
+// ApplyRoleAndBinding creates or updates r and a RoleBinding of the same
+// name granting it to subjects.
+func ApplyRoleAndBinding(ctx context.Context, c kubernetes.Interface, r *rbacv1.Role, subjects ...rbacv1.Subject) error {
 	roles := c.RbacV1().Roles(r.Namespace)
 	if _, err := roles.Create(ctx, r, metav1.CreateOptions{}); err != nil {
 		if !apierrors.IsAlreadyExists(err) {

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"trireme.dev/api/config/v1alpha1"
 
+	"trireme.dev/adm/internal/clusterphases"
 	"trireme.dev/adm/internal/pki"
 	"trireme.dev/adm/internal/token"
 )
@@ -174,27 +175,11 @@ func readRBAC(ctx context.Context, c kubernetes.Interface, groups []string) erro
 		ObjectMeta: metav1.ObjectMeta{Name: roleName, Namespace: metav1.NamespaceSystem},
 		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{SecretName}, Verbs: []string{"get"}}},
 	}
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: roleName, Namespace: metav1.NamespaceSystem},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: roleName},
-	}
+	subjects := make([]rbacv1.Subject, 0, len(groups))
 	for _, g := range groups {
-		binding.Subjects = append(binding.Subjects, rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: g})
+		subjects = append(subjects, rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: g})
 	}
-	roles := c.RbacV1().Roles(metav1.NamespaceSystem)
-	if _, err := roles.Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create Role %s: %w", roleName, err)
-	}
-	bindings := c.RbacV1().RoleBindings(metav1.NamespaceSystem)
-	if _, err := bindings.Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		if !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create RoleBinding %s: %w", roleName, err)
-		}
-		if _, err := bindings.Update(ctx, binding, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("update RoleBinding %s: %w", roleName, err)
-		}
-	}
-	return nil
+	return clusterphases.ApplyRoleAndBinding(ctx, c, role, subjects...)
 }
 
 // Download reads the Secret, decrypts it with key and writes the files below
