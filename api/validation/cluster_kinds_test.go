@@ -237,6 +237,23 @@ func TestResourceKinds(t *testing.T) {
 		bad.Spec.Pool.ResourceSliceCount = 0
 		expectErrs(t, ValidateCreate(bad), invalid("spec"), invalid("spec.pool.resourceSliceCount"))
 	})
+	rule := &resourcev1.DeviceTaintRule{ObjectMeta: clusterMeta("gpu-0-broken"), Spec: resourcev1.DeviceTaintRuleSpec{
+		DeviceSelector: &resourcev1.DeviceTaintSelector{Driver: ptr("gpu.example.com"), Pool: ptr("node-1/rack-2"), Device: ptr("gpu-0")},
+		Taint:          resourcev1.DeviceTaint{Key: "example.com/broken", Value: "fan", Effect: resourcev1.DeviceTaintEffectNoSchedule}}}
+	t.Run("taint rule valid", func(t *testing.T) { expectErrs(t, ValidateCreate(rule)) })
+	t.Run("taint rule errors", func(t *testing.T) {
+		bad := rule.DeepCopy()
+		bad.Spec.DeviceSelector = &resourcev1.DeviceTaintSelector{Driver: ptr("GPU!"), Pool: ptr("node-1//x"), Device: ptr("gpu.0")}
+		bad.Spec.Taint = resourcev1.DeviceTaint{Key: "bad key", Value: "not a value", Effect: "Explode"}
+		expectErrs(t, ValidateCreate(bad), invalid("spec.deviceSelector.driver"),
+			invalid("spec.deviceSelector.pool"), invalid("spec.deviceSelector.device"), invalid("spec.taint.key"),
+			invalid("spec.taint.value"), notSup("spec.taint.effect"))
+	})
+	t.Run("taint rule without key or effect", func(t *testing.T) {
+		bad := rule.DeepCopy()
+		bad.Spec.Taint = resourcev1.DeviceTaint{}
+		expectErrs(t, ValidateCreate(bad), required("spec.taint.key"), required("spec.taint.effect"))
+	})
 }
 
 func TestResourceSliceUpdateKeepsAlphaField(t *testing.T) {

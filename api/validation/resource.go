@@ -3,6 +3,7 @@ package validation
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/operation"
@@ -49,6 +50,19 @@ func init() {
 		},
 		change: func(t, old *resourcev1.ResourceClaimTemplate) field.ErrorList {
 			return immutable(t.Spec, old.Spec, specPath)
+		},
+	})
+	register(&kind[*resourcev1.DeviceTaintRule]{
+		cluster: true,
+		spec:    func(r *resourcev1.DeviceTaintRule) field.ErrorList { return deviceTaintRuleRules(&r.Spec) },
+		createOnly: func(r *resourcev1.DeviceTaintRule) field.ErrorList {
+			return declarative(resourcev1.Validate_DeviceTaintRuleSpec, specPath, &r.Spec, nil)
+		},
+		change: func(r, old *resourcev1.DeviceTaintRule) field.ErrorList {
+			return declarative(resourcev1.Validate_DeviceTaintRuleSpec, specPath, &r.Spec, &old.Spec)
+		},
+		statusChange: func(r, old *resourcev1.DeviceTaintRule) field.ErrorList {
+			return declarative(resourcev1.Validate_DeviceTaintRuleStatus, field.NewPath("status"), &r.Status, &old.Status)
 		},
 	})
 	register(&kind[*resourcev1.ResourceSlice]{
@@ -245,6 +259,43 @@ func resourceSliceRules(spec *resourcev1.ResourceSliceSpec) field.ErrorList {
 			errs = append(errs, field.Duplicate(p, d.Name))
 		}
 		names.Insert(d.Name)
+	}
+	return errs
+}
+
+// deviceTaintRuleRules checks what the generated rules leave out: the
+// selector's names and the taint's key and value, which follow node taints.
+func deviceTaintRuleRules(spec *resourcev1.DeviceTaintRuleSpec) field.ErrorList {
+	var errs field.ErrorList
+	if sel := spec.DeviceSelector; sel != nil {
+		sp := specPath.Child("deviceSelector")
+		if sel.Driver != nil {
+			errs = append(errs, dns1123Subdomain(*sel.Driver, sp.Child("driver"))...)
+		}
+		if sel.Pool != nil {
+			errs = append(errs, resourcePoolName(*sel.Pool, sp.Child("pool"))...)
+		}
+		if sel.Device != nil {
+			errs = append(errs, dns1123Label(*sel.Device, sp.Child("device"))...)
+		}
+	}
+	tp := specPath.Child("taint")
+	if spec.Taint.Key == "" {
+		errs = append(errs, field.Required(tp.Child("key"), ""))
+	} else {
+		errs = append(errs, qualifiedName(spec.Taint.Key, tp.Child("key"))...)
+	}
+	return append(errs, labelValue(spec.Taint.Value, tp.Child("value"))...)
+}
+
+// resourcePoolName checks a pool name: DNS subdomains joined by slashes.
+func resourcePoolName(name string, fldPath *field.Path) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(fldPath, "")}
+	}
+	var errs field.ErrorList
+	for _, part := range strings.Split(name, "/") {
+		errs = append(errs, dns1123Subdomain(part, fldPath)...)
 	}
 	return errs
 }

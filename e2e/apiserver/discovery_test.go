@@ -81,6 +81,7 @@ var servedResources = []servedResource{
 	{"runtimeclasses", "", "node.k8s.io/v1", false, "RuntimeClass"},
 	{"poddisruptionbudgets", "pdb", "policy/v1", true, "PodDisruptionBudget"},
 	{"deviceclasses", "", "resource.k8s.io/v1", false, "DeviceClass"},
+	{"devicetaintrules", "", "resource.k8s.io/v1", false, "DeviceTaintRule"},
 	{"resourceclaims", "", "resource.k8s.io/v1", true, "ResourceClaim"},
 	{"resourceclaimtemplates", "", "resource.k8s.io/v1", true, "ResourceClaimTemplate"},
 	{"resourceslices", "", "resource.k8s.io/v1", false, "ResourceSlice"},

@@ -75,12 +75,14 @@ free_port() {
 echo "run-schedload: building the driver"
 (cd "$repo/e2e" && go build -o "$work/schedload" ./bench/schedload)
 
-cat >"$work/scheduler.yaml" <<'YAML'
+# kube-scheduler ignores --kubeconfig when --config is given: the file names it.
+cat >"$work/scheduler.yaml" <<YAML
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 leaderElection:
   leaderElect: false
 clientConnection:
+  kubeconfig: $work/data/admin.kubeconfig
   qps: 10000
   burst: 20000
 YAML

@@ -2,6 +2,7 @@ package apis
 
 import (
 	"context"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -122,6 +123,8 @@ func resources() []*registry.Resource {
 		{GroupVersion: resourcev1.SchemeGroupVersion, Name: "deviceclasses", Kind: "DeviceClass", New: newFn[resourcev1.DeviceClass](), NewList: newFn[resourcev1.DeviceClassList](), Generation: true},
 		{GroupVersion: resourcev1.SchemeGroupVersion, Name: "resourceclaims", Kind: "ResourceClaim", New: newFn[resourcev1.ResourceClaim](), NewList: newFn[resourcev1.ResourceClaimList](), Namespaced: true, Status: true},
 		{GroupVersion: resourcev1.SchemeGroupVersion, Name: "resourceclaimtemplates", Kind: "ResourceClaimTemplate", New: newFn[resourcev1.ResourceClaimTemplate](), NewList: newFn[resourcev1.ResourceClaimTemplateList](), Namespaced: true},
+		{GroupVersion: resourcev1.SchemeGroupVersion, Name: "devicetaintrules", Kind: "DeviceTaintRule", New: newFn[resourcev1.DeviceTaintRule](), NewList: newFn[resourcev1.DeviceTaintRuleList](), Status: true, Generation: true,
+			Hooks: registry.Hooks{PrepareForCreate: stampDeviceTaint, PrepareForUpdate: restampDeviceTaint}},
 		{GroupVersion: resourcev1.SchemeGroupVersion, Name: "resourceslices", Kind: "ResourceSlice", New: newFn[resourcev1.ResourceSlice](), NewList: newFn[resourcev1.ResourceSliceList](), Generation: true},
 
 		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "validatingwebhookconfigurations", Kind: "ValidatingWebhookConfiguration", New: newFn[admissionregistrationv1.ValidatingWebhookConfiguration](), NewList: newFn[admissionregistrationv1.ValidatingWebhookConfigurationList](), Categories: apiExtensions},
@@ -139,4 +142,24 @@ func resources() []*registry.Resource {
 // eventStore expires Events from etcd after an hour, as upstream does.
 func eventStore(s *genericregistry.Store) {
 	s.TTLFunc = func(runtime.Object, uint64, bool) (uint64, error) { return eventTTL, nil }
+}
+
+// stampDeviceTaint records when a DeviceTaintRule's taint was added, unless
+// the client said; the time is whole seconds as it would be after a round
+// trip through the wire format.
+func stampDeviceTaint(_ context.Context, obj runtime.Object) {
+	t := &obj.(*resourcev1.DeviceTaintRule).Spec.Taint
+	if t.TimeAdded == nil {
+		t.TimeAdded = &metav1.Time{Time: time.Now().Truncate(time.Second)}
+	}
+}
+
+// restampDeviceTaint moves TimeAdded when the effect changes and the client
+// kept the old time, so that tolerationSeconds count from the new effect.
+func restampDeviceTaint(ctx context.Context, obj, old runtime.Object) {
+	t, was := &obj.(*resourcev1.DeviceTaintRule).Spec.Taint, old.(*resourcev1.DeviceTaintRule).Spec.Taint
+	if t.Effect != was.Effect && t.TimeAdded.Equal(was.TimeAdded) {
+		t.TimeAdded = nil
+	}
+	stampDeviceTaint(ctx, obj)
 }

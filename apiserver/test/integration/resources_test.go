@@ -101,6 +101,7 @@ var resourceCases = []resourceCase{
 	{gvr: gvr("resource.k8s.io", "v1", "resourceclaims"), sample: sampleResourceClaim},
 	{gvr: gvr("resource.k8s.io", "v1", "resourceclaimtemplates"), sample: sampleResourceClaimTemplate},
 	{gvr: gvr("resource.k8s.io", "v1", "resourceslices"), sample: sampleResourceSlice},
+	{gvr: gvr("resource.k8s.io", "v1", "devicetaintrules"), sample: sampleDeviceTaintRule},
 }
 
 // id names the case as kubectl does: resource.group, or resource for core.

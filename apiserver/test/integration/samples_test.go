@@ -296,6 +296,11 @@ func sampleResourceClaimTemplate(string) runtime.Object {
 	return &resourcev1.ResourceClaimTemplate{Spec: resourcev1.ResourceClaimTemplateSpec{Spec: deviceClaimSpec()}}
 }
 
+func sampleDeviceTaintRule(string) runtime.Object {
+	return &resourcev1.DeviceTaintRule{Spec: resourcev1.DeviceTaintRuleSpec{
+		Taint: resourcev1.DeviceTaint{Key: "example.com/broken", Effect: resourcev1.DeviceTaintEffectNoSchedule}}}
+}
+
 func sampleResourceSlice(string) runtime.Object {
 	return &resourcev1.ResourceSlice{Spec: resourcev1.ResourceSliceSpec{
 		Driver:   "gpu.example.com",

@@ -231,7 +231,7 @@ func schedulerRules() []rule {
 		allow("create").in(authentication).on("tokenreviews"),
 		allow("create").in(authorization).on("subjectaccessreviews"),
 		allow(read...).in(storage).on("csinodes", "csidrivers", "csistoragecapacities", "volumeattachments"),
-		allow(read...).in(resource).on("resourceclaims", "deviceclasses", "resourceslices"),
+		allow(read...).in(resource).on("resourceclaims", "deviceclasses", "resourceslices", "devicetaintrules"),
 		allow("update", "patch").in(resource).on("resourceclaims", "resourceclaims/status"),
 	}
 }
