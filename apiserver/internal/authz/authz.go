@@ -22,6 +22,7 @@ import (
 	"k8s.io/apiserver/plugin/pkg/authorizer/webhook"
 	webhookmetrics "k8s.io/apiserver/plugin/pkg/authorizer/webhook/metrics"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"trireme.dev/apiserver/internal/authz/node"
@@ -131,9 +132,27 @@ func (o *Options) ApplyTo(config *genericapiserver.Config, factory informers.Sha
 	if err != nil {
 		return nil, fmt.Errorf("authorization: %w", err)
 	}
-	config.Authorization.Authorizer = a
+	var synced []cache.InformerSynced
+	for _, mode := range o.Modes {
+		synced = append(synced, informersOf(mode, factory)...)
+	}
+	config.Authorization.Authorizer = newStartupGate(a, synced, StartupWait)
 	config.RuleResolver = union.NewRuleResolvers(resolvers...)
 	return built, nil
+}
+
+// informersOf returns the HasSynced of the informers mode decides from.
+func informersOf(mode string, f informers.SharedInformerFactory) []cache.InformerSynced {
+	switch mode {
+	case ModeNode:
+		return []cache.InformerSynced{f.Core().V1().Pods().Informer().HasSynced, f.Core().V1().PersistentVolumeClaims().Informer().HasSynced,
+			f.Core().V1().PersistentVolumes().Informer().HasSynced, f.Storage().V1().VolumeAttachments().Informer().HasSynced}
+	case ModeRBAC:
+		r := f.Rbac().V1()
+		return []cache.InformerSynced{r.Roles().Informer().HasSynced, r.ClusterRoles().Informer().HasSynced,
+			r.RoleBindings().Informer().HasSynced, r.ClusterRoleBindings().Informer().HasSynced}
+	}
+	return nil
 }
 
 type authorizerResolver interface {

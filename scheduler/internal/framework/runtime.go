@@ -496,9 +496,16 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state fwk.CycleState, p
 		}
 		return all, nil
 	}
+	// One backing array per result kind rather than a slice per node and
+	// plugin: a cycle scores hundreds of nodes.
 	scores := make([]fwk.NodeScoreList, len(plugins))
+	scoreBacking := make(fwk.NodeScoreList, len(plugins)*len(nodes))
 	for i := range scores {
-		scores[i] = make(fwk.NodeScoreList, len(nodes))
+		scores[i] = scoreBacking[i*len(nodes) : (i+1)*len(nodes) : (i+1)*len(nodes)]
+	}
+	perNode := make([]fwk.PluginScore, len(nodes)*len(plugins))
+	for i := range all {
+		all[i].Scores = perNode[i*len(plugins) : i*len(plugins) : (i+1)*len(plugins)]
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -53,6 +53,10 @@ type Scheduler struct {
 	// nextStart rotates the node a cycle starts filtering at, so that
 	// cycles that stop early still consider every node in turn.
 	nextStart   int
+	// filterStatuses is findFeasible's per-node scratch, kept between cycles
+	// (which run one at a time) rather than allocated for every node of
+	// the cluster in every cycle.
+	filterStatuses []*fwk.Status
 	broadcaster events.EventBroadcaster
 	bindings    sync.WaitGroup
 	// statuses writes failed pods' conditions; nil (in tests) writes
@@ -439,7 +443,11 @@ func (s *Scheduler) findFeasible(ctx context.Context, f *framework.Framework, st
 	}
 	want := int(numFeasibleNodesToFind(s.percentOf(f), int32(len(nodes))))
 	feasible := make([]fwk.NodeInfo, want)
-	statuses := make([]*fwk.Status, len(nodes))
+	if cap(s.filterStatuses) < len(nodes) {
+		s.filterStatuses = make([]*fwk.Status, len(nodes))
+	}
+	statuses := s.filterStatuses[:len(nodes)]
+	clear(statuses)
 	var found, processed atomic.Int32
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -23,7 +23,7 @@ const (
 	maxThreshold       = 1000 * mb
 )
 
-// Plugin implements Score.
+// Plugin implements PreScore and Score.
 type Plugin struct{ h fwk.Handle }
 
 // New is the plugin's factory.
@@ -34,14 +34,51 @@ func New(_ context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) 
 // Name implements fwk.Plugin.
 func (*Plugin) Name() string { return Name }
 
-// Score implements fwk.ScorePlugin.
-func (p *Plugin) Score(_ context.Context, _ fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
+// preScoreKey holds the pod's normalized image names and the node count.
+const preScoreKey fwk.StateKey = "PreScore" + Name
+
+type preScoreState struct {
+	images     []string
+	total      int
+	containers int
+}
+
+func (s *preScoreState) Clone() fwk.StateData { return s }
+
+// PreScore implements fwk.PreScorePlugin: it names the pod's images once
+// per cycle rather than once per node scored.
+func (p *Plugin) PreScore(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) *fwk.Status {
+	st, err := p.prepare(pod)
+	if err != nil {
+		return fwk.AsStatus(err)
+	}
+	state.Write(preScoreKey, st)
+	return nil
+}
+
+func (p *Plugin) prepare(pod *v1.Pod) (*preScoreState, error) {
 	all, err := p.h.SnapshotSharedLister().NodeInfos().List()
 	if err != nil {
+		return nil, err
+	}
+	st := &preScoreState{total: len(all), containers: len(pod.Spec.InitContainers) + len(pod.Spec.Containers)}
+	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			st.images = append(st.images, Normalize(c.Image))
+		}
+	}
+	return st, nil
+}
+
+// Score implements fwk.ScorePlugin.
+func (p *Plugin) Score(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
+	var st *preScoreState
+	if d, err := state.Read(preScoreKey); err == nil {
+		st = d.(*preScoreState)
+	} else if st, err = p.prepare(pod); err != nil {
 		return 0, fwk.AsStatus(err)
 	}
-	containers := len(pod.Spec.InitContainers) + len(pod.Spec.Containers)
-	return calculate(sumScores(pod, ni.GetImageStates(), len(all)), containers), nil
+	return calculate(sumScores(st.images, ni.GetImageStates(), st.total), st.containers), nil
 }
 
 // ScoreExtensions implements fwk.ScorePlugin.
@@ -60,17 +97,13 @@ func calculate(sum int64, containers int) int64 {
 	return fwk.MaxNodeScore * (sum - minThreshold) / (maxT - minThreshold)
 }
 
-func sumScores(pod *v1.Pod, states map[string]*fwk.ImageStateSummary, total int) int64 {
+func sumScores(images []string, states map[string]*fwk.ImageStateSummary, total int) int64 {
 	var sum int64
-	add := func(cs []v1.Container) {
-		for _, c := range cs {
-			if st, ok := states[Normalize(c.Image)]; ok && total > 0 {
-				sum += int64(float64(st.Size) * float64(st.NumNodes) / float64(total))
-			}
+	for _, image := range images {
+		if st, ok := states[image]; ok && total > 0 {
+			sum += int64(float64(st.Size) * float64(st.NumNodes) / float64(total))
 		}
 	}
-	add(pod.Spec.InitContainers)
-	add(pod.Spec.Containers)
 	return sum
 }
 

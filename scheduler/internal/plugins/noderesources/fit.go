@@ -51,14 +51,16 @@ func NewFit(_ context.Context, obj runtime.Object, _ fwk.Handle) (fwk.Plugin, er
 	s := &scorer{resources: resources, useRequested: false}
 	switch strategy.Type {
 	case configv1.LeastAllocated, "":
-		s.score = leastAllocated
+		s.resourceScore = leastAllocated
 	case configv1.MostAllocated:
-		s.score = mostAllocated
+		s.resourceScore = mostAllocated
 	case configv1.RequestedToCapacityRatio:
 		if strategy.RequestedToCapacityRatio == nil || len(strategy.RequestedToCapacityRatio.Shape) == 0 {
 			return nil, fmt.Errorf("scoring strategy RequestedToCapacityRatio needs a shape")
 		}
-		s.score = requestedToCapacityRatio(strategy.RequestedToCapacityRatio.Shape)
+		s.resourceScore = requestedToCapacityRatio(strategy.RequestedToCapacityRatio.Shape)
+		// Upstream rounds this strategy's mean to the nearest integer.
+		s.roundNearest = true
 	default:
 		return nil, fmt.Errorf("scoring strategy %s is not supported", strategy.Type)
 	}
@@ -185,23 +187,30 @@ type scorer struct {
 	// container without requests counts as 100m CPU and 200MiB, so that
 	// request-less pods spread.
 	useRequested bool
-	score        func(requested, allocatable []int64, weights []int64) int64
+	// resourceScore scores one resource, 0-100; a node's score is the
+	// weighted mean over the resources it has.
+	resourceScore func(requested, allocatable int64) int64
+	// roundNearest rounds the mean rather than truncating it.
+	roundNearest bool
 }
 
 func (s *scorer) scoreNode(res fwk.PodResource, ni fwk.NodeInfo) int64 {
-	requested := make([]int64, 0, len(s.resources))
-	allocatable := make([]int64, 0, len(s.resources))
-	weights := make([]int64, 0, len(s.resources))
+	var score, wsum int64
 	for _, r := range s.resources {
 		alloc, req := amount(ni, res, v1.ResourceName(r.Name), s.useRequested)
 		if alloc == 0 {
 			continue
 		}
-		allocatable = append(allocatable, alloc)
-		requested = append(requested, req)
-		weights = append(weights, r.Weight)
+		score += s.resourceScore(req, alloc) * r.Weight
+		wsum += r.Weight
 	}
-	return s.score(requested, allocatable, weights)
+	switch {
+	case wsum == 0:
+		return 0
+	case s.roundNearest:
+		return (score + wsum/2) / wsum
+	}
+	return score / wsum
 }
 
 // amount returns the node's allocatable amount of name and what would be
@@ -225,43 +234,29 @@ func amount(ni fwk.NodeInfo, res fwk.PodResource, name v1.ResourceName, useReque
 	return alloc.GetScalarResources()[name], ni.GetRequested().GetScalarResources()[name] + res.Resource.GetScalarResources()[name]
 }
 
-func leastAllocated(requested, allocatable, weights []int64) int64 {
-	var score, wsum int64
-	for i := range requested {
-		var s int64
-		if requested[i] <= allocatable[i] {
-			s = (allocatable[i] - requested[i]) * fwk.MaxNodeScore / allocatable[i]
-		}
-		score += s * weights[i]
-		wsum += weights[i]
-	}
-	if wsum == 0 {
+func leastAllocated(requested, allocatable int64) int64 {
+	if requested > allocatable {
 		return 0
 	}
-	return score / wsum
+	return (allocatable - requested) * fwk.MaxNodeScore / allocatable
 }
 
-func mostAllocated(requested, allocatable, weights []int64) int64 {
-	var score, wsum int64
-	for i := range requested {
-		r := min(requested[i], allocatable[i])
-		score += r * fwk.MaxNodeScore / allocatable[i] * weights[i]
-		wsum += weights[i]
-	}
-	if wsum == 0 {
-		return 0
-	}
-	return score / wsum
+func mostAllocated(requested, allocatable int64) int64 {
+	return min(requested, allocatable) * fwk.MaxNodeScore / allocatable
 }
 
 // requestedToCapacityRatio scores utilization through a piecewise linear
 // shape whose scores (0-10) scale to 0-100.
-func requestedToCapacityRatio(shape []configv1.UtilizationShapePoint) func(requested, allocatable, weights []int64) int64 {
+func requestedToCapacityRatio(shape []configv1.UtilizationShapePoint) func(requested, allocatable int64) int64 {
 	pts := make([][2]int64, len(shape))
 	for i, p := range shape {
 		pts[i] = [2]int64{int64(p.Utilization), int64(p.Score) * fwk.MaxNodeScore / 10}
 	}
-	f := func(u int64) int64 {
+	return func(requested, allocatable int64) int64 {
+		u := requested * 100 / allocatable
+		if requested > allocatable {
+			u = 100
+		}
 		if u <= pts[0][0] {
 			return pts[0][1]
 		}
@@ -271,21 +266,5 @@ func requestedToCapacityRatio(shape []configv1.UtilizationShapePoint) func(reque
 			}
 		}
 		return pts[len(pts)-1][1]
-	}
-	return func(requested, allocatable, weights []int64) int64 {
-		var score, wsum int64
-		for i := range requested {
-			u := requested[i] * 100 / allocatable[i]
-			if requested[i] > allocatable[i] {
-				u = 100
-			}
-			score += f(u) * weights[i]
-			wsum += weights[i]
-		}
-		if wsum == 0 {
-			return 0
-		}
-		// Upstream rounds to the nearest integer.
-		return (score + wsum/2) / wsum
 	}
 }
