@@ -52,13 +52,13 @@ type Scheduler struct {
 	percent   int32
 	// nextStart rotates the node a cycle starts filtering at, so that
 	// cycles that stop early still consider every node in turn.
-	nextStart   int
+	nextStart int
 	// filterStatuses is findFeasible's per-node scratch, kept between cycles
 	// (which run one at a time) rather than allocated for every node of
 	// the cluster in every cycle.
 	filterStatuses []*fwk.Status
-	broadcaster events.EventBroadcaster
-	bindings    sync.WaitGroup
+	broadcaster    events.EventBroadcaster
+	bindings       sync.WaitGroup
 	// statuses writes failed pods' conditions; nil (in tests) writes
 	// them in the cycle.
 	statuses *statusWriter
