@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -93,6 +94,54 @@ func TestNormalizeStatus(t *testing.T) {
 	for i, g := range got {
 		if !g.Equal(&want) {
 			t.Errorf("time %d = %v, want %v", i, g, want)
+		}
+	}
+}
+
+// TestRelistReusesSandboxList: a relist that finds the containers as they
+// were reuses its last sandbox list; a container change, a change the
+// kubelet made itself, or the period running out lists sandboxes again.
+func TestRelistReusesSandboxList(t *testing.T) {
+	pod := testPod("relist")
+	f := newFixture(t, pod)
+	w := newPodWorker(pod.UID)
+	w.update(pod)
+	<-w.wakeCh
+	f.k.workers[pod.UID] = w
+	f.sync(t, w, pod)
+	ctx := context.Background()
+	sandboxLists := func() int {
+		f.runtime.Lock()
+		defer f.runtime.Unlock()
+		n := 0
+		for _, c := range f.runtime.Called {
+			if c == "ListPodSandbox" {
+				n++
+			}
+		}
+		f.runtime.Called = nil
+		return n
+	}
+	sandboxLists() // the sync's own
+	steps := []struct {
+		name   string
+		before func()
+		want   int
+	}{
+		{"first relist after the kubelet's own changes", nil, 1},
+		{"nothing changed", nil, 0},
+		{"nothing changed again", nil, 0},
+		{"a container exited", func() { f.exit(f.containers("app")[0], 1) }, 1},
+		{"the period ran out", func() { f.k.relisted.listedAt = time.Now().Add(-sandboxRelistPeriod) }, 1},
+		{"the kubelet changed the pod", func() { f.k.sandboxesChanged.Store(true) }, 1},
+	}
+	for _, s := range steps {
+		if s.before != nil {
+			s.before()
+		}
+		f.k.relist(ctx)
+		if got := sandboxLists(); got != s.want {
+			t.Errorf("%s: ListPodSandbox called %d times, want %d", s.name, got, s.want)
 		}
 	}
 }

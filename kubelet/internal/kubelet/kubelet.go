@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"hash/fnv"
 	"net"
 	"runtime"
 	"slices"
@@ -123,6 +124,10 @@ type Kubelet struct {
 	sandboxSlots chan struct{}
 	// evented is set while the runtime's container event stream is live.
 	evented atomic.Bool
+	// relisted is relist's memory of the runtime; sandboxesChanged makes
+	// the next relist list sandboxes rather than reuse the last list.
+	relisted         relistCache
+	sandboxesChanged atomic.Bool
 }
 
 // New returns a Kubelet; Run starts it.
@@ -270,17 +275,37 @@ func (k *Kubelet) Run(ctx context.Context) {
 	}, k.cfg.RelistPeriod)
 }
 
+// sandboxRelistPeriod is the longest relist reuses its last list of pod
+// sandboxes. Listing them is the larger half of a relist's cost, and a
+// sandbox seldom changes unless its containers do or the kubelet changes
+// it; a sandbox that fails on its own is noticed within this period.
+const sandboxRelistPeriod = 5 * time.Second
+
+// relistCache is what relist keeps between runs; only relist touches it.
+type relistCache struct {
+	sandboxes  []*runtimeapi.PodSandbox
+	listedAt   time.Time
+	containers uint64 // digest of the containers' IDs and states
+}
+
 func (k *Kubelet) relist(ctx context.Context) {
-	sandboxes, err := k.cfg.Runtime.ListPodSandbox(ctx, nil)
-	if err != nil {
-		k.log.Error(err, "List pod sandboxes failed")
-		return
-	}
 	containers, err := k.cfg.Runtime.ListContainers(ctx, nil)
 	if err != nil {
 		k.log.Error(err, "List containers failed")
 		return
 	}
+	digest := containersDigest(containers)
+	c := &k.relisted
+	sandboxes := c.sandboxes
+	if k.sandboxesChanged.Swap(false) || sandboxes == nil || digest != c.containers || time.Since(c.listedAt) >= sandboxRelistPeriod {
+		if sandboxes, err = k.cfg.Runtime.ListPodSandbox(ctx, nil); err != nil {
+			k.sandboxesChanged.Store(true)
+			k.log.Error(err, "List pod sandboxes failed")
+			return
+		}
+		c.sandboxes, c.listedAt = sandboxes, time.Now()
+	}
+	c.containers = digest
 	entries := map[types.UID][]string{}
 	ready := 0
 	for _, s := range sandboxes {
@@ -326,6 +351,19 @@ func (k *Kubelet) relist(ctx context.Context) {
 	}
 }
 
+// containersDigest sums a hash of each container's ID and state, so that
+// it does not depend on the runtime's listing order.
+func containersDigest(containers []*runtimeapi.Container) uint64 {
+	var sum uint64
+	for _, c := range containers {
+		h := fnv.New64a()
+		h.Write([]byte(c.Id))
+		h.Write([]byte{byte(c.State)})
+		sum += h.Sum64()
+	}
+	return sum
+}
+
 // sandboxEntry and containerEntry are one sandbox's and one container's
 // part of a pod's fingerprint.
 func sandboxEntry(id string, state runtimeapi.PodSandboxState) string {
@@ -359,9 +397,15 @@ func (k *Kubelet) observed(uid types.UID, rt *podRuntime) {
 	defer k.mu.Unlock()
 	if len(entries) == 0 {
 		delete(k.lastSeen, uid)
+		k.sandboxesChanged.Store(true)
 		return
 	}
-	k.lastSeen[uid] = fingerprint(entries)
+	if p := fingerprint(entries); p != k.lastSeen[uid] {
+		// The worker changed the pod, perhaps its sandbox: the next
+		// relist lists sandboxes afresh.
+		k.lastSeen[uid] = p
+		k.sandboxesChanged.Store(true)
+	}
 }
 
 // sandboxSlotPatience is how long a pod waits for a sandbox slot before
