@@ -104,11 +104,7 @@ func TestNormalizeStatus(t *testing.T) {
 func TestRelistReusesSandboxList(t *testing.T) {
 	pod := testPod("relist")
 	f := newFixture(t, pod)
-	w := newPodWorker(pod.UID)
-	w.update(pod)
-	<-w.wakeCh
-	f.k.workers[pod.UID] = w
-	f.sync(t, w, pod)
+	f.syncedWorker(t, pod)
 	ctx := context.Background()
 	sandboxLists := func() int {
 		f.runtime.Lock()

@@ -78,6 +78,17 @@ func testPod(name string) *corev1.Pod {
 }
 
 // sync runs one sync of pod, as its worker would.
+// syncedWorker gives pod a worker, as the kubelet would, and syncs it
+// once: its sandbox and containers run.
+func (f *fixture) syncedWorker(t *testing.T, pod *corev1.Pod) *podWorker {
+	w := newPodWorker(pod.UID)
+	w.update(pod)
+	<-w.wakeCh
+	f.k.workers[pod.UID] = w
+	f.sync(t, w, pod)
+	return w
+}
+
 func (f *fixture) sync(t *testing.T, w *podWorker, pod *corev1.Pod) time.Duration {
 	t.Helper()
 	requeue, _, err := f.k.syncPod(context.Background(), w, pod, false)

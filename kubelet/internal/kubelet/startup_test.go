@@ -68,11 +68,7 @@ func TestFingerprintIgnoresListOrder(t *testing.T) {
 func TestOwnChangesDoNotWakeWorker(t *testing.T) {
 	pod := testPod("own")
 	f := newFixture(t, pod)
-	w := newPodWorker(pod.UID)
-	w.update(pod)
-	<-w.wakeCh
-	f.k.workers[pod.UID] = w
-	f.sync(t, w, pod)
+	w := f.syncedWorker(t, pod)
 	f.k.relist(context.Background())
 	select {
 	case <-w.wakeCh:
