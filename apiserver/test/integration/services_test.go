@@ -20,6 +20,9 @@ import (
 )
 
 // serviceRange and nodePortRange are the server's defaults, as upstream's.
+// The node ports the tests choose themselves lie in the range's static
+// band (30000-30085), which the ports the server picks for the tests
+// running meanwhile avoid.
 var (
 	serviceRange  = netip.MustParsePrefix("10.96.0.0/12")
 	nodePortFirst = 30000
@@ -381,16 +384,16 @@ func TestServiceNodePorts(t *testing.T) {
 
 	t.Run("requested port honoured, duplicate refused", func(t *testing.T) {
 		svc := service(uniqueName("np"), corev1.ServiceTypeNodePort)
-		svc.Spec.Ports[0].NodePort = 30080
+		svc.Spec.Ports[0].NodePort = 30020
 		out, err := api.Create(ctx, svc, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out.Spec.Ports[0].NodePort != 30080 {
-			t.Errorf("nodePort = %d, want 30080", out.Spec.Ports[0].NodePort)
+		if out.Spec.Ports[0].NodePort != 30020 {
+			t.Errorf("nodePort = %d, want 30020", out.Spec.Ports[0].NodePort)
 		}
 		dup := service(uniqueName("np"), corev1.ServiceTypeNodePort)
-		dup.Spec.Ports[0].NodePort = 30080
+		dup.Spec.Ports[0].NodePort = 30020
 		_, err = api.Create(ctx, dup, metav1.CreateOptions{})
 		wantCause(t, wantStatus(t, err, 422), "spec.ports[0].nodePort")
 	})
@@ -417,7 +420,7 @@ func TestServiceNodePorts(t *testing.T) {
 
 	t.Run("port released on delete and reusable", func(t *testing.T) {
 		svc := service(uniqueName("np"), corev1.ServiceTypeNodePort)
-		svc.Spec.Ports[0].NodePort = 30090
+		svc.Spec.Ports[0].NodePort = 30030
 		if _, err := api.Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -425,9 +428,9 @@ func TestServiceNodePorts(t *testing.T) {
 			t.Fatal(err)
 		}
 		again := service(uniqueName("np"), corev1.ServiceTypeNodePort)
-		again.Spec.Ports[0].NodePort = 30090
+		again.Spec.Ports[0].NodePort = 30030
 		if _, err := api.Create(ctx, again, metav1.CreateOptions{}); err != nil {
-			t.Errorf("reuse released nodePort 30090: %v", err)
+			t.Errorf("reuse released nodePort 30030: %v", err)
 		}
 	})
 
@@ -449,22 +452,22 @@ func TestServiceNodePorts(t *testing.T) {
 
 	t.Run("changing a node port releases the old one", func(t *testing.T) {
 		svc := service(uniqueName("np"), corev1.ServiceTypeNodePort)
-		svc.Spec.Ports[0].NodePort = 30110
+		svc.Spec.Ports[0].NodePort = 30050
 		svc, err := api.Create(ctx, svc, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc.Spec.Ports[0].NodePort = 30111
+		svc.Spec.Ports[0].NodePort = 30051
 		if _, err := api.Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		again := service(uniqueName("np"), corev1.ServiceTypeNodePort)
-		again.Spec.Ports[0].NodePort = 30110
+		again.Spec.Ports[0].NodePort = 30050
 		if _, err := api.Create(ctx, again, metav1.CreateOptions{}); err != nil {
-			t.Errorf("reuse node port 30110 given up by an update: %v", err)
+			t.Errorf("reuse node port 30050 given up by an update: %v", err)
 		}
 		taken := service(uniqueName("np"), corev1.ServiceTypeNodePort)
-		taken.Spec.Ports[0].NodePort = 30111
+		taken.Spec.Ports[0].NodePort = 30051
 		_, err = api.Create(ctx, taken, metav1.CreateOptions{})
 		wantCause(t, wantStatus(t, err, 422), "spec.ports[0].nodePort")
 	})
@@ -475,13 +478,13 @@ func TestServiceNodePorts(t *testing.T) {
 			t.Fatal(err)
 		}
 		svc.Spec.Type = corev1.ServiceTypeNodePort
-		svc.Spec.Ports[0].NodePort = 30100
+		svc.Spec.Ports[0].NodePort = 30040
 		svc, err = api.Update(ctx, svc, metav1.UpdateOptions{})
 		if err != nil {
 			t.Fatalf("ClusterIP to NodePort: %v", err)
 		}
-		if svc.Spec.Ports[0].NodePort != 30100 {
-			t.Errorf("nodePort after type change = %d, want 30100", svc.Spec.Ports[0].NodePort)
+		if svc.Spec.Ports[0].NodePort != 30040 {
+			t.Errorf("nodePort after type change = %d, want 30040", svc.Spec.Ports[0].NodePort)
 		}
 		svc.Spec.Type = corev1.ServiceTypeClusterIP
 		svc.Spec.Ports[0].NodePort = 0
@@ -493,9 +496,9 @@ func TestServiceNodePorts(t *testing.T) {
 			t.Errorf("ClusterIP service kept nodePort %d", svc.Spec.Ports[0].NodePort)
 		}
 		again := service(uniqueName("np"), corev1.ServiceTypeNodePort)
-		again.Spec.Ports[0].NodePort = 30100
+		again.Spec.Ports[0].NodePort = 30040
 		if _, err := api.Create(ctx, again, metav1.CreateOptions{}); err != nil {
-			t.Errorf("reuse nodePort 30100 released by a type change: %v", err)
+			t.Errorf("reuse nodePort 30040 released by a type change: %v", err)
 		}
 	})
 

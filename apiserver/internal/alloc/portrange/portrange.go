@@ -95,18 +95,44 @@ func (a *Allocator) Allocate(ctx context.Context, want []int, dryRun bool) ([]in
 	return got, nil
 }
 
-// free finds a clear bit, probing at random first so that concurrent
-// allocators rarely collide on the same compare-and-swap.
+// free finds a clear bit for a port the client left to the server. As
+// upstream does, it takes one above the range's static band first, so that
+// the ports users choose themselves (from the band's bottom) are seldom
+// taken already; the band is used only once the rest is full.
 func (a *Allocator) free(bits *big.Int) (int, bool) {
+	band := staticBand(a.r.Size)
+	if off, ok := freeIn(bits, band, a.r.Size); ok {
+		return off, true
+	}
+	return freeIn(bits, 0, band)
+}
+
+// staticBand is the size of the bottom of a range of size ports that
+// dynamic allocation avoids: size/32, at least 16 and at most 128, as
+// upstream sizes it for node ports; none in ranges of 16 ports or fewer.
+func staticBand(size int) int {
+	if size <= 16 {
+		return 0
+	}
+	return min(max(16, size/32), 128)
+}
+
+// freeIn finds a clear bit in [lo, hi), probing at random first so that
+// concurrent allocators rarely collide on the same compare-and-swap.
+func freeIn(bits *big.Int, lo, hi int) (int, bool) {
+	n := hi - lo
+	if n <= 0 {
+		return 0, false
+	}
 	for i := 0; i < 32; i++ {
-		off := rand.IntN(a.r.Size)
+		off := lo + rand.IntN(n)
 		if bits.Bit(off) == 0 {
 			return off, true
 		}
 	}
-	start := rand.IntN(a.r.Size)
-	for i := 0; i < a.r.Size; i++ {
-		off := (start + i) % a.r.Size
+	start := rand.IntN(n)
+	for i := 0; i < n; i++ {
+		off := lo + (start+i)%n
 		if bits.Bit(off) == 0 {
 			return off, true
 		}

@@ -117,6 +117,24 @@ func TestAllocate(t *testing.T) {
 		}
 	})
 
+	t.Run("ports left to the server avoid the static band until the rest is full", func(t *testing.T) {
+		// 100 ports: the bottom 16 are the static band.
+		a := newAllocator(t, "30000-30099")
+		for i := range 84 {
+			got, err := a.Allocate(ctx, []int{0}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[0] < 30016 {
+				t.Fatalf("allocation %d took %d from the static band with the rest not full", i, got[0])
+			}
+		}
+		got, err := a.Allocate(ctx, []int{0}, false)
+		if err != nil || got[0] >= 30016 {
+			t.Errorf("with the rest full: %v, %v; want a port of the static band", got, err)
+		}
+	})
+
 	t.Run("any port comes from the range and is distinct", func(t *testing.T) {
 		a := newAllocator(t, "30000-30004")
 		got, err := a.Allocate(ctx, []int{0, 0, 0, 0, 0}, false)
@@ -196,6 +214,16 @@ func TestAllocate(t *testing.T) {
 		_, err = a.Allocate(ctx, []int{30004}, true)
 		wantPortError(t, err, 0, ErrAllocated)
 	})
+}
+
+func TestStaticBand(t *testing.T) {
+	for _, tt := range []struct{ size, want int }{
+		{5, 0}, {16, 0}, {17, 16}, {100, 16}, {2768, 86}, {10000, 128},
+	} {
+		if got := staticBand(tt.size); got != tt.want {
+			t.Errorf("staticBand(%d) = %d, want %d", tt.size, got, tt.want)
+		}
+	}
 }
 
 func TestRelease(t *testing.T) {
