@@ -114,6 +114,8 @@ func (o *Options) ApplyTo(config *genericapiserver.Config, factory informers.Sha
 	// policy mistake can lock the cluster's superusers out.
 	authorizers := []union.NamedAuthorizer{{AuthorizerName: "privileged-groups", Authorizer: authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)}}
 	var resolvers []authorizer.RuleResolver
+	// synced are the informers the modes decide from (RBAC's and Node's).
+	var synced []cache.InformerSynced
 	for _, mode := range o.Modes {
 		a, r, err := o.build(mode, factory, built)
 		if err != nil {
@@ -121,6 +123,9 @@ func (o *Options) ApplyTo(config *genericapiserver.Config, factory informers.Sha
 		}
 		authorizers = append(authorizers, union.NamedAuthorizer{AuthorizerName: mode, Authorizer: a})
 		resolvers = append(resolvers, r)
+		if s, ok := a.(interface{ Synced() []cache.InformerSynced }); ok {
+			synced = append(synced, s.Synced()...)
+		}
 	}
 	if built.RBAC == nil {
 		var err error
@@ -132,27 +137,9 @@ func (o *Options) ApplyTo(config *genericapiserver.Config, factory informers.Sha
 	if err != nil {
 		return nil, fmt.Errorf("authorization: %w", err)
 	}
-	var synced []cache.InformerSynced
-	for _, mode := range o.Modes {
-		synced = append(synced, informersOf(mode, factory)...)
-	}
 	config.Authorization.Authorizer = newStartupGate(a, synced, StartupWait)
 	config.RuleResolver = union.NewRuleResolvers(resolvers...)
 	return built, nil
-}
-
-// informersOf returns the HasSynced of the informers mode decides from.
-func informersOf(mode string, f informers.SharedInformerFactory) []cache.InformerSynced {
-	switch mode {
-	case ModeNode:
-		return []cache.InformerSynced{f.Core().V1().Pods().Informer().HasSynced, f.Core().V1().PersistentVolumeClaims().Informer().HasSynced,
-			f.Core().V1().PersistentVolumes().Informer().HasSynced, f.Storage().V1().VolumeAttachments().Informer().HasSynced}
-	case ModeRBAC:
-		r := f.Rbac().V1()
-		return []cache.InformerSynced{r.Roles().Informer().HasSynced, r.ClusterRoles().Informer().HasSynced,
-			r.RoleBindings().Informer().HasSynced, r.ClusterRoleBindings().Informer().HasSynced}
-	}
-	return nil
 }
 
 type authorizerResolver interface {

@@ -37,21 +37,29 @@ current-context: w
 		webhook string
 		attrs   authorizer.AttributesRecord
 		want    authorizer.Decision
+		// gated is how many informers a refused request waits for.
+		gated int
 	}{
-		{"masters pass even AlwaysDeny", []string{"AlwaysDeny"}, "", get(master), authorizer.DecisionAllow},
-		{"AlwaysDeny allows nothing", []string{"AlwaysDeny"}, "", get(someone), authorizer.DecisionNoOpinion},
-		{"AlwaysAllow allows", []string{"AlwaysAllow"}, "", get(someone), authorizer.DecisionAllow},
-		{"Node and RBAC with no policy have no opinion", []string{"Node", "RBAC"}, "", get(someone), authorizer.DecisionNoOpinion},
-		{"Webhook builds from its kubeconfig", []string{"RBAC", "Webhook"}, webhookConfig, get(master), authorizer.DecisionAllow},
+		{"masters pass even AlwaysDeny", []string{"AlwaysDeny"}, "", get(master), authorizer.DecisionAllow, 0},
+		{"AlwaysDeny allows nothing", []string{"AlwaysDeny"}, "", get(someone), authorizer.DecisionNoOpinion, 0},
+		{"AlwaysAllow allows", []string{"AlwaysAllow"}, "", get(someone), authorizer.DecisionAllow, 0},
+		{"Node and RBAC with no policy have no opinion", []string{"Node", "RBAC"}, "", get(someone), authorizer.DecisionNoOpinion, 8},
+		{"Webhook builds from its kubeconfig", []string{"RBAC", "Webhook"}, webhookConfig, get(master), authorizer.DecisionAllow, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := NewOptions()
 			o.Modes, o.WebhookConfigFile = tc.modes, tc.webhook
 			config := genericapiserver.NewConfig(scheme.Codecs)
-			built, err := o.ApplyTo(config, informers.NewSharedInformerFactory(fake.NewClientset(), 0))
+			factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+			built, err := o.ApplyTo(config, factory)
 			if err != nil {
 				t.Fatalf("ApplyTo: %v", err)
 			}
+			if g := config.Authorization.Authorizer.(*startupGate); len(g.synced) != tc.gated {
+				t.Errorf("refusals wait for %d informers, want %d", len(g.synced), tc.gated)
+			}
+			factory.Start(t.Context().Done())
+			factory.WaitForCacheSync(t.Context().Done())
 			if built.RBAC == nil || config.RuleResolver == nil {
 				t.Errorf("RBAC resolver or rule resolver not set")
 			}

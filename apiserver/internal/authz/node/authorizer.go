@@ -28,6 +28,9 @@ const (
 type Authorizer struct {
 	pods, claims, volumes, attachments cache.Indexer
 	rules                              []rbacv1.PolicyRule
+	// synced are the HasSynced of the informers it reads; none when it
+	// was built over caches of its caller's.
+	synced []cache.InformerSynced
 }
 
 var (
@@ -56,8 +59,13 @@ func NewFromInformers(f informers.SharedInformerFactory) (*Authorizer, error) {
 			return nil, fmt.Errorf("node authorizer indexes: %w", err)
 		}
 	}
-	return New(pods.GetIndexer(), claims.GetIndexer(), volumes.GetIndexer(), attachments.GetIndexer()), nil
+	a := New(pods.GetIndexer(), claims.GetIndexer(), volumes.GetIndexer(), attachments.GetIndexer())
+	a.synced = []cache.InformerSynced{pods.HasSynced, claims.HasSynced, volumes.HasSynced, attachments.HasSynced}
+	return a, nil
 }
+
+// Synced returns the HasSynced of the informers the authorizer reads.
+func (a *Authorizer) Synced() []cache.InformerSynced { return a.synced }
 
 // NewIndexers returns empty caches with the authorizer's indexes, for tests
 // and benchmarks that fill them by hand.

@@ -9,11 +9,15 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Authorizer is the RBAC authorizer and rule resolver.
 type Authorizer struct {
 	*Resolver
+	// synced are the HasSynced of the informers it reads; none when it
+	// was built over caches of its caller's.
+	synced []cache.InformerSynced
 }
 
 var (
@@ -36,8 +40,14 @@ func NewFromInformers(f informers.SharedInformerFactory) (*Authorizer, error) {
 	if err := crb.AddIndexers(Indexers()); err != nil {
 		return nil, fmt.Errorf("index clusterrolebindings: %w", err)
 	}
-	return New(NewResolver(rbacInf.Roles().Lister(), rbacInf.ClusterRoles().Lister(), rb.GetIndexer(), crb.GetIndexer())), nil
+	roles, clusterRoles := rbacInf.Roles().Informer(), rbacInf.ClusterRoles().Informer()
+	a := New(NewResolver(rbacInf.Roles().Lister(), rbacInf.ClusterRoles().Lister(), rb.GetIndexer(), crb.GetIndexer()))
+	a.synced = []cache.InformerSynced{roles.HasSynced, clusterRoles.HasSynced, rb.HasSynced, crb.HasSynced}
+	return a, nil
 }
+
+// Synced returns the HasSynced of the informers the authorizer reads.
+func (a *Authorizer) Synced() []cache.InformerSynced { return a.synced }
 
 // Authorize allows the request if a rule bound to the user covers it, and
 // otherwise has no opinion, so later authorizers may still allow it.
