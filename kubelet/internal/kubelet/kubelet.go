@@ -396,8 +396,10 @@ func (k *Kubelet) observed(uid types.UID, rt *podRuntime) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if len(entries) == 0 {
-		delete(k.lastSeen, uid)
-		k.sandboxesChanged.Store(true)
+		if _, ok := k.lastSeen[uid]; ok {
+			delete(k.lastSeen, uid)
+			k.sandboxesChanged.Store(true)
+		}
 		return
 	}
 	if p := fingerprint(entries); p != k.lastSeen[uid] {
