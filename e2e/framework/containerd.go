@@ -72,8 +72,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 [ttrpc]
   address = "{{.Socket}}.ttrpc"
 
+# containerd's pprof, for profiling a run:
+# curl --unix-socket <dir>/debug.sock http://x/debug/pprof/profile
 [debug]
-  address = ""
+  address = "{{.Dir}}/debug.sock"
 
 [metrics]
   address = ""

@@ -126,12 +126,6 @@ func benchPodStartup(b *testing.B, n, rate int) {
 			_, body := kubeletGetWithin(b, suite.apiClient, fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), time.Duration(secs+30)*time.Second)
 			profile <- body
 		}()
-		defer func() {
-			path := fmt.Sprintf("%s/kubelet-%dpods-%dpersec.pprof", dir, n, rate)
-			if err := os.WriteFile(path, <-profile, 0o644); err == nil {
-				fmt.Printf("CPU profile: %s\n", path)
-			}
-		}()
 	}
 	// Each create runs on its own, so that a slow apiserver does not
 	// lower the rate.
@@ -183,6 +177,12 @@ func benchPodStartup(b *testing.B, n, rate int) {
 	steady := time.Duration(envInt("KUBELET_BENCH_STEADY", 20)) * time.Second
 	var steadyProfile chan []byte
 	if dir := os.Getenv("KUBELET_BENCH_PROFILE"); dir != "" {
+		// The kubelet profiles one thing at a time: the burst's profile
+		// ends before the steady one starts.
+		path := fmt.Sprintf("%s/kubelet-%dpods-%dpersec.pprof", dir, n, rate)
+		if err := os.WriteFile(path, <-profile, 0o644); err == nil {
+			fmt.Printf("CPU profile: %s\n", path)
+		}
 		steadyProfile = make(chan []byte, 1)
 		go func() {
 			_, body := kubeletGetWithin(b, suite.apiClient, fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(steady.Seconds())), steady+30*time.Second)

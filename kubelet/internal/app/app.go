@@ -17,7 +17,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
-	"go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
@@ -39,6 +38,7 @@ import (
 
 	"trireme.dev/componentbase/logging"
 	"trireme.dev/kubelet/internal/certificates"
+	"trireme.dev/kubelet/internal/crilist"
 	"trireme.dev/kubelet/internal/eviction"
 	"trireme.dev/kubelet/internal/kubelet"
 	"trireme.dev/kubelet/internal/nodestatus"
@@ -110,15 +110,31 @@ func run(ctx context.Context, o *options.Options) error {
 		return err
 	}
 
-	rs, err := remote.NewRemoteRuntimeService(ctx, cfg.ContainerRuntimeEndpoint, cfg.RuntimeRequestTimeout.Duration, noop.NewTracerProvider(), false)
+	// A nil tracer provider leaves out the OpenTelemetry stats handler:
+	// the kubelet exports no traces, and the handler's work on every CRI
+	// call (relist makes one a second) was a tenth of an idle kubelet's CPU.
+	rs, err := remote.NewRemoteRuntimeServiceBuilder().
+		WithEndpoint(cfg.ContainerRuntimeEndpoint).
+		WithConnectionTimeout(cfg.RuntimeRequestTimeout.Duration).
+		WithTracerProvider(nil).
+		Build(ctx)
 	if err != nil {
 		return fmt.Errorf("connect to the container runtime: %w", err)
 	}
+	lister, err := crilist.Dial(cfg.ContainerRuntimeEndpoint)
+	if err != nil {
+		return err
+	}
+	defer lister.Close()
 	imageEndpoint := cfg.ImageServiceEndpoint
 	if imageEndpoint == "" {
 		imageEndpoint = cfg.ContainerRuntimeEndpoint
 	}
-	is, err := remote.NewRemoteImageService(ctx, imageEndpoint, cfg.RuntimeRequestTimeout.Duration, noop.NewTracerProvider(), false)
+	is, err := remote.NewRemoteImageServiceBuilder().
+		WithEndpoint(imageEndpoint).
+		WithConnectionTimeout(cfg.RuntimeRequestTimeout.Duration).
+		WithTracerProvider(nil).
+		Build(ctx)
 	if err != nil {
 		return fmt.Errorf("connect to the image service: %w", err)
 	}
@@ -190,6 +206,7 @@ func run(ctx context.Context, o *options.Options) error {
 		NodeIPs:       nodeIPs,
 		Client:        client,
 		Runtime:       rs,
+		Lister:        lister,
 		Images:        is,
 		RuntimeName:   v.RuntimeName,
 		PodLogsDir:    cfg.PodLogsDir,

@@ -23,6 +23,7 @@ import (
 	cri "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"trireme.dev/kubelet/internal/crilist"
 	"trireme.dev/kubelet/internal/metrics"
 )
 
@@ -96,6 +97,9 @@ type Config struct {
 	// RemoveCgroups removes cgroups (paths below each hierarchy's root) and
 	// the empty ones below them; nil leaves pod cgroups in place.
 	RemoveCgroups func(paths ...string) error
+	// Lister lists what relist compares every RelistPeriod; nil lists it
+	// through Runtime, decoding whole CRI messages.
+	Lister Lister
 	// ParallelSandboxes bounds how many pod sandboxes are created at
 	// once (0: four per CPU, at least 4: much of a sandbox's creation
 	// waits on disk syncs and plugin processes, so fewer leave the CPUs
@@ -134,6 +138,9 @@ type Kubelet struct {
 func New(cfg Config, log logr.Logger) *Kubelet {
 	if cfg.RelistPeriod == 0 {
 		cfg.RelistPeriod = time.Second
+	}
+	if cfg.Lister == nil {
+		cfg.Lister = runtimeLister{cfg.Runtime}
 	}
 	if cfg.ResyncPeriod == 0 {
 		cfg.ResyncPeriod = time.Minute
@@ -283,13 +290,41 @@ const sandboxRelistPeriod = 5 * time.Second
 
 // relistCache is what relist keeps between runs; only relist touches it.
 type relistCache struct {
-	sandboxes  []*runtimeapi.PodSandbox
+	sandboxes  []crilist.Entry
 	listedAt   time.Time
 	containers uint64 // digest of the containers' IDs and states
 }
 
+// Lister lists the runtime's containers and pod sandboxes: each one's ID,
+// state and pod UID.
+type Lister interface {
+	Containers(ctx context.Context) ([]crilist.Entry, error)
+	Sandboxes(ctx context.Context) ([]crilist.Entry, error)
+}
+
+// runtimeLister is a Lister through the CRI client.
+type runtimeLister struct{ rs cri.RuntimeService }
+
+func (l runtimeLister) Containers(ctx context.Context) ([]crilist.Entry, error) {
+	list, err := l.rs.ListContainers(ctx, nil)
+	out := make([]crilist.Entry, len(list))
+	for i, c := range list {
+		out[i] = crilist.Entry{ID: c.Id, State: int32(c.State), PodUID: c.Labels[labelPodUID]}
+	}
+	return out, err
+}
+
+func (l runtimeLister) Sandboxes(ctx context.Context) ([]crilist.Entry, error) {
+	list, err := l.rs.ListPodSandbox(ctx, nil)
+	out := make([]crilist.Entry, len(list))
+	for i, s := range list {
+		out[i] = crilist.Entry{ID: s.Id, State: int32(s.State), PodUID: s.Labels[labelPodUID]}
+	}
+	return out, err
+}
+
 func (k *Kubelet) relist(ctx context.Context) {
-	containers, err := k.cfg.Runtime.ListContainers(ctx, nil)
+	containers, err := k.cfg.Lister.Containers(ctx)
 	if err != nil {
 		k.log.Error(err, "List containers failed")
 		return
@@ -298,7 +333,7 @@ func (k *Kubelet) relist(ctx context.Context) {
 	c := &k.relisted
 	sandboxes := c.sandboxes
 	if k.sandboxesChanged.Swap(false) || sandboxes == nil || digest != c.containers || time.Since(c.listedAt) >= sandboxRelistPeriod {
-		if sandboxes, err = k.cfg.Runtime.ListPodSandbox(ctx, nil); err != nil {
+		if sandboxes, err = k.cfg.Lister.Sandboxes(ctx); err != nil {
 			k.sandboxesChanged.Store(true)
 			k.log.Error(err, "List pod sandboxes failed")
 			return
@@ -309,15 +344,16 @@ func (k *Kubelet) relist(ctx context.Context) {
 	entries := map[types.UID][]string{}
 	ready := 0
 	for _, s := range sandboxes {
-		if s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+		state := runtimeapi.PodSandboxState(s.State)
+		if state == runtimeapi.PodSandboxState_SANDBOX_READY {
 			ready++
 		}
-		uid := podUIDOf(s.Labels)
-		entries[uid] = append(entries[uid], sandboxEntry(s.Id, s.State))
+		uid := types.UID(s.PodUID)
+		entries[uid] = append(entries[uid], sandboxEntry(s.ID, state))
 	}
 	for _, c := range containers {
-		uid := podUIDOf(c.Labels)
-		entries[uid] = append(entries[uid], containerEntry(c.Id, c.State))
+		uid := types.UID(c.PodUID)
+		entries[uid] = append(entries[uid], containerEntry(c.ID, runtimeapi.ContainerState(c.State)))
 	}
 	prints := make(map[types.UID]string, len(entries))
 	for uid, e := range entries {
@@ -353,11 +389,11 @@ func (k *Kubelet) relist(ctx context.Context) {
 
 // containersDigest sums a hash of each container's ID and state, so that
 // it does not depend on the runtime's listing order.
-func containersDigest(containers []*runtimeapi.Container) uint64 {
+func containersDigest(containers []crilist.Entry) uint64 {
 	var sum uint64
 	for _, c := range containers {
 		h := fnv.New64a()
-		h.Write([]byte(c.Id))
+		h.Write([]byte(c.ID))
 		h.Write([]byte{byte(c.State)})
 		sum += h.Sum64()
 	}
@@ -452,7 +488,7 @@ func (k *Kubelet) acquireSandboxSlot(ctx context.Context, w *podWorker) func() {
 // runWorker syncs one pod until it is gone from its sources and from the
 // runtime.
 func (k *Kubelet) runWorker(ctx context.Context, w *podWorker) {
-	log := k.log.WithValues("podUID", w.uid)
+	log, named := k.log.WithValues("podUID", w.uid), false
 	// Whoever starts a worker wakes it (update or remove): a timer firing
 	// at once could sync before the pod is handed over, as if it had none.
 	timer := time.NewTimer(k.cfg.ResyncPeriod)
@@ -465,8 +501,10 @@ func (k *Kubelet) runWorker(ctx context.Context, w *podWorker) {
 		case <-timer.C:
 		}
 		pod, removed := w.snapshot()
-		if pod != nil {
-			log = k.log.WithValues("pod", types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
+		if pod != nil && !named {
+			// A UID's pod keeps its name: the logger (whose fields zap
+			// encodes when it is made) is built once.
+			log, named = k.log.WithValues("pod", types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}), true
 		}
 		w.mu.Lock()
 		steps := w.steps

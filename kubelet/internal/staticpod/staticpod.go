@@ -102,16 +102,30 @@ func (s *Source) WaitSynced(ctx context.Context) bool {
 // Run reads the manifests every period and keeps the mirror pods until
 // ctx ends.
 func (s *Source) Run(ctx context.Context) {
+	var mirrored time.Time
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
-		s.sync(ctx)
+		changed := s.sync(ctx)
 		s.once.Do(func() { close(s.synced) })
-		if s.client != nil {
-			s.syncMirrors(ctx)
+		// Mirrors are checked when the manifests changed, and otherwise
+		// at most every mirrorCheckPeriod: with a short period and many
+		// pods on the node, checking every period was a tenth of an idle
+		// kubelet's CPU.
+		if s.client != nil && (changed || mirrored.IsZero() || time.Since(mirrored) >= max(s.period, mirrorCheckPeriod)) {
+			mirrored = time.Time{}
+			if s.syncMirrors(ctx) {
+				mirrored = time.Now()
+			}
 		}
 	}, s.period)
 }
 
-func (s *Source) sync(ctx context.Context) {
+// mirrorCheckPeriod is the longest a mirror pod deleted through the API
+// waits to be created again, unless the manifests are read less often.
+const mirrorCheckPeriod = 10 * time.Second
+
+// sync reads the manifests and hands what changed to the sink; it reports
+// whether anything did.
+func (s *Source) sync(ctx context.Context) bool {
 	found := map[types.UID]*corev1.Pod{}
 	for _, file := range s.files() {
 		pod, err := s.read(file)
@@ -125,18 +139,22 @@ func (s *Source) sync(ctx context.Context) {
 	old := s.pods
 	s.pods = found
 	s.mu.Unlock()
+	changed := false
 	for uid, pod := range found {
 		if _, ok := old[uid]; !ok {
 			s.log.Info("Static pod added", "pod", pod.Namespace+"/"+pod.Name, "uid", uid)
 			s.sink.UpsertPod(ctx, pod)
+			changed = true
 		}
 	}
 	for uid, pod := range old {
 		if _, ok := found[uid]; !ok {
 			s.log.Info("Static pod removed", "pod", pod.Namespace+"/"+pod.Name, "uid", uid)
 			s.sink.RemovePod(uid)
+			changed = true
 		}
 	}
+	return changed
 }
 
 func (s *Source) files() []string {
@@ -211,14 +229,14 @@ func (s *Source) read(file string) (*corev1.Pod, error) {
 
 // syncMirrors makes the API hold one mirror pod per static pod, of the
 // current content, and no stale ones.
-func (s *Source) syncMirrors(ctx context.Context) {
+func (s *Source) syncMirrors(ctx context.Context) (done bool) {
 	s.mu.Lock()
 	pods := make([]*corev1.Pod, 0, len(s.pods))
 	for _, p := range s.pods {
 		pods = append(pods, p)
 	}
 	s.mu.Unlock()
-	s.removeStaleMirrors(ctx, pods)
+	done = s.removeStaleMirrors(ctx, pods)
 	var node *corev1.Node
 	for _, pod := range pods {
 		pods := s.client.CoreV1().Pods(pod.Namespace)
@@ -232,21 +250,25 @@ func (s *Source) syncMirrors(ctx context.Context) {
 				continue
 			}
 			if existing.DeletionTimestamp != nil {
+				// Made again once it is gone.
+				done = false
 				continue
 			}
 			if err := pods.Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &existing.UID}}); err != nil && !apierrors.IsNotFound(err) {
 				s.log.Error(err, "Delete stale mirror pod failed", "pod", pod.Namespace+"/"+pod.Name)
+				done = false
 				continue
 			}
 		case !apierrors.IsNotFound(err):
 			s.log.Error(err, "Get mirror pod failed", "pod", pod.Namespace+"/"+pod.Name)
+			done = false
 			continue
 		}
 		if node == nil {
 			// The mirror's owner is the node, by UID.
 			if node, err = s.client.CoreV1().Nodes().Get(ctx, s.nodeName, metav1.GetOptions{}); err != nil {
 				s.log.V(2).Info("Mirror pods wait for the node", "err", err.Error())
-				return
+				return false
 			}
 		}
 		mirror := pod.DeepCopy()
@@ -260,15 +282,17 @@ func (s *Source) syncMirrors(ctx context.Context) {
 			if !apierrors.IsAlreadyExists(err) {
 				s.log.Error(err, "Create mirror pod failed", "pod", pod.Namespace+"/"+pod.Name)
 			}
+			done = false
 			continue
 		}
 		s.log.Info("Created mirror pod", "pod", pod.Namespace+"/"+pod.Name)
 	}
+	return done
 }
 
 // removeStaleMirrors deletes the mirror pods on this node whose static pod
 // is gone.
-func (s *Source) removeStaleMirrors(ctx context.Context, static []*corev1.Pod) {
+func (s *Source) removeStaleMirrors(ctx context.Context, static []*corev1.Pod) (done bool) {
 	hashes := map[string]bool{}
 	for _, p := range static {
 		hashes[p.Annotations[AnnotationHash]] = true
@@ -276,8 +300,9 @@ func (s *Source) removeStaleMirrors(ctx context.Context, static []*corev1.Pod) {
 	list, err := s.podsOnNode(ctx)
 	if err != nil {
 		s.log.Error(err, "List mirror pods failed")
-		return
+		return false
 	}
+	done = true
 	for _, p := range list {
 		if !IsMirror(p) || hashes[p.Annotations[AnnotationMirror]] || p.DeletionTimestamp != nil {
 			continue
@@ -285,10 +310,12 @@ func (s *Source) removeStaleMirrors(ctx context.Context, static []*corev1.Pod) {
 		err := s.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &p.UID}})
 		if err != nil && !apierrors.IsNotFound(err) {
 			s.log.Error(err, "Delete stale mirror pod failed", "pod", p.Namespace+"/"+p.Name)
+			done = false
 			continue
 		}
 		s.log.Info("Deleted mirror pod of a removed static pod", "pod", p.Namespace+"/"+p.Name)
 	}
+	return done
 }
 
 // podsOnNode returns the pods bound to the node, from the lister if the
