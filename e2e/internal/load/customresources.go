@@ -75,6 +75,36 @@ func ensureCRD(ctx context.Context, c apiextensionsclient.Interface, crd *apiext
 	return created, waitEstablished(ctx, c, crd.Name)
 }
 
+// createGrace is how long after a CRD is Established that
+// apiextensions-apiserver holds each create of its resource for two
+// seconds, so that in an HA control plane every server has seen the CRD
+// before its objects are read back.
+const createGrace = 2 * time.Second
+
+// waitCreatable waits until creates of the named CRD's resource are no
+// longer held (createGrace): timed, that hold made a ten-second create
+// phase of custom resources a fifth slower than it runs.
+func waitCreatable(ctx context.Context, c apiextensionsclient.Interface, name string) error {
+	crd, err := c.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get CRD %s: %w", name, err)
+	}
+	for _, cond := range crd.Status.Conditions {
+		if cond.Type != apiextensionsv1.Established {
+			continue
+		}
+		// The condition's time is in whole seconds; the rest is margin for
+		// the clocks of the server and the driver.
+		wait := time.Until(cond.LastTransitionTime.Add(createGrace + 1200*time.Millisecond))
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
 // waitEstablished waits until the named CRD is Established.
 func waitEstablished(ctx context.Context, c apiextensionsclient.Interface, name string) error {
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
