@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Measures a dev-mode trireme-apiserver with the apiload driver: starts the
 # server from _output/bin (or $TRIREME_BIN_DIR) on 127.0.0.1 in a temporary
-# directory, records its idle memory, runs the verbs, a large list and a
-# watch fan-out, prints the figures, then stops the server by PID and
-# removes the directory. Called by `make bench`; asserts nothing about time.
+# directory, records its idle memory, runs the verbs of each kind on a fresh
+# server, then a large list and a watch fan-out, prints the figures, and
+# stops each server by PID and removes the directory. Called by `make
+# bench`; asserts nothing about time.
 #
 # First, unless APILOAD_STATIC_IDLE=0, it measures idle memory the way a
 # cluster runs the server: a separate etcd (from the same bin dir), Node,RBAC
