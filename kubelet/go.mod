@@ -6,11 +6,11 @@ replace trireme.dev/api => ../api
 
 require (
 	github.com/go-logr/logr v1.4.3
+	github.com/google/go-cmp v0.7.0
 	github.com/opencontainers/cgroups v0.1.0
 	github.com/prometheus/client_golang v1.24.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
-	go.opentelemetry.io/otel/trace v1.44.0
 	golang.org/x/sys v0.47.0
 	google.golang.org/grpc v1.82.1
 	k8s.io/api v0.37.2
@@ -28,6 +28,7 @@ require (
 
 require (
 	github.com/go-logr/zapr v1.3.0 // indirect
+	go.opentelemetry.io/otel/trace v1.44.0 // indirect
 	go.uber.org/zap v1.27.1 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 )
@@ -113,7 +114,7 @@ require (
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260526163538-3dc84a4a5aaa // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260526163538-3dc84a4a5aaa // indirect
-	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af // indirect
+	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
