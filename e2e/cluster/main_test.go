@@ -289,8 +289,10 @@ func teardown() error {
 		problems = append(problems, "the CNI bridge trireme0 is left")
 	}
 	for _, node := range append([]string{nodeName}, workerNames()...) {
-		if _, err := os.Stat(filepath.Join("/sys/fs/cgroup/memory", cgroupRoot(node))); err == nil {
-			problems = append(problems, fmt.Sprintf("the cgroups of %s's pods are left", node))
+		for _, hierarchy := range []string{"memory", "unified"} {
+			if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", hierarchy, cgroupRoot(node))); err == nil {
+				problems = append(problems, fmt.Sprintf("the %s cgroups of %s's pods are left", hierarchy, node))
+			}
 		}
 	}
 	keep := []string{suite.config}

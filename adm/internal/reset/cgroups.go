@@ -32,9 +32,10 @@ func readKubeletConfig(file string) (*kubeletv1beta1.KubeletConfiguration, bool,
 }
 
 // RemovePodCgroups removes <cgroupRoot>/kubepods, where the kubelet put its
-// pods' cgroups, in every mounted hierarchy once the pods are gone, and the
-// cgroup root itself when it is the node's own and left empty. It reports
-// whether anything was there.
+// pods' cgroups, in every mounted hierarchy once the pods are gone (on
+// cgroup v1 with v2 beside it, the unified one too: runc makes cgroups
+// there as well), and the cgroup root itself when it is the node's own and
+// left empty. It reports whether anything was there.
 func RemovePodCgroups(cgroupRoot string) (bool, error) {
 	if cgroupRoot == "" {
 		cgroupRoot = "/"
@@ -43,10 +44,19 @@ func RemovePodCgroups(cgroupRoot string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("list cgroup mounts: %w", err)
 	}
+	roots := make([]string, 0, len(mounts)+1)
+	for _, m := range mounts {
+		roots = append(roots, m.Mountpoint)
+	}
+	if cgroups.IsCgroup2HybridMode() {
+		if root, err := cgroups.FindCgroupMountpoint("", ""); err == nil {
+			roots = append(roots, root)
+		}
+	}
 	found := false
 	var errs []error
-	for _, m := range mounts {
-		dir := filepath.Join(m.Mountpoint, cgroupRoot, "kubepods")
+	for _, root := range roots {
+		dir := filepath.Join(root, cgroupRoot, "kubepods")
 		if _, err := os.Stat(dir); err != nil {
 			continue
 		}
@@ -57,7 +67,7 @@ func RemovePodCgroups(cgroupRoot string) (bool, error) {
 		}
 		if path.Clean(cgroupRoot) != "/" {
 			// Only an empty root goes: it may hold someone else's cgroups.
-			_ = os.Remove(filepath.Join(m.Mountpoint, cgroupRoot))
+			_ = os.Remove(filepath.Join(root, cgroupRoot))
 		}
 	}
 	return found, errors.Join(errs...)
