@@ -126,6 +126,10 @@ func setUp(ctx context.Context) (func() error, error) {
 		return cleanup, err
 	}
 
+	// The kubelet keeps its pods' cgroups under a root of the suite's own,
+	// removed once the kubelet and containerd have stopped.
+	suite.nodeName = "trireme-e2e-kubelet-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 36)
+	closers = append(closers, func() error { return framework.RemoveCgroupTree(suite.nodeName) })
 	cd, err := framework.StartContainerd(ctx, framework.ContainerdOptions{})
 	if err != nil {
 		return cleanup, err
@@ -139,14 +143,13 @@ func setUp(ctx context.Context) (func() error, error) {
 	// authorizer and NodeRestriction apply) through a CSR the
 	// controller-manager approves and signs, and its serving certificate
 	// comes from a kubelet-serving CSR.
-	suite.nodeName = "trireme-e2e-kubelet-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 36)
 	bootstrapKubeconfig, err := setUpBootstrapToken(ctx, dir, restConfig.Host, srv.CACertPath())
 	if err != nil {
 		return cleanup, err
 	}
 	suite.kubeconfig = filepath.Join(dir, "kubelet.kubeconfig")
 	kubeletConfig := filepath.Join(dir, "kubelet-config.yaml")
-	if err := os.WriteFile(kubeletConfig, []byte(kubeletConfigYAML), 0o644); err != nil {
+	if err := os.WriteFile(kubeletConfig, []byte(kubeletConfigYAML+"cgroupRoot: /"+suite.nodeName+"\n"), 0o644); err != nil {
 		return cleanup, err
 	}
 	port, err := framework.FreePort()
