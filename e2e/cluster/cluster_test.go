@@ -368,7 +368,12 @@ func TestStaticPodRestart(t *testing.T) {
 		}
 		return err
 	})
-	must(t, "get", "--raw", "/readyz")
+	// The restarted server answers (the kubelet's status write above got
+	// through) before its post-start hooks finish; /readyz waits for them.
+	eventually(t, 60*time.Second, "apiserver ready", func() error {
+		_, err := kubectl("get", "--raw", "/readyz")
+		return err
+	})
 }
 
 // TestRuntimeRestart: stopping the kubelet and containerd and starting them
