@@ -77,7 +77,6 @@ func testPod(name string) *corev1.Pod {
 	}
 }
 
-// sync runs one sync of pod, as its worker would.
 // syncedWorker gives pod a worker, as the kubelet would, and syncs it
 // once: its sandbox and containers run.
 func (f *fixture) syncedWorker(t *testing.T, pod *corev1.Pod) *podWorker {
@@ -89,6 +88,7 @@ func (f *fixture) syncedWorker(t *testing.T, pod *corev1.Pod) *podWorker {
 	return w
 }
 
+// sync runs one sync of pod, as its worker would.
 func (f *fixture) sync(t *testing.T, w *podWorker, pod *corev1.Pod) time.Duration {
 	t.Helper()
 	requeue, _, err := f.k.syncPod(context.Background(), w, pod, false)

@@ -109,8 +109,9 @@ func (s *Source) Run(ctx context.Context) {
 		// Mirrors are checked when the manifests changed, and otherwise
 		// at most every mirrorCheckPeriod: with a short period and many
 		// pods on the node, checking every period was a tenth of an idle
-		// kubelet's CPU.
-		if s.client != nil && (changed || mirrored.IsZero() || time.Since(mirrored) >= max(s.period, mirrorCheckPeriod)) {
+		// kubelet's CPU. mirrored is zero (long past) until a check
+		// leaves every mirror in place.
+		if s.client != nil && (changed || time.Since(mirrored) >= max(s.period, mirrorCheckPeriod)) {
 			mirrored = time.Time{}
 			if s.syncMirrors(ctx) {
 				mirrored = time.Now()
