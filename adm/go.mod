@@ -29,6 +29,7 @@ require (
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 	sigs.k8s.io/yaml v1.6.0
 	trireme.dev/api v0.0.0-00010101000000-000000000000
+	trireme.dev/componentbase v0.0.0
 )
 
 require (
@@ -114,3 +115,5 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
+
+replace trireme.dev/componentbase => ../componentbase

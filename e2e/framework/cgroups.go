@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,9 +16,9 @@ const cgroupFS = "/sys/fs/cgroup"
 // RemoveCgroupTree removes the cgroup root (as "/trireme-e2e-kubelet-x")
 // and every cgroup below it, deepest first, in each hierarchy: one per
 // controller and the unified one beside them on cgroup v1, the single one
-// on v2. A suite calls it once its kubelet and runtime are stopped, for
-// the pod cgroups of pods still running then; a cgroup that still holds
-// processes is an error.
+// on v2, having the kernel reclaim the tree's memory first. A suite calls
+// it once its kubelet and runtime are stopped, for the pod cgroups of pods
+// still running then; a cgroup that still holds processes is an error.
 func RemoveCgroupTree(root string) error {
 	if filepath.Clean("/"+root) == "/" {
 		return fmt.Errorf("refusing to remove the cgroup root %q", root)
@@ -49,6 +50,7 @@ func RemoveCgroupTree(root string) error {
 			errs = append(errs, err)
 			continue
 		}
+		reclaimMemory(top)
 		// Deepest first: a cgroup goes only once its children have.
 		slices.Reverse(dirs)
 		for _, d := range dirs {
@@ -58,4 +60,18 @@ func RemoveCgroupTree(root string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// reclaimMemory has the kernel reclaim the page cache still charged to the
+// memory cgroup at dir and below it, if dir is one, as the kubelet does
+// before removing a pod's cgroup: otherwise the removed cgroups linger,
+// dying, and slow every later suite on the machine. Best effort: the
+// removal that follows reports what matters.
+func reclaimMemory(dir string) {
+	if err := os.WriteFile(filepath.Join(dir, "memory.force_empty"), []byte("0"), 0); err == nil {
+		return
+	}
+	if cur, err := os.ReadFile(filepath.Join(dir, "memory.current")); err == nil {
+		_ = os.WriteFile(filepath.Join(dir, "memory.reclaim"), bytes.TrimSpace(cur), 0)
+	}
 }

@@ -7,9 +7,10 @@ import (
 	"path"
 	"path/filepath"
 
-	"github.com/opencontainers/cgroups"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
+
+	"trireme.dev/componentbase/cgroupfs"
 )
 
 // readKubeletConfig reads the node's KubeletConfiguration for the places the
@@ -32,43 +33,36 @@ func readKubeletConfig(file string) (*kubeletv1beta1.KubeletConfiguration, bool,
 }
 
 // RemovePodCgroups removes <cgroupRoot>/kubepods, where the kubelet put its
-// pods' cgroups, in every mounted hierarchy once the pods are gone (on
-// cgroup v1 with v2 beside it, the unified one too: runc makes cgroups
-// there as well), and the cgroup root itself when it is the node's own and
-// left empty. It reports whether anything was there.
+// pods' cgroups, in every mounted hierarchy once the pods are gone, with
+// their memory reclaimed first (see package cgroupfs), and the cgroup root
+// itself when it is the node's own and left empty. It reports whether
+// anything was there.
 func RemovePodCgroups(cgroupRoot string) (bool, error) {
 	if cgroupRoot == "" {
 		cgroupRoot = "/"
 	}
-	mounts, err := cgroups.GetCgroupMounts(false)
+	h, err := cgroupfs.Mounted()
 	if err != nil {
-		return false, fmt.Errorf("list cgroup mounts: %w", err)
+		return false, err
 	}
-	roots := make([]string, 0, len(mounts)+1)
-	for _, m := range mounts {
-		roots = append(roots, m.Mountpoint)
-	}
-	if cgroups.IsCgroup2HybridMode() {
-		if root, err := cgroups.FindCgroupMountpoint("", ""); err == nil {
-			roots = append(roots, root)
-		}
-	}
+	kubepods := path.Join(cgroupRoot, "kubepods")
 	found := false
-	var errs []error
-	for _, root := range roots {
-		dir := filepath.Join(root, cgroupRoot, "kubepods")
-		if _, err := os.Stat(dir); err != nil {
-			continue
+	for _, root := range h.Roots {
+		if _, err := os.Stat(filepath.Join(root, kubepods)); err == nil {
+			found = true
 		}
-		found = true
-		if err := cgroups.RemovePath(dir); err != nil {
-			errs = append(errs, fmt.Errorf("remove cgroup %s: %w", dir, err))
-			continue
-		}
-		if path.Clean(cgroupRoot) != "/" {
+	}
+	if !found {
+		return false, nil
+	}
+	if err := h.Remove(kubepods); err != nil {
+		return true, err
+	}
+	if path.Clean(cgroupRoot) != "/" {
+		for _, root := range h.Roots {
 			// Only an empty root goes: it may hold someone else's cgroups.
 			_ = os.Remove(filepath.Join(root, cgroupRoot))
 		}
 	}
-	return found, errors.Join(errs...)
+	return true, nil
 }
