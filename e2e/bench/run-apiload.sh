@@ -18,7 +18,9 @@
 # AlwaysAllow, each on a fresh server, and prints both rates.
 #
 # Knobs (environment): APILOAD_IDENTITY (admin), APILOAD_CLIENTS (100), APILOAD_DURATION per verb (20s),
-# APILOAD_LIST_SIZE (10000), APILOAD_WATCHERS (1000), APILOAD_IDLE (20s),
+# APILOAD_LIST_OBJECTS (20000: objects of each kind the list verb walks,
+# created or deleted untimed before it, so kinds list as many whatever their
+# create rates), APILOAD_LIST_SIZE (10000), APILOAD_WATCHERS (1000), APILOAD_IDLE (20s),
 # APILOAD_KINDS (configmaps,configmaps-protobuf,customresources: ConfigMaps over
 # JSON and over protobuf, and a CRD of a ConfigMap's shape, JSON only, decoded into a
 # Go type and, as customresources-unstructured, by the dynamic client),
@@ -157,6 +159,7 @@ for kind in "${kinds[@]}"; do
 		--clients "${APILOAD_CLIENTS:-100}" \
 		--duration "${APILOAD_DURATION:-20s}" \
 		--kinds "$kind" \
+		--list-objects "${APILOAD_LIST_OBJECTS:-20000}" \
 		--verbs create,get,list,update,patch,watch
 	stop_server
 done

@@ -29,6 +29,10 @@ type Config struct {
 	Verbs     []string
 	Kinds     []string
 	ListLimit int64 // page size of the list verb
+	// ListObjects is how many objects of a kind the list verb runs over:
+	// created or deleted, untimed, before it starts, so every kind lists
+	// the same number whatever its create rate (0: as many as there are).
+	ListObjects int
 
 	ListSize int // pods to pre-create for the full-list measurement; 0 skips it
 	ListRuns int // timed full lists per mode
@@ -55,6 +59,7 @@ func DefaultConfig() Config {
 		Verbs:         slices.Clone(Verbs),
 		Kinds:         []string{"configmaps"},
 		ListLimit:     500,
+		ListObjects:   20000,
 		ListRuns:      3,
 		WatchEvents:   100,
 		WatchTimeout:  60 * time.Second,
@@ -74,6 +79,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.Var(listFlag{&c.Verbs}, "verbs", "comma-separated verbs: "+strings.Join(Verbs, ","))
 	fs.Var(listFlag{&c.Kinds}, "kinds", "comma-separated kinds: "+strings.Join(Kinds, ","))
 	fs.Int64Var(&c.ListLimit, "list-limit", c.ListLimit, "page size of the list verb")
+	fs.IntVar(&c.ListObjects, "list-objects", c.ListObjects, "objects of a kind the list verb runs over, created or deleted untimed before it (0: as many as the verbs before it left)")
 	fs.IntVar(&c.ListSize, "list-size", c.ListSize, "pods to pre-create before timing full lists of them (0: skip)")
 	fs.IntVar(&c.ListRuns, "list-runs", c.ListRuns, "timed full lists per mode")
 	fs.IntVar(&c.RBACObjects, "rbac-objects", c.RBACObjects, "Roles and RoleBindings to create in the run's namespace before measuring, so every request's authorization sees them (0: none)")
@@ -106,7 +112,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("unknown kind %q (known: %s)", k, strings.Join(Kinds, ",")))
 		}
 	}
-	if c.ListLimit < 0 || c.ListSize < 0 || c.Watchers < 0 || c.RBACObjects < 0 || c.DiscoveryCRDs < 0 {
+	if c.ListLimit < 0 || c.ListObjects < 0 || c.ListSize < 0 || c.Watchers < 0 || c.RBACObjects < 0 || c.DiscoveryCRDs < 0 {
 		errs = append(errs, errors.New("--list-limit, --list-size, --watchers, --rbac-objects and --discovery-crds must not be negative"))
 	}
 	if c.DiscoveryCRDs > 0 && c.DiscoveryRuns < 1 {

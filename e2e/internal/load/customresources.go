@@ -187,6 +187,10 @@ func (k dynamicKind) watch(ctx context.Context, opts metav1.ListOptions) (watch.
 	return k.api.Watch(ctx, opts)
 }
 
+func (k dynamicKind) delete(ctx context.Context, name string) error {
+	return k.api.Delete(ctx, name, metav1.DeleteOptions{})
+}
+
 func (k dynamicKind) deleteCollection(ctx context.Context, selector string) error {
 	return k.api.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: selector})
 }

@@ -34,6 +34,7 @@ type kindClient interface {
 	// patch sets annotation apiload/patch to n with a strategic merge patch.
 	patch(ctx context.Context, name string, n int) (metav1.Object, error)
 	watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+	delete(ctx context.Context, name string) error
 	deleteCollection(ctx context.Context, selector string) error
 }
 
@@ -51,6 +52,7 @@ type typedKind[T interface {
 		Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
 		Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (T, error)
 		Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+		Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
 		DeleteCollection(ctx context.Context, opts metav1.DeleteOptions, listOpts metav1.ListOptions) error
 	}
 	newObj  func(name string, labels map[string]string) T
@@ -97,6 +99,11 @@ func (k typedKind[T, E, L]) patch(ctx context.Context, name string, n int) (meta
 
 func (k typedKind[T, E, L]) watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	return k.api.Watch(ctx, opts)
+}
+
+func (k typedKind[T, E, L]) delete(ctx context.Context, name string) error {
+	zero := int64(0)
+	return k.api.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 }
 
 func (k typedKind[T, E, L]) deleteCollection(ctx context.Context, selector string) error {

@@ -29,7 +29,7 @@ func fakeRunner(t *testing.T, cfg Config) (*runner, *fake.Clientset) {
 
 func TestRunVerbCounts(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Clients, cfg.Count = 4, 40
+	cfg.Clients, cfg.Count, cfg.ListObjects = 4, 40, 0
 	r, cs := fakeRunner(t, cfg)
 	ctx := context.Background()
 	for _, verb := range []string{"create", "get", "list", "update", "patch"} {
@@ -53,6 +53,34 @@ func TestRunVerbCounts(t *testing.T) {
 	for _, cm := range list.Items {
 		if cm.Labels[runLabel] != r.run || cm.Labels[clientLabel] == "" {
 			t.Fatalf("ConfigMap %s lacks the run's labels: %v", cm.Name, cm.Labels)
+		}
+	}
+}
+
+// TestResize grows and shrinks a kind to the counts the list verb asks for,
+// across workers holding uneven shares.
+func TestResize(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.Count = 3, 10
+	r, cs := fakeRunner(t, cfg)
+	ctx := context.Background()
+	if _, err := r.runVerb(ctx, "create", "configmaps"); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{23, 23, 5, 0, 7} {
+		if err := r.resize(ctx, "configmaps", n); err != nil {
+			t.Fatalf("resize to %d: %v", n, err)
+		}
+		list, err := cs.CoreV1().ConfigMaps(r.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := 0
+		for _, w := range r.workers {
+			held += len(w.objs["configmaps"])
+		}
+		if len(list.Items) != n || held != n {
+			t.Fatalf("resize to %d: %d ConfigMaps exist, workers hold %d", n, len(list.Items), held)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -43,6 +44,11 @@ func (w *worker) nextName() string {
 func (r *runner) runVerb(ctx context.Context, verb, kind string) (Summary, error) {
 	if verb != "create" {
 		if err := r.seed(ctx, kind); err != nil {
+			return Summary{}, err
+		}
+	}
+	if verb == "list" && r.cfg.ListObjects > 0 {
+		if err := r.resize(ctx, kind, r.cfg.ListObjects); err != nil {
 			return Summary{}, err
 		}
 	}
@@ -207,6 +213,54 @@ func awaitEvent(ctx context.Context, wi watch.Interface, rv string) error {
 }
 
 // seed gives every client objects of kind to work on if it has none.
+// resize creates or deletes objects of kind, untimed, until the workers
+// hold n between them, each an even share. What a list
+// costs grows with the objects it walks, and the verbs before it leave as
+// many as the kind's create rate allowed: a slower kind would list fewer.
+func (r *runner) resize(ctx context.Context, kind string, n int) error {
+	total := 0
+	for _, w := range r.workers {
+		total += len(w.objs[kind])
+	}
+	if total == n {
+		return nil
+	}
+	start := time.Now()
+	g, ctx := errgroup.WithContext(ctx)
+	for i, w := range r.workers {
+		// Each worker ends with an even share of n; the remainder goes
+		// to the first workers.
+		want := n / len(r.workers)
+		if i < n%len(r.workers) {
+			want++
+		}
+		share := want - len(w.objs[kind])
+		g.Go(func() error {
+			kc := w.kinds[kind]
+			for ; share > 0; share-- {
+				obj, err := kc.create(ctx, w.nextName(), w.labels(r.run))
+				if err != nil {
+					return fmt.Errorf("create %s: %w", kind, err)
+				}
+				w.objs[kind] = append(w.objs[kind], obj)
+			}
+			for ; share < 0; share++ {
+				last := len(w.objs[kind]) - 1
+				if err := kc.delete(ctx, w.objs[kind][last].GetName()); err != nil {
+					return fmt.Errorf("delete %s: %w", kind, err)
+				}
+				w.objs[kind] = w.objs[kind][:last]
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("resize %s to %d objects: %w", kind, n, err)
+	}
+	fmt.Fprintf(r.out, "  %s: %d objects for the list verb (from %d, untimed, %s)\n", kind, n, total, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
 func (r *runner) seed(ctx context.Context, kind string) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(r.workers))
