@@ -212,11 +212,10 @@ func awaitEvent(ctx context.Context, wi watch.Interface, rv string) error {
 	}
 }
 
-// seed gives every client objects of kind to work on if it has none.
 // resize creates or deletes objects of kind, untimed, until the workers
-// hold n between them, each an even share. What a list
-// costs grows with the objects it walks, and the verbs before it leave as
-// many as the kind's create rate allowed: a slower kind would list fewer.
+// hold n between them, each an even share. What a list costs grows with
+// the objects it walks, and the verbs before it leave as many as the
+// kind's create rate allowed: a slower kind would list fewer.
 func (r *runner) resize(ctx context.Context, kind string, n int) error {
 	total := 0
 	for _, w := range r.workers {
@@ -261,6 +260,7 @@ func (r *runner) resize(ctx context.Context, kind string, n int) error {
 	return nil
 }
 
+// seed gives every client objects of kind to work on if it has none.
 func (r *runner) seed(ctx context.Context, kind string) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(r.workers))
