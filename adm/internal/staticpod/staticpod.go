@@ -26,6 +26,7 @@ import (
 
 	"trireme.dev/adm/internal/options"
 	"trireme.dev/adm/internal/pki"
+	"trireme.dev/adm/internal/vip"
 )
 
 // Component names: pod names and manifest file names (<name>.yaml).
@@ -303,6 +304,8 @@ func VIPManagerPod(cfg *options.Config) (*corev1.Pod, error) {
 		// hosts whose runtime drops it from the bounding set.
 		SecurityContext: &corev1.SecurityContext{Privileged: &privileged},
 		Resources:       corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}},
+		// Fails only while this node leads and cannot renew the lease.
+		LivenessProbe: httpProbe("127.0.0.1", vip.DefaultPort, "/healthz", corev1.URISchemeHTTP),
 	}
 	return pod(VIPManager, c, []mount{{"kubeconfig", kc, corev1.HostPathFileOrCreate, true}}), nil
 }

@@ -21,6 +21,7 @@ func NewCommand() *cobra.Command {
 	var (
 		cfg             Config
 		vip, nodeIP, kc string
+		bindAddress     string
 		verbosity       int
 	)
 	cmd := &cobra.Command{
@@ -63,7 +64,14 @@ func NewCommand() *cobra.Command {
 				return err
 			}
 			log.Info("Starting", "vip", cfg.VIP, "interface", cfg.Interface, "identity", cfg.Identity, "apiserver", rc.Host)
-			return New(cfg, c, Linux{}, log).Run(cmd.Context())
+			m := New(cfg, c, Linux{}, log)
+			if bindAddress != "" {
+				// Holding the address matters more than reporting on it.
+				if err := m.Serve(cmd.Context(), bindAddress); err != nil {
+					log.Error(err, "Continuing without /healthz and /metrics")
+				}
+			}
+			return m.Run(cmd.Context())
 		},
 	}
 	fs := cmd.Flags()
@@ -77,6 +85,7 @@ func NewCommand() *cobra.Command {
 	fs.DurationVar(&cfg.RenewDeadline, "renew-deadline", 3*time.Second, "How long the holder retries renewing before it lets go.")
 	fs.DurationVar(&cfg.RetryPeriod, "retry-period", time.Second, "How often the managers try to take or renew the lease.")
 	fs.IntVar(&cfg.Announcements, "announcements", 3, "How many gratuitous ARPs, a second apart, a new holder sends (then one every 30s).")
+	fs.StringVar(&bindAddress, "bind-address", DefaultBindAddress, "Where to serve /healthz and /metrics over plain HTTP; empty: nowhere.")
 	fs.IntVarP(&verbosity, "v", "v", 0, "Log verbosity.")
 	_ = cmd.MarkFlagRequired("vip")
 	_ = cmd.MarkFlagRequired("id")

@@ -54,6 +54,7 @@ type Manager struct {
 	client kubernetes.Interface
 	net    Network
 	log    logr.Logger
+	status *status
 }
 
 // New returns a manager; c must reach this node's own apiserver.
@@ -61,7 +62,7 @@ func New(cfg Config, c kubernetes.Interface, n Network, log logr.Logger) *Manage
 	if cfg.LeaseName == "" {
 		cfg.LeaseName = DefaultLeaseName
 	}
-	return &Manager{cfg: cfg, client: c, net: n, log: log}
+	return &Manager{cfg: cfg, client: c, net: n, log: log, status: newStatus()}
 }
 
 // Run takes part in the election until ctx ends, holding the address while
@@ -84,6 +85,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			RetryPeriod:     m.cfg.RetryPeriod,
 			ReleaseOnCancel: true,
 			Name:            m.cfg.LeaseName,
+			WatchDog:        m.status.watchdog,
 			Callbacks: leaderelection.LeaderCallbacks{
 				OnStartedLeading: m.lead,
 				OnStoppedLeading: m.release,
@@ -105,12 +107,17 @@ func (m *Manager) Run(ctx context.Context) error {
 // so that neighbours that missed the first announcements learn it too.
 func (m *Manager) lead(ctx context.Context) {
 	if err := m.net.Add(m.cfg.Interface, m.cfg.VIP); err != nil {
+		m.status.failures.WithLabelValues("add").Inc()
 		m.log.Error(err, "Could not add the virtual IP", "vip", m.cfg.VIP, "interface", m.cfg.Interface)
 		return
 	}
+	m.status.held.Store(true)
+	m.status.holding.Set(1)
+	m.status.transitions.WithLabelValues("acquired").Inc()
 	m.log.Info("Holding the virtual IP", "vip", m.cfg.VIP, "interface", m.cfg.Interface)
 	for i := 0; ; i++ {
 		if err := m.net.Announce(m.cfg.Interface, m.cfg.VIP); err != nil {
+			m.status.failures.WithLabelValues("announce").Inc()
 			m.log.Error(err, "Could not announce the virtual IP", "vip", m.cfg.VIP)
 		}
 		wait := time.Second
@@ -127,8 +134,14 @@ func (m *Manager) lead(ctx context.Context) {
 
 func (m *Manager) release() {
 	if err := m.net.Delete(m.cfg.Interface, m.cfg.VIP); err != nil {
+		m.status.failures.WithLabelValues("delete").Inc()
 		m.log.Error(err, "Could not remove the virtual IP", "vip", m.cfg.VIP, "interface", m.cfg.Interface)
 		return
+	}
+	if m.status.held.Swap(false) {
+		// OnStoppedLeading runs whenever an election ends, held or not.
+		m.status.holding.Set(0)
+		m.status.transitions.WithLabelValues("released").Inc()
 	}
 	m.log.Info("Released the virtual IP", "vip", m.cfg.VIP, "interface", m.cfg.Interface)
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -117,4 +120,37 @@ func TestGratuitousARP(t *testing.T) {
 	if _, err := GratuitousARP(mac, net.ParseIP("::1")); err == nil {
 		t.Error("IPv6 accepted")
 	}
+}
+
+// TestHealthAndMetrics: the metrics follow the address on and off the node,
+// and /healthz answers ok while the holder renews.
+func TestHealthAndMetrics(t *testing.T) {
+	c := fake.NewClientset()
+	n := &fakeNetwork{addrs: map[string]bool{}}
+	m := New(Config{VIP: net.ParseIP("10.0.0.100").To4(), Interface: "eth0", Identity: "a", LeaseDuration: 2 * time.Second,
+		RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 200 * time.Millisecond, Announcements: 1}, c, n, logr.Discard())
+	get := func(path string) (int, string) {
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec.Code, rec.Body.String()
+	}
+	metric := func(line string) func() bool {
+		return func() bool { _, body := get("/metrics"); return strings.Contains(body, line+"\n") }
+	}
+	if code, body := get("/healthz"); code != http.StatusOK || body != "ok" {
+		t.Errorf("/healthz before the election: %d %q", code, body)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = m.Run(ctx); close(done) }()
+	waitFor(t, "the address", func() bool { return n.has("eth0/10.0.0.100") })
+	waitFor(t, "trireme_vip_holding 1", metric("trireme_vip_holding 1"))
+	waitFor(t, "one acquisition", metric(`trireme_vip_transitions_total{event="acquired"} 1`))
+	if code, body := get("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz while holding: %d %q", code, body)
+	}
+	stop()
+	<-done
+	waitFor(t, "trireme_vip_holding 0", metric("trireme_vip_holding 0"))
+	waitFor(t, "one release", metric(`trireme_vip_transitions_total{event="released"} 1`))
 }

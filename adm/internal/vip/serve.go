@@ -1,0 +1,101 @@
+package vip
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/client-go/tools/leaderelection"
+)
+
+// DefaultPort is the port of DefaultBindAddress.
+const DefaultPort = 10262
+
+// DefaultBindAddress is where the manager serves /healthz and /metrics:
+// loopback only, as upstream's kube-proxy serves its metrics, since both
+// answer without authentication.
+var DefaultBindAddress = net.JoinHostPort("127.0.0.1", strconv.Itoa(DefaultPort))
+
+// watchdogTimeout is how long past a missed renewal /healthz still says ok:
+// a holder that cannot renew gives the address up by itself within the
+// renew deadline, so failing later would only restart a manager that
+// already let go.
+const watchdogTimeout = 20 * time.Second
+
+// status is what the manager exports: Prometheus metrics and the leader
+// election's health.
+type status struct {
+	registry    *prometheus.Registry
+	held        atomic.Bool // the address is on this node
+	holding     prometheus.Gauge
+	transitions *prometheus.CounterVec
+	failures    *prometheus.CounterVec
+	watchdog    *leaderelection.HealthzAdaptor
+}
+
+func newStatus() *status {
+	s := &status{
+		registry: prometheus.NewRegistry(),
+		holding: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "trireme", Subsystem: "vip", Name: "holding",
+			Help: "1 while this node holds the virtual IP, else 0.",
+		}),
+		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "trireme", Subsystem: "vip", Name: "transitions_total",
+			Help: "Times this node took (acquired) or gave up (released) the virtual IP.",
+		}, []string{"event"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "trireme", Subsystem: "vip", Name: "failures_total",
+			Help: "Failed operations on the virtual IP, by operation (add, delete, announce).",
+		}, []string{"operation"}),
+		watchdog: leaderelection.NewLeaderHealthzAdaptor(watchdogTimeout),
+	}
+	s.registry.MustRegister(s.holding, s.transitions, s.failures,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return s
+}
+
+// Handler serves /healthz (ok unless this node leads and has failed to
+// renew the lease for longer than it may) and /metrics.
+func (m *Manager) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if err := m.status.watchdog.Check(r); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux.Handle("/metrics", promhttp.HandlerFor(m.status.registry, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// Serve serves Handler on addr until ctx ends. It listens before it
+// returns, so an address in use is reported at once.
+func (m *Manager) Serve(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("serve /healthz and /metrics: %w", err)
+	}
+	srv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.log.Error(err, "Serving /healthz and /metrics stopped", "address", addr)
+		}
+	}()
+	return nil
+}
