@@ -1,6 +1,7 @@
 package kubelet_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -16,6 +17,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	cri "k8s.io/cri-api/pkg/apis"
 	"k8s.io/utils/ptr"
 )
@@ -84,6 +87,7 @@ func benchPodStartup(b *testing.B, n, rate int) {
 	cpuStart, cdCPUStart, wallStart := cpuSeconds(kubeletPID), cpuSeconds(containerdPID), time.Now()
 	loadStart := loadAverage()
 	steps0 := startSteps(b)
+	requests0 := apiRequests(ctx, b)
 
 	w, err := suite.client.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -169,6 +173,7 @@ func benchPodStartup(b *testing.B, n, rate int) {
 	}
 	wallBurst := time.Since(wallStart)
 	steps := startSteps(b)
+	requests := apiRequests(ctx, b)
 	burstCPU := cpuSeconds(kubeletPID) - cpuStart
 	burstCDCPU := cpuSeconds(containerdPID) - cdCPUStart
 	loadBurst := loadAverage()
@@ -238,6 +243,15 @@ func benchPodStartup(b *testing.B, n, rate int) {
 		}
 	}
 	fmt.Println()
+	// What the burst asked of the apiserver, per pod: the bench's creates
+	// and watch, and the kubelet's status writes, events and reads.
+	fmt.Printf("  apiserver requests per pod:")
+	for _, key := range slices.Sorted(maps.Keys(requests)) {
+		if d := requests[key] - requests0[key]; d > 0 {
+			fmt.Printf(" %s %.2f", key, d/float64(n))
+		}
+	}
+	fmt.Println()
 	fmt.Printf("  kubelet RSS %.0f MiB before, %.0f MiB with %d pods; CPU while starting them %.2fs (%.1f ms/pod, %.1f%% of one core over %.1fs), containerd %.2fs; steady with %d pods %.2f%% of one core over %s (containerd %.2f%%)\n",
 		startRSS, busyRSS, n, burstCPU, burstCPU/float64(n)*1000, burstCPU/wallBurst.Seconds()*100, wallBurst.Seconds(), burstCDCPU, n, steadyCPU, steady, steadyCDCPU)
 }
@@ -272,6 +286,33 @@ func startSteps(b *testing.B) map[string][2]float64 {
 			e[1] = v
 		}
 		out[name] = e
+	}
+	return out
+}
+
+// apiRequests reads the apiserver's apiserver_request_total counters,
+// keyed "verb resource[/subresource]".
+func apiRequests(ctx context.Context, b *testing.B) map[string]float64 {
+	body, err := suite.client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		b.Fatalf("apiserver metrics: %v", err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		b.Fatalf("apiserver metrics: %v", err)
+	}
+	out := map[string]float64{}
+	for _, m := range families["apiserver_request_total"].GetMetric() {
+		l := map[string]string{}
+		for _, p := range m.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		key := l["verb"] + " " + l["resource"]
+		if l["subresource"] != "" {
+			key += "/" + l["subresource"]
+		}
+		out[key] += m.GetCounter().GetValue()
 	}
 	return out
 }

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
+	"golang.org/x/sync/singleflight"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/cache"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/admission"
 	genericinitializer "k8s.io/apiserver/pkg/admission/initializer"
@@ -22,11 +25,23 @@ import (
 // annotation records on a pod which defaults the plugin set.
 const annotation = "kubernetes.io/limit-ranger"
 
+// liveTTL is how long a live lookup of a namespace's LimitRanges stands
+// in for the informer's empty answer. Most namespaces have none, and
+// without it every pod created in one would list them twice (admit and
+// validate) from storage. A LimitRange the informer has seen is used at
+// once; the lookup only covers the informer's lag behind a new one.
+const liveTTL = 30 * time.Second
+
 // Plugin applies LimitRanges.
 type Plugin struct {
 	*admission.Handler
 	client kubernetes.Interface
 	lister corelisters.LimitRangeLister
+	// live holds, per namespace, what a live lookup found when the
+	// informer had nothing; lookups shares one lookup between the
+	// requests that miss it together.
+	live    *cache.LRUExpireCache
+	lookups singleflight.Group
 }
 
 var (
@@ -37,7 +52,10 @@ var (
 )
 
 func newPlugin() *Plugin {
-	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update)}
+	return &Plugin{
+		Handler: admission.NewHandler(admission.Create, admission.Update),
+		live:    cache.NewLRUExpireCache(4096),
+	}
 }
 
 // SetExternalKubeClientSet implements WantsExternalKubeClientSet.
@@ -85,15 +103,31 @@ func (p *Plugin) ranges(ctx context.Context, a admission.Attributes) ([]*corev1.
 	if len(items) > 0 {
 		return items, nil
 	}
-	// A LimitRange created a moment ago may not be in the cache yet.
-	live, err := p.client.CoreV1().LimitRanges(a.GetNamespace()).List(ctx, metav1.ListOptions{})
+	// A LimitRange created a moment ago may not be in the informer yet.
+	ns := a.GetNamespace()
+	if found, ok := p.live.Get(ns); ok {
+		return found.([]*corev1.LimitRange), nil
+	}
+	found, err, _ := p.lookups.Do(ns, func() (any, error) {
+		// Not the request's context: the lookup is shared, and one
+		// caller giving up must not fail the others.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		list, err := p.client.CoreV1().LimitRanges(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		found := make([]*corev1.LimitRange, 0, len(list.Items))
+		for i := range list.Items {
+			found = append(found, &list.Items[i])
+		}
+		p.live.Add(ns, found, liveTTL)
+		return found, nil
+	})
 	if err != nil {
-		return nil, nil
+		return nil, admission.NewForbidden(a, fmt.Errorf("list limit ranges of namespace %s: %w", ns, err))
 	}
-	for i := range live.Items {
-		items = append(items, &live.Items[i])
-	}
-	return items, nil
+	return found.([]*corev1.LimitRange), nil
 }
 
 // Admit implements admission.MutationInterface: fills default requests and

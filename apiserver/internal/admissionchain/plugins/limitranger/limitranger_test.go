@@ -2,6 +2,7 @@ package limitranger
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
+	k8stesting "k8s.io/client-go/testing"
 
 	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
 )
@@ -140,6 +142,76 @@ func TestLimitRangerClaims(t *testing.T) {
 			err := p.Validate(context.Background(), a, nil)
 			if (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Fatalf("got %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestLiveLookup covers a namespace the informer has no LimitRange for:
+// one live list stands for every request in the next liveTTL (most
+// namespaces have none), what it finds is applied, and a failed list
+// refuses the pod instead of skipping the limits.
+func TestLiveLookup(t *testing.T) {
+	pod := func() *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}}}
+	}
+	notYetSeen := &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "new", Namespace: "ns"}, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{
+		{Type: corev1.LimitTypeContainer, DefaultRequest: rl("cpu", "100m")}}}}
+	tests := []struct {
+		name        string
+		list        func() (*corev1.LimitRangeList, error)
+		wantRequest string
+		wantErr     string
+	}{
+		{name: "none", list: func() (*corev1.LimitRangeList, error) { return &corev1.LimitRangeList{}, nil }},
+		{name: "one the informer has not seen", list: func() (*corev1.LimitRangeList, error) {
+			return &corev1.LimitRangeList{Items: []corev1.LimitRange{*notYetSeen}}, nil
+		}, wantRequest: "100m"},
+		{name: "list fails", list: func() (*corev1.LimitRangeList, error) { return nil, errors.New("etcd unavailable") },
+			wantErr: "list limit ranges of namespace ns: etcd unavailable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPlugin()
+			client := admissiontest.Init(t, p)
+			lists := 0
+			client.PrependReactor("list", "limitranges", func(action k8stesting.Action) (bool, runtime.Object, error) {
+				if action.GetNamespace() != "ns" {
+					return false, nil, nil // the informer's
+				}
+				lists++
+				l, err := tt.list()
+				if err != nil {
+					return true, nil, err
+				}
+				return true, l, nil
+			})
+			for range 3 {
+				pod := pod()
+				a := podAttrs(pod)
+				err := p.Admit(context.Background(), a, nil)
+				if err == nil {
+					err = p.Validate(context.Background(), a, nil)
+				}
+				if tt.wantErr != "" {
+					if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+						t.Fatalf("got %v, want %q", err, tt.wantErr)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := pod.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]; tt.wantRequest != "" && got.String() != tt.wantRequest {
+					t.Errorf("cpu request %s, want %s", got.String(), tt.wantRequest)
+				}
+			}
+			want := 1
+			if tt.wantErr != "" {
+				want = 3 // a failure is not remembered
+			}
+			if lists != want {
+				t.Errorf("%d live lists for 3 pods, want %d", lists, want)
 			}
 		})
 	}
