@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	cri "k8s.io/cri-api/pkg/apis"
 	"k8s.io/utils/ptr"
 )
