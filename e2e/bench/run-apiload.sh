@@ -26,6 +26,13 @@
 # Go type and, as customresources-unstructured, by the dynamic client),
 # APILOAD_DISCOVERY_CRDS (200: CRDs installed before timing full discovery),
 # APILOAD_RBAC_OBJECTS (1000), APILOAD_RBAC_DURATION (20s).
+#
+# APILOAD_OURS=0 skips the verbs on trireme-apiserver.
+# APILOAD_UPSTREAM=path/to/kube-apiserver (hack/build-upstream.sh
+# kube-apiserver builds it) also runs each kind's verbs on upstream's server,
+# fresh with its own etcd per kind, as the same kind of identity, so the
+# figures (and the custom resource to ConfigMap ratios) sit beside ours;
+# ours then runs on an etcd process of its own as well.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -60,13 +67,34 @@ stop_server() {
 
 etcd_pid=""
 
+# start_etcd runs a fresh etcd from the bin dir in $work/etcd; sets etcd_pid
+# and etcd_url.
+start_etcd() {
+	local eport pport
+	rm -rf "$work/etcd"
+	eport=$(free_port)
+	pport=$(free_port)
+	"$(dirname "$server")/etcd" --data-dir "$work/etcd" --listen-client-urls "http://127.0.0.1:$eport" \
+		--advertise-client-urls "http://127.0.0.1:$eport" --listen-peer-urls "http://127.0.0.1:$pport" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$pport" --initial-cluster "default=http://127.0.0.1:$pport" \
+		>"$work/etcd.log" 2>&1 &
+	etcd_pid=$!
+	etcd_url=http://127.0.0.1:$eport
+}
+
+# stop_etcd ends the etcd start_etcd started, by its PID.
+stop_etcd() {
+	[[ -n $etcd_pid ]] || return 0
+	kill -TERM "$etcd_pid" 2>/dev/null || true
+	wait "$etcd_pid" 2>/dev/null || true
+	etcd_pid=""
+	rm -rf "$work/etcd"
+}
+
 cleanup() {
 	status=$?
 	stop_server
-	if [[ -n $etcd_pid ]]; then
-		kill -TERM "$etcd_pid" 2>/dev/null || true
-		wait "$etcd_pid" 2>/dev/null || true
-	fi
+	stop_etcd
 	if [[ $status -ne 0 && -f $work/apiserver.log ]]; then
 		echo "run-apiload: last lines of the server's log:" >&2
 		tail -n 40 "$work/apiserver.log" >&2
@@ -119,24 +147,14 @@ start_server() {
 
 static_idle=${APILOAD_STATIC_IDLE:-150s}
 if [[ $static_idle != 0 ]]; then
-	etcd_bin=$(dirname "$server")/etcd
-	eport=$(free_port)
-	pport=$(free_port)
-	"$etcd_bin" --data-dir "$work/etcd" --listen-client-urls "http://127.0.0.1:$eport" \
-		--advertise-client-urls "http://127.0.0.1:$eport" --listen-peer-urls "http://127.0.0.1:$pport" \
-		--initial-advertise-peer-urls "http://127.0.0.1:$pport" --initial-cluster "default=http://127.0.0.1:$pport" \
-		>"$work/etcd.log" 2>&1 &
-	etcd_pid=$!
+	start_etcd
 	echo "run-apiload: idle memory with an external etcd (pid $etcd_pid), as the static pod runs"
-	start_server --etcd-servers "http://127.0.0.1:$eport" --authorization-mode Node,RBAC \
+	start_server --etcd-servers "$etcd_url" --authorization-mode Node,RBAC \
 		--enable-admission-plugins NodeRestriction --enable-bootstrap-token-auth=true
 	"$work/apiload" --kubeconfig "$kubeconfig" --server-pid "$pid" --wait-ready 120s \
 		--idle "$static_idle" --verbs "" --kinds configmaps
 	stop_server
-	kill -TERM "$etcd_pid" 2>/dev/null || true
-	wait "$etcd_pid" 2>/dev/null || true
-	etcd_pid=""
-	rm -rf "$work/etcd"
+	stop_etcd
 	echo
 fi
 
@@ -149,8 +167,8 @@ fi
 # work, and measured 20-30 % slower on every verb than one left 15 s.
 IFS=, read -ra kinds <<<"${APILOAD_KINDS:-configmaps,configmaps-protobuf,customresources,customresources-unstructured}"
 idle=${APILOAD_IDLE:-20s}
-for kind in "${kinds[@]}"; do
-	start_server
+# run_verbs times every verb of kind $1 on the server started last.
+run_verbs() {
 	"$work/apiload" \
 		--kubeconfig "$kubeconfig" \
 		--server-pid "$pid" \
@@ -158,11 +176,35 @@ for kind in "${kinds[@]}"; do
 		--idle "$idle" \
 		--clients "${APILOAD_CLIENTS:-100}" \
 		--duration "${APILOAD_DURATION:-20s}" \
-		--kinds "$kind" \
+		--kinds "$1" \
 		--list-objects "${APILOAD_LIST_OBJECTS:-20000}" \
 		--verbs create,get,list,update,patch,watch
+}
+for kind in "${kinds[@]}"; do
+	[[ ${APILOAD_OURS:-1} != 0 ]] || break
+	if [[ -n ${APILOAD_UPSTREAM:-} ]]; then
+		# Beside upstream, which cannot embed etcd, ours runs on its own
+		# etcd process too, so both pay the same for storage.
+		start_etcd
+		start_server --etcd-servers "$etcd_url"
+	else
+		start_server
+	fi
+	run_verbs "$kind"
 	stop_server
+	stop_etcd
 done
+
+if [[ -n ${APILOAD_UPSTREAM:-} ]]; then
+	# shellcheck source=e2e/bench/upstream-apiserver.sh
+	source "$here/upstream-apiserver.sh"
+	for kind in "${kinds[@]}"; do
+		start_upstream "$APILOAD_UPSTREAM"
+		run_verbs "$kind"
+		stop_server
+		stop_etcd
+	done
+fi
 
 start_server
 "$work/apiload" \

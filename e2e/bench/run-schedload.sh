@@ -12,7 +12,7 @@
 # churn), SCHEDLOAD_BACKLOG (non-empty: create every pod before starting
 # the scheduler, so the figure is the scheduler's own rate rather than
 # bounded by pod creation), SCHEDLOAD_SCHEDULER (the trireme-scheduler
-# binary; any kube-scheduler works: hack/build-kube-scheduler.sh builds
+# binary; any kube-scheduler works: hack/build-upstream.sh kube-scheduler builds
 # upstream's) and SCHEDLOAD_SCHEDULER_ARGS (its
 # arguments; {kubeconfig} and {config} are replaced; the config lifts the
 # client rate limits and turns leader election off).
