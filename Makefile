@@ -112,3 +112,8 @@ clean:
 FORCE:
 
 include images/images.mk
+
+# triremeadm's default version is the one it installs: `make images` alone
+# would otherwise leave one built at an older commit asking for images that
+# are no longer there.
+images: $(BIN)/triremeadm

@@ -14,7 +14,7 @@ import (
 func TestInitStopsAtMissingComponents(t *testing.T) {
 	root := t.TempDir()
 	out, err := exec.Command(triremeadm, "init", "--root-dir", root, "--node-name", "adm-full", "--apiserver-advertise-address", "127.0.0.1",
-		"--skip-phases", "preflight,container-runtime").CombinedOutput()
+		"--skip-phases", "preflight,container-runtime,images").CombinedOutput()
 	if err == nil {
 		t.Fatalf("init succeeded without a kubelet:\n%s", out)
 	}
@@ -53,7 +53,7 @@ func TestCommandErrors(t *testing.T) {
 		t.Errorf("images list: %v\n%s", err, out)
 	}
 	out, _ = exec.Command(triremeadm, "init", "--help").CombinedOutput()
-	for _, p := range []string{"preflight", "certs", "kubeconfig", "container-runtime", "etcd", "control-plane", "kubelet-start", "wait-control-plane", "upload-config", "upload-certs", "mark-control-plane", "bootstrap-token", "addon"} {
+	for _, p := range []string{"preflight", "certs", "kubeconfig", "container-runtime", "images", "etcd", "control-plane", "kubelet-start", "wait-control-plane", "upload-config", "upload-certs", "mark-control-plane", "bootstrap-token", "addon"} {
 		if !strings.Contains(string(out), "  "+p+" ") {
 			t.Errorf("init --help does not list phase %s", p)
 		}

@@ -26,6 +26,7 @@ import (
 	"trireme.dev/adm/internal/containerd"
 	"trireme.dev/adm/internal/copycerts"
 	"trireme.dev/adm/internal/discovery"
+	"trireme.dev/adm/internal/images"
 	"trireme.dev/adm/internal/kubeconfig"
 	"trireme.dev/adm/internal/kubelet"
 	"trireme.dev/adm/internal/options"
@@ -130,6 +131,7 @@ func initPhases(d *initData) []workflow.Phase {
 		{Name: "certs", Short: "Write the cluster's certificates and keys", Run: d.certs},
 		{Name: "kubeconfig", Short: "Write the kubeconfig files", Run: d.kubeconfigs},
 		{Name: "container-runtime", Short: "Configure and start containerd", Run: d.containerRuntime},
+		{Name: "images", Short: imagesPhaseShort, Run: d.images},
 		{Name: "etcd", Short: "Write the etcd static pod manifest", Run: d.etcd},
 		{Name: "control-plane", Short: "Write the control plane's static pod manifests", Run: d.controlPlane},
 		{Name: "kubelet-start", Short: "Write the kubelet's configuration and start it", Run: d.kubeletStart},
@@ -241,6 +243,42 @@ func (d *initData) containerRuntime(ctx context.Context, s *workflow.Status) err
 		return err
 	}
 	return startContainerd(ctx, cfg, s)
+}
+
+// imagesPhaseShort describes the images phase of init and join.
+const imagesPhaseShort = "Check that containerd holds the images this node's pods start from, pulling those it lacks"
+
+func (d *initData) images(ctx context.Context, s *workflow.Status) error {
+	cfg, err := d.config()
+	if err != nil {
+		return err
+	}
+	return ensureImages(ctx, cfg, true, s)
+}
+
+// ensureImages checks that containerd holds the images of what triremeadm
+// starts on this node, pulling those it lacks: every pod's sandbox (pause)
+// and, on a control-plane node, its static pods. The addons' images (proxy,
+// CoreDNS) are the kubelet's to pull, with their errors on the pods.
+func ensureImages(ctx context.Context, cfg *options.Config, controlPlane bool, s *workflow.Status) error {
+	refs := []string{cfg.Image("pause")}
+	if controlPlane {
+		components := slices.Clone(staticpod.ControlPlane)
+		if cfg.Cluster.Etcd.External == nil {
+			components = append(components, staticpod.Etcd)
+		}
+		if cfg.Cluster.VirtualIP != nil {
+			components = append(components, staticpod.VIPManager)
+		}
+		for _, c := range components {
+			refs = append(refs, cfg.Image(staticpod.Images[c].Image))
+		}
+	}
+	if err := images.Ensure(ctx, cfg.Paths.ContainerdSocket(), refs, s.Progress); err != nil {
+		return err
+	}
+	s.Printf("containerd holds %s", strings.Join(refs, ", "))
+	return nil
 }
 
 func startContainerd(ctx context.Context, cfg *options.Config, s *workflow.Status) error {

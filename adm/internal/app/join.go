@@ -82,6 +82,7 @@ func newJoinCommand(g *global, out io.Writer) *cobra.Command {
 				{Name: "preflight", Short: "Check that this machine can join", Run: d.preflight},
 				{Name: "discovery", Short: "Find and trust the cluster through kube-public/cluster-info", Run: d.discover},
 				{Name: "container-runtime", Short: "Configure and start containerd", Run: d.containerRuntime},
+				{Name: "images", Short: imagesPhaseShort, Run: d.images},
 				{Name: "kubelet-start", Short: "Write the kubelet's configuration and bootstrap kubeconfig and start it", Run: d.kubeletStart},
 				{Name: "kubelet-tls-bootstrap", Short: "Wait for the kubelet's client certificate and its Node", Run: d.waitBootstrap},
 			}
@@ -201,6 +202,10 @@ func clientFromConfig(cfg *clientcmdapi.Config) (kubernetes.Interface, error) {
 
 func (d *joinData) containerRuntime(ctx context.Context, s *workflow.Status) error {
 	return startContainerd(ctx, d.cfg, s)
+}
+
+func (d *joinData) images(ctx context.Context, s *workflow.Status) error {
+	return ensureImages(ctx, d.cfg, d.controlPlane, s)
 }
 
 func (d *joinData) kubeletStart(_ context.Context, s *workflow.Status) error {

@@ -34,6 +34,7 @@ func (d *joinData) controlPlanePhases() []workflow.Phase {
 		{Name: "discovery", Short: "Find and trust the cluster through kube-public/cluster-info", Run: d.discover},
 		{Name: "control-plane-prepare", Short: "Download the shared certificates and write this node's certificates and kubeconfigs", Run: d.prepareControlPlane},
 		{Name: "container-runtime", Short: "Configure and start containerd", Run: d.containerRuntime},
+		{Name: "images", Short: imagesPhaseShort, Run: d.images},
 		{Name: "kubelet-start", Short: "Write the kubelet's configuration and start it", Run: d.kubeletStart},
 		{Name: "etcd", Short: "Add this node's etcd member (a learner, then promoted) and write its static pod", Run: d.joinEtcd},
 		{Name: "control-plane", Short: "Write the control plane's static pod manifests", Run: d.writeControlPlane},

@@ -128,6 +128,37 @@ func TestContainerRuntimePhase(t *testing.T) {
 		t.Errorf("k8s.io images: %v\n%s", err, ls)
 	}
 
+	// The images phase refuses a node whose images are neither there nor
+	// pullable (this machine reaches no registry), naming each, and passes
+	// once they are imported.
+	phase := []string{"init", "phase", "images", "--root-dir", root, "--node-name", "adm-rt",
+		"--apiserver-advertise-address", "127.0.0.1", "--kubernetes-version", "v-images-test"}
+	failed, err := exec.Command(triremeadm, phase...).CombinedOutput()
+	if err == nil {
+		t.Fatalf("images phase passed without the images:\n%s", failed)
+	}
+	t.Logf("images phase without the images:\n%s", failed)
+	needed := []string{"pause", "trireme-apiserver", "trireme-controller-manager", "trireme-scheduler", "etcd"}
+	for _, want := range append(needed, "lacks 5 image(s)", "triremeadm images import") {
+		if !strings.Contains(string(failed), want) {
+			t.Errorf("images phase output lacks %q:\n%s", want, failed)
+		}
+	}
+	dir = t.TempDir()
+	for _, n := range needed {
+		ref, err := name.NewTag("trireme.dev/" + n + ":v-images-test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tarball.WriteToFile(filepath.Join(dir, n+".tar"), ref, img); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adm(t, "images", "import", "--dir", dir, "--root-dir", root)
+	if out = adm(t, phase...); !strings.Contains(out, "containerd holds trireme.dev/pause:v-images-test") {
+		t.Errorf("images phase output:\n%s", out)
+	}
+
 	out = adm(t, "reset", "--force", "--root-dir", root)
 	if !strings.Contains(out, "stopped containerd") {
 		t.Errorf("reset output:\n%s", out)

@@ -11,6 +11,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // Names are the Trireme images a node needs, as `make images` names them:
@@ -71,19 +77,49 @@ func Import(ctx context.Context, socket string, archives []string) ([]string, er
 	return refs, nil
 }
 
-// Present returns which of refs containerd's k8s.io namespace at socket holds.
-func Present(ctx context.Context, socket string, refs []string) (map[string]bool, error) {
-	out, err := exec.CommandContext(ctx, "ctr", "--address", socket, "--namespace", "k8s.io", "images", "ls", "-q").CombinedOutput()
+// pullTimeout bounds one image pull: long enough for a large image from a
+// slow registry, short enough that init does not hang on an unreachable one.
+const pullTimeout = 5 * time.Minute
+
+// Ensure makes sure containerd's CRI at socket holds every one of refs,
+// pulling those it lacks from wherever its configuration reaches, as
+// kubeadm's preflight does. progress is told of each pull. An image that is
+// neither there nor pullable is an error naming each such image with the
+// reason and how to import them: without it, the kubelet would retry the
+// pod sandboxes for minutes while init waited for a control plane that
+// cannot start.
+func Ensure(ctx context.Context, socket string, refs []string, progress func(format string, args ...any)) error {
+	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return nil, fmt.Errorf("ctr images ls: %w: %s", err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("connect to %s: %w", socket, err)
 	}
-	have := map[string]bool{}
-	for _, l := range strings.Fields(string(out)) {
-		have[l] = true
+	defer conn.Close()
+	is := runtimeapi.NewImageServiceClient(conn)
+	var missing []string
+	for _, ref := range refs {
+		spec := &runtimeapi.ImageSpec{Image: ref}
+		st, err := is.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: spec})
+		if err != nil {
+			return fmt.Errorf("image status of %s: %w", ref, err)
+		}
+		if st.GetImage() != nil {
+			continue
+		}
+		progress("pulling %s", ref)
+		pctx, cancel := context.WithTimeout(ctx, pullTimeout)
+		_, err = is.PullImage(pctx, &runtimeapi.PullImageRequest{Image: spec})
+		cancel()
+		if err != nil {
+			missing = append(missing, fmt.Sprintf("%s (%s)", ref, status.Convert(err).Message()))
+			continue
+		}
+		progress("pulled %s", ref)
 	}
-	got := map[string]bool{}
-	for _, r := range refs {
-		got[r] = have[r]
+	if len(missing) > 0 {
+		return fmt.Errorf("containerd lacks %d image(s) this node runs and could not pull them: %s; "+
+			"import them with `triremeadm images import --dir DIR` (`make images` writes them to _output/images), "+
+			"or choose a --kubernetes-version or --image-repository whose images it has",
+			len(missing), strings.Join(missing, "; "))
 	}
-	return got, nil
+	return nil
 }
