@@ -6,6 +6,7 @@ package admissiontest
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -59,4 +60,35 @@ func (g Grants) Authorizer() authorizer.Authorizer {
 		}
 		return authorizer.DecisionNoOpinion, "", nil
 	})
+}
+
+// Admit runs a through p as the admission chain does: p's mutation, then,
+// if that passed, its validation (each only if p has one).
+func Admit(p admission.Interface, a admission.Attributes) error {
+	if m, ok := p.(admission.MutationInterface); ok {
+		if err := m.Admit(context.Background(), a, nil); err != nil {
+			return err
+		}
+	}
+	if v, ok := p.(admission.ValidationInterface); ok {
+		return v.Validate(context.Background(), a, nil)
+	}
+	return nil
+}
+
+// ErrorWanted checks err against want, a part of the expected error's
+// message ("": none expected), and fails t on a mismatch. It reports
+// whether an error was expected, so a table test's case ends there.
+func ErrorWanted(t testing.TB, err error, want string) bool {
+	t.Helper()
+	if want != "" {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("got %v, want %q", err, want)
+		}
+		return true
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return false
 }

@@ -1,7 +1,6 @@
 package podnodeselector
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -42,18 +41,8 @@ func TestPodNodeSelector(t *testing.T) {
 			pod := &corev1.Pod{Spec: corev1.PodSpec{NodeSelector: tt.podSelector}}
 			a := admission.NewAttributesRecord(pod, nil, corev1.SchemeGroupVersion.WithKind("Pod"), tt.ns.Name, "p",
 				corev1.SchemeGroupVersion.WithResource("pods"), "", admission.Create, &metav1.CreateOptions{}, false, nil)
-			err := p.Admit(context.Background(), a, nil)
-			if err == nil {
-				err = p.Validate(context.Background(), a, nil)
-			}
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("got %v, want %q", err, tt.wantErr)
-				}
+			if admissiontest.ErrorWanted(t, admissiontest.Admit(p, a), tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if len(pod.Spec.NodeSelector) != len(tt.want) {
 				t.Fatalf("selector %v, want %v", pod.Spec.NodeSelector, tt.want)

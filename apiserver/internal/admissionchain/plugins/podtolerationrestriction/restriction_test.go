@@ -1,8 +1,6 @@
 package podtolerationrestriction
 
 import (
-	"context"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,18 +37,8 @@ func TestPodTolerationRestriction(t *testing.T) {
 			pod := &corev1.Pod{Spec: corev1.PodSpec{Tolerations: tt.pod, Containers: []corev1.Container{{Name: "c", Resources: tt.resources}}}}
 			a := admission.NewAttributesRecord(pod, nil, corev1.SchemeGroupVersion.WithKind("Pod"), "ns", "p",
 				corev1.SchemeGroupVersion.WithResource("pods"), "", admission.Create, &metav1.CreateOptions{}, false, nil)
-			err := p.Admit(context.Background(), a, nil)
-			if err == nil {
-				err = p.Validate(context.Background(), a, nil)
-			}
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("got %v, want %q", err, tt.wantErr)
-				}
+			if admissiontest.ErrorWanted(t, admissiontest.Admit(p, a), tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if len(pod.Spec.Tolerations) != len(tt.wantKeys) {
 				t.Fatalf("tolerations %+v, want keys %v", pod.Spec.Tolerations, tt.wantKeys)

@@ -1,8 +1,6 @@
 package runtimeclass
 
 import (
-	"context"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,18 +38,8 @@ func TestRuntimeClass(t *testing.T) {
 			pod := &corev1.Pod{Spec: tt.spec}
 			a := admission.NewAttributesRecord(pod, nil, corev1.SchemeGroupVersion.WithKind("Pod"), "ns", "p",
 				corev1.SchemeGroupVersion.WithResource("pods"), "", admission.Create, &metav1.CreateOptions{}, false, nil)
-			err := p.Admit(context.Background(), a, nil)
-			if err == nil {
-				err = p.Validate(context.Background(), a, nil)
-			}
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("got %v, want %q", err, tt.wantErr)
-				}
+			if admissiontest.ErrorWanted(t, admissiontest.Admit(p, a), tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if pod.Spec.Overhead.Memory().String() != "64Mi" || pod.Spec.NodeSelector["sandbox"] != "gvisor" || len(pod.Spec.Tolerations) != 1 {
 				t.Fatalf("pod spec %+v", pod.Spec)

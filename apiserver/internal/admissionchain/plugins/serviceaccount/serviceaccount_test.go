@@ -1,8 +1,6 @@
 package serviceaccount
 
 import (
-	"context"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,18 +51,8 @@ func TestServiceAccount(t *testing.T) {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", Annotations: tt.annotations}, Spec: spec}
 			a := admission.NewAttributesRecord(pod, nil, corev1.SchemeGroupVersion.WithKind("Pod"), "ns", "p",
 				corev1.SchemeGroupVersion.WithResource("pods"), "", admission.Create, &metav1.CreateOptions{}, false, nil)
-			err := p.Admit(context.Background(), a, nil)
-			if err == nil {
-				err = p.Validate(context.Background(), a, nil)
-			}
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("got %v, want %q", err, tt.wantErr)
-				}
+			if admissiontest.ErrorWanted(t, admissiontest.Admit(p, a), tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if pod.Spec.ServiceAccountName != tt.wantSA {
 				t.Errorf("service account %q, want %q", pod.Spec.ServiceAccountName, tt.wantSA)
