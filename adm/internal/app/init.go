@@ -263,12 +263,9 @@ func (d *initData) images(ctx context.Context, s *workflow.Status) error {
 func ensureImages(ctx context.Context, cfg *options.Config, controlPlane bool, s *workflow.Status) error {
 	refs := []string{cfg.Image("pause")}
 	if controlPlane {
-		components := slices.Clone(staticpod.ControlPlane)
+		components := controlPlaneComponents(cfg)
 		if cfg.Cluster.Etcd.External == nil {
-			components = append(components, staticpod.Etcd)
-		}
-		if cfg.Cluster.VirtualIP != nil {
-			components = append(components, staticpod.VIPManager)
+			components = append(slices.Clone(components), staticpod.Etcd)
 		}
 		for _, c := range components {
 			refs = append(refs, cfg.Image(staticpod.Images[c].Image))
@@ -361,12 +358,18 @@ func (d *initData) controlPlane(_ context.Context, s *workflow.Status) error {
 	return writeControlPlane(cfg, s)
 }
 
-func writeControlPlane(cfg *options.Config, s *workflow.Status) error {
+// controlPlaneComponents are the static pods of the control-plane phase:
+// the control plane, and the virtual-IP manager when there is a virtual IP.
+func controlPlaneComponents(cfg *options.Config) []string {
 	components := staticpod.ControlPlane
 	if cfg.Cluster.VirtualIP != nil {
 		components = append(slices.Clone(components), staticpod.VIPManager)
 	}
-	for _, c := range components {
+	return components
+}
+
+func writeControlPlane(cfg *options.Config, s *workflow.Status) error {
+	for _, c := range controlPlaneComponents(cfg) {
 		path, err := staticpod.Write(cfg, c)
 		if err != nil {
 			return err
