@@ -6,6 +6,7 @@ replace trireme.dev/api => ../api
 
 require (
 	github.com/go-logr/logr v1.4.3
+	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.70.0
 	go.etcd.io/etcd/client/v3 v3.7.0
 	go.opentelemetry.io/otel/trace v1.44.0
@@ -82,7 +83,6 @@ require (
 	github.com/opencontainers/cgroups v0.1.0 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/prometheus/client_golang v1.24.0 // indirect
-	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/procfs v0.21.1 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
@@ -268,31 +269,9 @@ func benchPodStartup(b *testing.B, n, rate int) {
 func startSteps(b *testing.B) map[string][2]float64 {
 	_, body := kubeletGetWithin(b, suite.apiClient, "/metrics", 30*time.Second)
 	out := map[string][2]float64{}
-	const prefix = `trireme_kubelet_pod_start_step_duration_seconds_`
-	for _, line := range strings.Split(string(body), "\n") {
-		rest, ok := strings.CutPrefix(line, prefix)
-		if !ok {
-			continue
-		}
-		kind, rest, ok := strings.Cut(rest, `{step="`)
-		if !ok || (kind != "sum" && kind != "count") {
-			continue
-		}
-		name, value, ok := strings.Cut(rest, `"} `)
-		if !ok {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			continue
-		}
-		e := out[name]
-		if kind == "sum" {
-			e[0] = v
-		} else {
-			e[1] = v
-		}
-		out[name] = e
+	for _, m := range metricFamilies(b, body)["trireme_kubelet_pod_start_step_duration_seconds"].GetMetric() {
+		h := m.GetHistogram()
+		out[labels(m)["step"]] = [2]float64{h.GetSampleSum(), float64(h.GetSampleCount())}
 	}
 	return out
 }
@@ -304,17 +283,9 @@ func apiRequests(ctx context.Context, b *testing.B) map[string]float64 {
 	if err != nil {
 		b.Fatalf("apiserver metrics: %v", err)
 	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
-	if err != nil {
-		b.Fatalf("apiserver metrics: %v", err)
-	}
 	out := map[string]float64{}
-	for _, m := range families["apiserver_request_total"].GetMetric() {
-		l := map[string]string{}
-		for _, p := range m.GetLabel() {
-			l[p.GetName()] = p.GetValue()
-		}
+	for _, m := range metricFamilies(b, body)["apiserver_request_total"].GetMetric() {
+		l := labels(m)
 		key := l["verb"] + " " + l["resource"]
 		if l["subresource"] != "" {
 			key += "/" + l["subresource"]
@@ -322,6 +293,25 @@ func apiRequests(ctx context.Context, b *testing.B) map[string]float64 {
 		out[key] += m.GetCounter().GetValue()
 	}
 	return out
+}
+
+// metricFamilies parses a /metrics body in the Prometheus text format.
+func metricFamilies(b *testing.B, body []byte) map[string]*dto.MetricFamily {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		b.Fatalf("parse metrics: %v", err)
+	}
+	return families
+}
+
+// labels returns m's labels by name.
+func labels(m *dto.Metric) map[string]string {
+	l := map[string]string{}
+	for _, p := range m.GetLabel() {
+		l[p.GetName()] = p.GetValue()
+	}
+	return l
 }
 
 // sandboxes counts the runtime's sandboxes, ready or not (-1 on error).
