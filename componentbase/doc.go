@@ -1,5 +1,16 @@
 // Package componentbase holds the plumbing every Trireme component shares and
-// that is not API: logging set-up, idle memory trimming and the removal of
-// pods' cgroups. Components import its packages and the api module, never
-// each other.
+// that is not API, written once so that no component grows its own copy:
+//
+//   - command: the one entry shape of every binary (cobra, --version,
+//     --config read under the flags, injected args and output streams);
+//   - serving: the HTTPS endpoint with delegated authentication and
+//     authorization, /healthz /livez /readyz, /metrics and pprof;
+//   - leaderelection: one identity format, upstream's --leader-elect-*
+//     flags, work run only while the Lease is held;
+//   - logging: zap under logr, klog routed to it;
+//   - memtrim: idle memory trimming;
+//   - cgroupfs: the removal of pods' cgroups;
+//   - freeport: free loopback ports for tests.
+//
+// Components import its packages and the api module, never each other.
 package componentbase

@@ -1,0 +1,135 @@
+package command
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// testOptions stand for a component's: a --config file of "key=value"
+// lines holding defaults for --name and --count.
+type testOptions struct {
+	ConfigFile string
+	Name       string
+	Count      int
+}
+
+func testSpec(ran *testOptions) Spec[*testOptions] {
+	return Spec[*testOptions]{
+		Name:       "test-component",
+		Short:      "A component for tests",
+		NewOptions: func() *testOptions { return &testOptions{Name: "default", Count: 1} },
+		AddFlags: func(o *testOptions, fs *pflag.FlagSet) {
+			fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Config file.")
+			fs.StringVar(&o.Name, "name", o.Name, "A name.")
+			fs.IntVar(&o.Count, "count", o.Count, "A count.")
+		},
+		ConfigFile: func(o *testOptions) string { return o.ConfigFile },
+		LoadConfig: LoadConfigWith(os.ReadFile, func(data []byte) *testOptions {
+			o := &testOptions{Name: "default", Count: 1}
+			for _, line := range strings.Fields(string(data)) {
+				k, v, _ := strings.Cut(line, "=")
+				switch k {
+				case "name":
+					o.Name = v
+				case "count":
+					o.Count, _ = strconv.Atoi(v)
+				}
+			}
+			return o
+		}),
+		Run: func(_ context.Context, o *testOptions) error {
+			if o.Name == "fail" {
+				return errors.New("told to fail")
+			}
+			*ran = *o
+			return nil
+		},
+	}
+}
+
+func TestExecute(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(cfg, []byte("name=file\ncount=5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		args      []string
+		wantName  string
+		wantCount int
+		wantErr   string
+	}{
+		{"defaults", nil, "default", 1, ""},
+		{"flags", []string{"--name=flag", "--count=3"}, "flag", 3, ""},
+		{"config file", []string{"--config", cfg}, "file", 5, ""},
+		{"flags win over the file", []string{"--count=9", "--config", cfg}, "file", 9, ""},
+		{"missing config file", []string{"--config", cfg + ".nope"}, "", 0, "no such file"},
+		{"unknown flag", []string{"--nope"}, "", 0, "unknown flag"},
+		{"stray argument", []string{"extra"}, "", 0, "unknown command"},
+		{"run error", []string{"--name=fail"}, "", 0, "told to fail"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ran testOptions
+			err := testSpec(&ran).Execute(context.Background(), tt.args, Streams{})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ran.Name != tt.wantName || ran.Count != tt.wantCount {
+				t.Errorf("ran with name %q count %d, want %q %d", ran.Name, ran.Count, tt.wantName, tt.wantCount)
+			}
+			resolved, err := testSpec(&ran).Resolve(tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resolved.Name != tt.wantName || resolved.Count != tt.wantCount {
+				t.Errorf("Resolve: name %q count %d, want %q %d", resolved.Name, resolved.Count, tt.wantName, tt.wantCount)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	var ran testOptions
+	if err := testSpec(&ran).Execute(context.Background(), []string{"--version", "--name=fail"}, Streams{Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(out.String()) == "" {
+		t.Error("--version printed nothing")
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		name     string
+		err      error
+		wantCode int
+		wantOut  string
+	}{
+		{"success", nil, 0, ""},
+		{"failure", errors.New("boom"), 1, "Error: boom\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var w bytes.Buffer
+			if got := exitCode(tt.err, &w); got != tt.wantCode || w.String() != tt.wantOut {
+				t.Errorf("exitCode = %d, printed %q; want %d, %q", got, w.String(), tt.wantCode, tt.wantOut)
+			}
+		})
+	}
+}
