@@ -8,12 +8,10 @@ require (
 	github.com/go-logr/logr v1.4.3
 	github.com/prometheus/client_golang v1.24.0
 	github.com/robfig/cron/v3 v3.0.1
-	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	golang.org/x/oauth2 v0.36.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
-	k8s.io/apiserver v0.37.2
 	k8s.io/client-go v0.37.2
 	k8s.io/cluster-bootstrap v0.37.2
 	k8s.io/component-base v0.37.2
@@ -27,7 +25,9 @@ require (
 
 require (
 	github.com/go-logr/zapr v1.3.0 // indirect
+	github.com/spf13/cobra v1.10.2 // indirect
 	go.uber.org/zap v1.28.0 // indirect
+	k8s.io/apiserver v0.37.2 // indirect
 )
 
 require (

@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,6 +23,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"trireme.dev/componentbase/command"
+	"trireme.dev/componentbase/freeport"
 )
 
 // apiserverBin returns a trireme-apiserver binary: $TRIREME_APISERVER_BIN,
@@ -42,16 +44,6 @@ func apiserverBin(t *testing.T) string {
 	return bin
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startAPIServer runs a dev-mode apiserver in a temp dir and returns its
 // admin kubeconfig path once it answers /readyz; it stops the process (by
 // its PID) at cleanup.
@@ -60,7 +52,7 @@ func startAPIServer(t *testing.T) string {
 	dir := t.TempDir()
 	var logs bytes.Buffer
 	cmd := exec.Command(apiserverBin(t), "--data-dir", dir, "--bind-address", "127.0.0.1",
-		"--secure-port", strconv.Itoa(freePort(t)))
+		"--secure-port", strconv.Itoa(freeport.For(t)))
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -147,7 +139,7 @@ func TestAgainstAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	port := freeport.For(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -159,7 +151,7 @@ func TestAgainstAPIServer(t *testing.T) {
 			"--leader-elect", "--leader-elect-retry-period", "500ms",
 			"--resource-quota-sync-period", "10s",
 			"-v", "2",
-		}, io.Discard)
+		}, command.Streams{})
 	}()
 
 	t.Run("holds the leader election lease", func(t *testing.T) {

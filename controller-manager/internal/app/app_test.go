@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"trireme.dev/controller-manager/internal/options"
+	"trireme.dev/componentbase/command"
 )
 
 func TestRunRefusesBadInput(t *testing.T) {
@@ -25,7 +25,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := Run(context.Background(), tt.args, &bytes.Buffer{})
+			err := Run(context.Background(), tt.args, command.Streams{Out: &bytes.Buffer{}})
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tt.wantErr)
 			}
@@ -35,7 +35,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	var out bytes.Buffer
-	if err := Run(context.Background(), []string{"--version"}, &out); err != nil {
+	if err := Run(context.Background(), []string{"--version"}, command.Streams{Out: &out}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.TrimSpace(out.String()) == "" {
@@ -57,9 +57,7 @@ ResourceQuotaController:
 		t.Fatal(err)
 	}
 	args := []string{"--config", path, "--resource-quota-sync-period=2m"}
-	o := options.New(nil)
-	o.ConfigFile = path
-	final, err := withConfigFile(o, args)
+	final, err := spec.Resolve(args)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,16 +5,12 @@ package manager
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"time"
 
 	"github.com/go-logr/logr"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -23,22 +19,17 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	clientleaderelection "k8s.io/client-go/tools/leaderelection"
 	certutil "k8s.io/client-go/util/cert"
 	componentbaseconfig "k8s.io/component-base/config/v1alpha1"
 
+	"trireme.dev/componentbase/leaderelection"
+	"trireme.dev/componentbase/serving"
 	"trireme.dev/controller-manager/internal/clientbuilder"
 	"trireme.dev/controller-manager/internal/controllers"
 	"trireme.dev/controller-manager/internal/metrics"
 	"trireme.dev/controller-manager/internal/options"
-	"trireme.dev/controller-manager/internal/serving"
 )
-
-// ErrLeadershipLost is returned by Run when another process took the Lease:
-// the controllers have stopped and the process should exit so that it
-// restarts as a fresh candidate, as upstream does.
-var ErrLeadershipLost = errors.New("leader election lost")
 
 // Manager is a configured controller-manager.
 type Manager struct {
@@ -71,22 +62,23 @@ func (m *Manager) Ready() <-chan struct{} { return m.ready }
 
 // Run serves health and metrics, then runs the controllers (after winning
 // the Lease, with --leader-elect) until ctx ends. It returns nil after a
-// clean stop, ErrLeadershipLost when the Lease was lost.
+// clean stop, leaderelection.ErrLeadershipLost when the Lease was lost: the
+// controllers have stopped and the process should exit so that it restarts
+// as a fresh candidate, as upstream does.
 func (m *Manager) Run(ctx context.Context) error {
 	log := logr.FromContextOrDiscard(ctx)
 	le := m.opts.Config.Generic.LeaderElection
-	var checks []healthz.HealthChecker
-	var watchdog *leaderelection.HealthzAdaptor
+	endpoints := serving.Endpoints{Metrics: metrics.Registry}
+	var watchdog *clientleaderelection.HealthzAdaptor
 	if *le.LeaderElect {
 		// A leader that has not renewed for this long is unhealthy.
-		watchdog = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
-		checks = append(checks, watchdog)
+		watchdog = clientleaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+		endpoints.Live = append(endpoints.Live, watchdog)
 	}
-	handler := serving.Handler(checks...)
 	if p := m.opts.Config.Generic.Debugging.EnableProfiling; p != nil && *p {
-		handler = serving.WithProfiling(handler)
+		endpoints.Profiling = true
 	}
-	addr, err := serving.Start(ctx, m.opts.SecureServing, m.opts.Authentication, m.opts.Authorization, handler)
+	addr, err := m.opts.Start(ctx, serving.Handler(endpoints))
 	if err != nil {
 		return err
 	}
@@ -100,73 +92,17 @@ func (m *Manager) Run(ctx context.Context) error {
 		defer metrics.SetLeading(false)
 		return m.runControllers(ctx)
 	}
-	return m.lead(ctx, le, watchdog)
-}
-
-// lead runs the controllers while this process holds the Lease.
-func (m *Manager) lead(ctx context.Context, le componentbaseconfig.LeaderElectionConfiguration, watchdog *leaderelection.HealthzAdaptor) error {
-	log := logr.FromContextOrDiscard(ctx)
 	client, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(m.rest), clientbuilder.UserAgent+"/leader-election"))
 	if err != nil {
 		return fmt.Errorf("leader election client: %w", err)
 	}
-	host, err := os.Hostname()
+	id, err := leaderelection.Identity()
 	if err != nil {
-		return fmt.Errorf("leader election identity: %w", err)
+		return err
 	}
-	// The random suffix tells apart two processes on one host.
-	id := host + "_" + string(uuid.NewUUID())
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: le.ResourceNamespace, Name: le.ResourceName},
-		Client:     client.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
-	}
-	ran := make(chan error, 1)
-	started := make(chan struct{})
-	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:          lock,
-		LeaseDuration: le.LeaseDuration.Duration,
-		RenewDeadline: le.RenewDeadline.Duration,
-		RetryPeriod:   le.RetryPeriod.Duration,
-		// Releasing on a clean stop lets the next candidate take over at once
-		// instead of waiting out the lease.
-		ReleaseOnCancel: true,
-		WatchDog:        watchdog,
-		Name:            le.ResourceName,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
-				log.Info("Leading", "lease", le.ResourceNamespace+"/"+le.ResourceName, "identity", id)
-				metrics.SetLeading(true)
-				close(started)
-				ran <- m.runControllers(ctx)
-			},
-			OnStoppedLeading: func() { metrics.SetLeading(false) },
-			OnNewLeader: func(identity string) {
-				if identity != id {
-					log.Info("Another process leads", "identity", identity)
-				}
-			},
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("leader election: %w", err)
-	}
-	log.Info("Waiting for the leader election Lease", "lease", le.ResourceNamespace+"/"+le.ResourceName, "identity", id)
-	elector.Run(ctx)
-	select {
-	case <-started:
-		// The elector returns as soon as leadership ends; the controllers
-		// stop on their own context, so wait for them before returning.
-		if err := <-ran; err != nil {
-			return err
-		}
-	default:
-		// Never led: ctx ended while waiting.
-	}
-	if ctx.Err() != nil {
-		return nil
-	}
-	return ErrLeadershipLost
+	return leaderelection.Run(ctx, leaderelection.Config{
+		Lease: le, Identity: id, Client: client, Watchdog: watchdog, Leading: metrics.SetLeading,
+	}, m.runControllers)
 }
 
 // runControllers builds the shared clients and informers and runs every

@@ -9,8 +9,10 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
-	apiserveroptions "k8s.io/apiserver/pkg/server/options"
 	kcmconfig "k8s.io/kube-controller-manager/config/v1alpha1"
+
+	"trireme.dev/componentbase/leaderelection"
+	"trireme.dev/componentbase/serving"
 )
 
 // SecurePort is the controller-manager's well-known HTTPS port.
@@ -23,14 +25,12 @@ type Options struct {
 	ConfigFile string
 	// Config is the component configuration, defaulted.
 	Config *kcmconfig.KubeControllerManagerConfiguration
-	// SecureServing serves /healthz and /metrics; port 0 turns it off.
-	SecureServing *apiserveroptions.SecureServingOptions
-	// Authentication and Authorization guard the secure port, delegated
-	// to the apiserver (TokenReview, SubjectAccessReview) as upstream's.
-	Authentication *apiserveroptions.DelegatingAuthenticationOptions
-	Authorization  *apiserveroptions.DelegatingAuthorizationOptions
-	LogFormat      string
-	Verbosity      int
+	// Options serve health, metrics and profiles on the secure port
+	// (port 0 turns it off), behind delegated authentication and
+	// authorization.
+	*serving.Options
+	LogFormat string
+	Verbosity int
 }
 
 // New returns options with every default, bound to cfg (DefaultConfig()
@@ -39,20 +39,7 @@ func New(cfg *kcmconfig.KubeControllerManagerConfiguration) *Options {
 	if cfg == nil {
 		cfg = DefaultConfig()
 	}
-	ss := apiserveroptions.NewSecureServingOptions()
-	ss.BindPort = SecurePort
-	// Self-signed certificates stay in memory unless --cert-dir is given.
-	ss.ServerCert.CertDirectory = ""
-	ss.ServerCert.PairName = "trireme-controller-manager"
-	// As upstream: without a kubeconfig for them (and outside a cluster)
-	// nobody authenticates and only the health paths are allowed.
-	authn := apiserveroptions.NewDelegatingAuthenticationOptions()
-	authn.TolerateInClusterLookupFailure = true
-	authn.RemoteKubeConfigFileOptional = true
-	authz := apiserveroptions.NewDelegatingAuthorizationOptions()
-	authz.RemoteKubeConfigFileOptional = true
-	authz.AlwaysAllowPaths = []string{"/healthz", "/readyz", "/livez"}
-	return &Options{Config: cfg, SecureServing: ss, Authentication: authn, Authorization: authz, LogFormat: "text"}
+	return &Options{Config: cfg, Options: serving.NewOptions(SecurePort, "trireme-controller-manager"), LogFormat: "text"}
 }
 
 // AddFlags registers the options on fs, with upstream's flag names.
@@ -67,14 +54,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, known []string) {
 	fs.BoolVar(g.Debugging.EnableProfiling, "profiling", *g.Debugging.EnableProfiling, "Serve Go profiles at /debug/pprof on the secure port, to identities the apiserver authorizes.")
 	fs.StringSliceVar(&g.Controllers, "controllers", g.Controllers, fmt.Sprintf("Controllers to run: '*' runs every controller on by default, 'foo' adds foo, '-foo' removes foo; the first entry naming a controller wins. Known: %s.", strings.Join(known, ", ")))
 
-	le := &g.LeaderElection
-	fs.BoolVar(le.LeaderElect, "leader-elect", *le.LeaderElect, "Hold a leader election Lease before running controllers, so that only one replica of several works at a time.")
-	fs.DurationVar(&le.LeaseDuration.Duration, "leader-elect-lease-duration", le.LeaseDuration.Duration, "How long other candidates wait after the last renewal before taking the Lease over.")
-	fs.DurationVar(&le.RenewDeadline.Duration, "leader-elect-renew-deadline", le.RenewDeadline.Duration, "How long the leader keeps retrying a renewal before it gives up leading.")
-	fs.DurationVar(&le.RetryPeriod.Duration, "leader-elect-retry-period", le.RetryPeriod.Duration, "How long candidates wait between attempts to acquire or renew the Lease.")
-	fs.StringVar(&le.ResourceLock, "leader-elect-resource-lock", le.ResourceLock, "Kind of lock object; only 'leases' is supported.")
-	fs.StringVar(&le.ResourceName, "leader-elect-resource-name", le.ResourceName, "Name of the leader election Lease.")
-	fs.StringVar(&le.ResourceNamespace, "leader-elect-resource-namespace", le.ResourceNamespace, "Namespace of the leader election Lease.")
+	leaderelection.AddFlags(fs, &g.LeaderElection, "running controllers")
 
 	fs.StringVar(&o.Config.SAController.RootCAFile, "root-ca-file", o.Config.SAController.RootCAFile, "PEM bundle published to every namespace as ConfigMap kube-root-ca.crt; empty means the kubeconfig's certificate authority.")
 	fs.BoolVar(&o.Config.KubeCloudShared.UseServiceAccountCredentials, "use-service-account-credentials", o.Config.KubeCloudShared.UseServiceAccountCredentials, "Give each controller its own ServiceAccount in kube-system and tokens from the TokenRequest API, instead of this process's credentials.")
@@ -86,9 +66,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, known []string) {
 	addWorkloadFlags(fs, o.Config)
 	o.addNodeFlags(fs)
 
-	o.SecureServing.AddFlags(fs)
-	o.Authentication.AddFlags(fs)
-	o.Authorization.AddFlags(fs)
+	o.Options.AddFlags(fs)
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
 	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity: 0 for what an operator needs, 2 for per-object detail, 4 for debugging.")
 }
@@ -96,10 +74,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, known []string) {
 // Validate reports every invalid option. known are the controller names
 // (and aliases) --controllers may use.
 func (o *Options) Validate(known []string) []error {
-	var errs []error
-	errs = append(errs, o.SecureServing.Validate()...)
-	errs = append(errs, o.Authentication.Validate()...)
-	errs = append(errs, o.Authorization.Validate()...)
+	errs := o.Options.Validate()
 	g := o.Config.Generic
 	for _, c := range g.Controllers {
 		name := strings.TrimPrefix(c, "-")
@@ -110,22 +85,7 @@ func (o *Options) Validate(known []string) []error {
 	if g.MinResyncPeriod.Duration <= 0 {
 		errs = append(errs, fmt.Errorf("--min-resync-period must be positive"))
 	}
-	le := g.LeaderElection
-	if *le.LeaderElect {
-		if le.ResourceLock != "leases" {
-			errs = append(errs, fmt.Errorf("--leader-elect-resource-lock %q: only leases is supported", le.ResourceLock))
-		}
-		if le.ResourceName == "" || le.ResourceNamespace == "" {
-			errs = append(errs, fmt.Errorf("--leader-elect-resource-name and --leader-elect-resource-namespace must not be empty"))
-		}
-		// client-go refuses these at start; saying so here names the flags.
-		if le.LeaseDuration.Duration <= le.RenewDeadline.Duration {
-			errs = append(errs, fmt.Errorf("--leader-elect-lease-duration (%v) must be greater than --leader-elect-renew-deadline (%v)", le.LeaseDuration.Duration, le.RenewDeadline.Duration))
-		}
-		if le.RetryPeriod.Duration <= 0 || float64(le.RenewDeadline.Duration) <= 1.2*float64(le.RetryPeriod.Duration) {
-			errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline (%v) must be greater than 1.2 x --leader-elect-retry-period (%v)", le.RenewDeadline.Duration, le.RetryPeriod.Duration))
-		}
-	}
+	errs = append(errs, leaderelection.Validate(g.LeaderElection)...)
 	rq := o.Config.ResourceQuotaController
 	if rq.ResourceQuotaSyncPeriod.Duration <= 0 {
 		errs = append(errs, fmt.Errorf("--resource-quota-sync-period must be positive"))
