@@ -7,104 +7,52 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	clientleaderelection "k8s.io/client-go/tools/leaderelection"
 	componentbaseconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
 	"k8s.io/component-base/version"
-	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"trireme.dev/api/config/kubescheduler"
+	"trireme.dev/componentbase/command"
+	"trireme.dev/componentbase/leaderelection"
 	"trireme.dev/componentbase/logging"
 	"trireme.dev/componentbase/memtrim"
+	"trireme.dev/componentbase/serving"
 	"trireme.dev/scheduler/internal/metrics"
 	"trireme.dev/scheduler/internal/options"
 	"trireme.dev/scheduler/internal/plugins"
 	"trireme.dev/scheduler/internal/scheduler"
-	"trireme.dev/scheduler/internal/serving"
 )
 
 // UserAgent names the scheduler to the apiserver.
 const UserAgent = "trireme-scheduler"
 
-// ErrLeadershipLost is returned by Run when another process took the Lease.
-var ErrLeadershipLost = errors.New("leader election lost")
-
-// Main runs the command with args and returns the exit code.
-func Main(args []string) int {
-	if err := Run(genericapiserver.SetupSignalContext(), args, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		return 1
-	}
-	return 0
+// spec is the command line: upstream's flags over the --config
+// KubeSchedulerConfiguration.
+var spec = command.Spec[*options.Options]{
+	Name:       "trireme-scheduler",
+	Short:      "Place pending pods on nodes, with kube-scheduler's plugins and configuration",
+	NewOptions: func() *options.Options { return options.New(nil) },
+	AddFlags:   (*options.Options).AddFlags,
+	ConfigFile: func(o *options.Options) string { return o.ConfigFile },
+	LoadConfig: command.LoadConfigWith(kubescheduler.LoadFile, options.New),
+	Run:        run,
 }
 
 // Run parses args and runs the scheduler until ctx ends. Tests call it
 // directly.
-func Run(ctx context.Context, args []string, stdout io.Writer) error {
-	o := options.New(nil)
-	var showVersion bool
-	cmd := &cobra.Command{
-		Use:           "trireme-scheduler",
-		Short:         "Place pending pods on nodes, with kube-scheduler's plugins and configuration",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if showVersion {
-				fmt.Fprintln(cmd.OutOrStdout(), version.Get().GitVersion)
-				return nil
-			}
-			final, err := withConfigFile(o, args)
-			if err != nil {
-				return err
-			}
-			return run(ctx, final)
-		},
-	}
-	cmd.SetArgs(args)
-	cmd.SetOut(stdout)
-	bindFlags(cmd.Flags(), o, &showVersion)
-	return cmd.Execute()
-}
-
-func bindFlags(fs *pflag.FlagSet, o *options.Options, showVersion *bool) {
-	o.AddFlags(fs)
-	fs.BoolVar(showVersion, "version", false, "Print the version and exit.")
-}
-
-// withConfigFile loads --config, when given, and parses args again over
-// it, so that flags on the command line win over the file.
-func withConfigFile(o *options.Options, args []string) (*options.Options, error) {
-	if o.ConfigFile == "" {
-		return o, nil
-	}
-	cfg, err := kubescheduler.LoadFile(o.ConfigFile)
-	if err != nil {
-		return nil, err
-	}
-	final := options.New(cfg)
-	fs := pflag.NewFlagSet("trireme-scheduler", pflag.ContinueOnError)
-	var ignored bool
-	bindFlags(fs, final, &ignored)
-	if err := fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("parse flags over --config: %w", err)
-	}
-	return final, nil
+func Run(ctx context.Context, args []string, streams command.Streams) error {
+	return spec.Execute(ctx, args, streams)
 }
 
 func run(ctx context.Context, o *options.Options) error {
@@ -146,16 +94,18 @@ func run(ctx context.Context, o *options.Options) error {
 		}
 	})
 	le := o.Config.LeaderElection
-	var checks []healthz.HealthChecker
-	var watchdog *leaderelection.HealthzAdaptor
-	if *le.LeaderElect {
-		watchdog = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
-		checks = append(checks, watchdog)
-	}
-	addr, err := serving.Start(ctx, o.SecureServing, o.Authentication, o.Authorization, serving.Handler(serving.Debugging{
+	endpoints := serving.Endpoints{
+		Metrics:             metrics.Registry,
+		Ready:               []healthz.HealthChecker{ready},
 		Profiling:           *o.Config.EnableProfiling,
 		ContentionProfiling: *o.Config.EnableContentionProfiling,
-	}, ready, checks...))
+	}
+	var watchdog *clientleaderelection.HealthzAdaptor
+	if *le.LeaderElect {
+		watchdog = clientleaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+		endpoints.Live = append(endpoints.Live, watchdog)
+	}
+	addr, err := o.Start(ctx, serving.Handler(endpoints))
 	if err != nil {
 		return err
 	}
@@ -180,61 +130,30 @@ func run(ctx context.Context, o *options.Options) error {
 	return lead(ctx, restCfg, le, watchdog, sched.Run)
 }
 
-// lead runs work while this process holds the Lease.
-func lead(ctx context.Context, restCfg *rest.Config, le componentbaseconfigv1alpha1.LeaderElectionConfiguration, watchdog *leaderelection.HealthzAdaptor, work func(context.Context)) error {
-	log := klog.FromContext(ctx)
+// lead runs work while this process holds the Lease. It returns
+// leaderelection.ErrLeadershipLost when another process took it.
+func lead(ctx context.Context, restCfg *rest.Config, le componentbaseconfigv1alpha1.LeaderElectionConfiguration, watchdog *clientleaderelection.HealthzAdaptor, work func(context.Context)) error {
 	client, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(restCfg), UserAgent+"/leader-election"))
 	if err != nil {
 		return fmt.Errorf("leader election client: %w", err)
 	}
-	host, err := os.Hostname()
+	id, err := leaderelection.Identity()
 	if err != nil {
-		return fmt.Errorf("leader election identity: %w", err)
+		return err
 	}
-	id := fmt.Sprintf("%s_%d_%d", host, os.Getpid(), time.Now().UnixNano())
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: le.ResourceNamespace, Name: le.ResourceName},
-		Client:     client.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
-	}
-	lost := false
-	done := make(chan struct{})
-	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:            lock,
-		LeaseDuration:   le.LeaseDuration.Duration,
-		RenewDeadline:   le.RenewDeadline.Duration,
-		RetryPeriod:     le.RetryPeriod.Duration,
-		ReleaseOnCancel: true,
-		WatchDog:        watchdog,
-		Name:            le.ResourceName,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
-				defer close(done)
-				log.Info("Leading", "lease", le.ResourceNamespace+"/"+le.ResourceName, "identity", id)
+	return leaderelection.Run(ctx, leaderelection.Config{
+		Lease: le, Identity: id, Client: client, Watchdog: watchdog,
+		Leading: func(on bool) {
+			if on {
 				metrics.Leader.Set(1)
-				work(ctx)
-			},
-			OnStoppedLeading: func() {
+			} else {
 				metrics.Leader.Set(0)
-				if ctx.Err() == nil {
-					lost = true
-				}
-			},
+			}
 		},
+	}, func(ctx context.Context) error {
+		work(ctx)
+		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("leader election: %w", err)
-	}
-	log.Info("Waiting for the leader election Lease", "lease", le.ResourceNamespace+"/"+le.ResourceName, "identity", id)
-	elector.Run(ctx)
-	select {
-	case <-done:
-	default:
-	}
-	if lost {
-		return ErrLeadershipLost
-	}
-	return nil
 }
 
 func clientConfig(cfg *configv1.KubeSchedulerConfiguration) (*rest.Config, error) {
