@@ -3,17 +3,12 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"trireme.dev/componentbase/command"
 	"trireme.dev/proxy/internal/app"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := app.Main(ctx, os.Args[1:])
-	stop()
-	os.Exit(code)
+	os.Exit(command.Main(app.Run))
 }

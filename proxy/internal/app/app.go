@@ -6,19 +6,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -28,6 +24,7 @@ import (
 	"k8s.io/component-base/version"
 
 	"trireme.dev/api/config/kubeproxy"
+	"trireme.dev/componentbase/command"
 	"trireme.dev/componentbase/logging"
 	"trireme.dev/proxy/internal/backend"
 	"trireme.dev/proxy/internal/conntrack"
@@ -40,67 +37,25 @@ import (
 	"trireme.dev/proxy/internal/proxier"
 )
 
-// Main runs the command with args and returns the exit code.
-func Main(ctx context.Context, args []string) int {
-	if err := Run(ctx, args, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		return 1
-	}
-	return 0
+// spec is the command line: upstream kube-proxy's flags over the --config
+// KubeProxyConfiguration.
+var spec = command.Spec[*options.Options]{
+	Name:       "trireme-proxy",
+	Short:      "Program the node's nftables or iptables so that Services reach their endpoints",
+	NewOptions: func() *options.Options { return options.New(nil) },
+	AddFlags:   (*options.Options).AddFlags,
+	ConfigFile: func(o *options.Options) string { return o.ConfigFile },
+	LoadConfig: command.LoadConfigWith(options.LoadConfig, options.New),
+	Run: func(ctx context.Context, o *options.Options) error {
+		o.Apply()
+		return run(ctx, o)
+	},
 }
 
 // Run parses args and runs the proxy until ctx ends. Tests call it
 // directly.
-func Run(ctx context.Context, args []string, stdout io.Writer) error {
-	o := options.New(nil)
-	var showVersion bool
-	cmd := &cobra.Command{
-		Use:           "trireme-proxy",
-		Short:         "Program the node's nftables or iptables so that Services reach their endpoints",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if showVersion {
-				fmt.Fprintln(cmd.OutOrStdout(), version.Get().GitVersion)
-				return nil
-			}
-			final, err := withConfigFile(o, args)
-			if err != nil {
-				return err
-			}
-			final.Apply()
-			return run(ctx, final)
-		},
-	}
-	cmd.SetArgs(args)
-	cmd.SetOut(stdout)
-	bindFlags(cmd.Flags(), o, &showVersion)
-	return cmd.Execute()
-}
-
-func bindFlags(fs *pflag.FlagSet, o *options.Options, showVersion *bool) {
-	o.AddFlags(fs)
-	fs.BoolVar(showVersion, "version", false, "Print the version and exit.")
-}
-
-// withConfigFile loads --config, when given, and parses args again over
-// it, so that flags on the command line win over the file.
-func withConfigFile(o *options.Options, args []string) (*options.Options, error) {
-	if o.ConfigFile == "" {
-		return o, nil
-	}
-	cfg, err := options.LoadConfig(o.ConfigFile)
-	if err != nil {
-		return nil, err
-	}
-	final := options.New(cfg)
-	fs := pflag.NewFlagSet("trireme-proxy", pflag.ContinueOnError)
-	var ignored bool
-	bindFlags(fs, final, &ignored)
-	if err := fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("parse flags over --config: %w", err)
-	}
-	return final, nil
+func Run(ctx context.Context, args []string, streams command.Streams) error {
+	return spec.Execute(ctx, args, streams)
 }
 
 func family(cfg string) model.Family {

@@ -9,11 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"trireme.dev/api/config/kubeproxy"
 	"trireme.dev/proxy/internal/model"
-	"trireme.dev/proxy/internal/options"
 )
 
 func TestFlagsOverConfig(t *testing.T) {
@@ -45,14 +42,7 @@ nftables:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := options.New(nil)
-			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-			var v bool
-			bindFlags(fs, o, &v)
-			if err := fs.Parse(tt.args); err != nil {
-				t.Fatal(err)
-			}
-			final, err := withConfigFile(o, tt.args)
+			final, err := spec.Resolve(tt.args)
 			if err == nil {
 				final.Apply()
 				err = final.Validate()
