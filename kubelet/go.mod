@@ -8,7 +8,6 @@ require (
 	github.com/go-logr/logr v1.4.3
 	github.com/google/go-cmp v0.7.0
 	github.com/prometheus/client_golang v1.24.0
-	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	golang.org/x/sys v0.47.0
 	google.golang.org/grpc v1.82.1
@@ -28,6 +27,7 @@ require (
 require (
 	github.com/go-logr/zapr v1.3.0 // indirect
 	github.com/opencontainers/cgroups v0.1.0 // indirect
+	github.com/spf13/cobra v1.10.2 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
 	go.uber.org/zap v1.27.1 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect

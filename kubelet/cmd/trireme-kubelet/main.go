@@ -5,9 +5,10 @@ package main
 import (
 	"os"
 
+	"trireme.dev/componentbase/command"
 	"trireme.dev/kubelet/internal/app"
 )
 
 func main() {
-	os.Exit(app.Main(os.Args[1:]))
+	os.Exit(command.Main(app.Run))
 }

@@ -6,23 +6,19 @@ package app
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -36,6 +32,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	remote "k8s.io/cri-client/pkg"
 
+	"trireme.dev/componentbase/command"
 	"trireme.dev/componentbase/logging"
 	"trireme.dev/kubelet/internal/certificates"
 	"trireme.dev/kubelet/internal/crilist"
@@ -49,40 +46,25 @@ import (
 	"trireme.dev/kubelet/internal/volume"
 )
 
-// Main runs the command with args and returns the exit code.
-func Main(args []string) int {
-	if err := Run(genericapiserver.SetupSignalContext(), args, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		return 1
-	}
-	return 0
+// spec is the command line: upstream's flags over the --config
+// KubeletConfiguration, which Options.Complete applies itself (only the
+// flags set on the command line win over the file).
+var spec = command.Spec[*options.Options]{
+	Name:       "trireme-kubelet",
+	Short:      "Register the node and run the pods bound to it through the CRI",
+	NewOptions: options.New,
+	AddFlags:   (*options.Options).AddFlags,
+	Run: func(ctx context.Context, o *options.Options) error {
+		if err := o.Complete(); err != nil {
+			return err
+		}
+		return run(ctx, o)
+	},
 }
 
 // Run parses args and runs the kubelet until ctx ends.
-func Run(ctx context.Context, args []string, stdout io.Writer) error {
-	o := options.New()
-	var showVersion bool
-	cmd := &cobra.Command{
-		Use:           "trireme-kubelet",
-		Short:         "Register the node and run the pods bound to it through the CRI",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if showVersion {
-				fmt.Fprintln(cmd.OutOrStdout(), version.Get().GitVersion)
-				return nil
-			}
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			return run(ctx, o)
-		},
-	}
-	cmd.SetArgs(args)
-	cmd.SetOut(stdout)
-	o.AddFlags(cmd.Flags())
-	cmd.Flags().BoolVar(&showVersion, "version", false, "Print the version and exit.")
-	return cmd.Execute()
+func Run(ctx context.Context, args []string, streams command.Streams) error {
+	return spec.Execute(ctx, args, streams)
 }
 
 func run(ctx context.Context, o *options.Options) error {
