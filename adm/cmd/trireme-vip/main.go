@@ -3,18 +3,12 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"trireme.dev/adm/internal/vip"
+	"trireme.dev/componentbase/command"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := vip.Main(ctx); err != nil {
-		os.Exit(1)
-	}
+	os.Exit(command.Main(vip.Run))
 }

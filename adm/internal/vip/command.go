@@ -7,91 +7,118 @@ import (
 	"net"
 	"time"
 
-	"github.com/go-logr/zapr"
 	"github.com/spf13/cobra"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
+	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2"
+	componentbaseconfig "k8s.io/component-base/config/v1alpha1"
+	"k8s.io/utils/ptr"
+
+	"trireme.dev/componentbase/command"
+	"trireme.dev/componentbase/leaderelection"
+	"trireme.dev/componentbase/logging"
 )
 
-// NewCommand is trireme-vip's command line.
-func NewCommand() *cobra.Command {
-	var (
-		cfg             Config
-		vip, nodeIP, kc string
-		bindAddress     string
-		verbosity       int
-	)
-	cmd := &cobra.Command{
-		Use:          "trireme-vip",
-		Short:        "Hold the control plane's virtual IP on this node while it holds the kube-system Lease",
-		Args:         cobra.NoArgs,
-		SilenceUsage: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			zc := zap.NewProductionConfig()
-			zc.Sampling = nil
-			zc.Level = zap.NewAtomicLevelAt(zapcore.Level(-verbosity))
-			zc.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
-			z, err := zc.Build()
-			if err != nil {
-				return err
-			}
-			defer func() { _ = z.Sync() }()
-			log := zapr.NewLogger(z)
-			klog.SetLogger(log)
-			if cfg.VIP = net.ParseIP(vip).To4(); cfg.VIP == nil {
-				return fmt.Errorf("--vip %q is not an IPv4 address", vip)
-			}
-			if cfg.Interface == "" {
-				ip := net.ParseIP(nodeIP)
-				if ip == nil {
-					return errors.New("set --interface, or --node-ip to find it")
-				}
-				if cfg.Interface, err = InterfaceOf(ip); err != nil {
-					return err
-				}
-			}
-			rc, err := clientcmd.BuildConfigFromFlags("", kc)
-			if err != nil {
-				return fmt.Errorf("--kubeconfig: %w", err)
-			}
-			// A stuck request must not outlive the renew deadline.
-			rc.Timeout = cfg.RenewDeadline
-			c, err := kubernetes.NewForConfig(rc)
-			if err != nil {
-				return err
-			}
-			log.Info("Starting", "vip", cfg.VIP, "interface", cfg.Interface, "identity", cfg.Identity, "apiserver", rc.Host)
-			m := New(cfg, c, Linux{}, log)
-			if bindAddress != "" {
-				// Holding the address matters more than reporting on it.
-				if err := m.Serve(cmd.Context(), bindAddress); err != nil {
-					log.Error(err, "Continuing without /healthz and /metrics")
-				}
-			}
-			return m.Run(cmd.Context())
-		},
-	}
-	fs := cmd.Flags()
-	fs.StringVar(&vip, "vip", "", "The virtual IP.")
-	fs.StringVar(&cfg.Interface, "interface", "", "The interface to put it on; default the one holding --node-ip.")
-	fs.StringVar(&nodeIP, "node-ip", "", "This node's address, to find the interface.")
-	fs.StringVar(&cfg.Identity, "id", "", "This manager's identity in the Lease (the node name).")
-	fs.StringVar(&kc, "kubeconfig", "", "The kubeconfig of this node's own apiserver.")
-	fs.StringVar(&cfg.LeaseName, "lease-name", DefaultLeaseName, "The Lease in kube-system.")
-	fs.DurationVar(&cfg.LeaseDuration, "lease-duration", 4*time.Second, "How long a lease lasts without renewal.")
-	fs.DurationVar(&cfg.RenewDeadline, "renew-deadline", 3*time.Second, "How long the holder retries renewing before it lets go.")
-	fs.DurationVar(&cfg.RetryPeriod, "retry-period", time.Second, "How often the managers try to take or renew the lease.")
-	fs.IntVar(&cfg.Announcements, "announcements", 3, "How many gratuitous ARPs, a second apart, a new holder sends (then one every 30s).")
-	fs.StringVar(&bindAddress, "bind-address", DefaultBindAddress, "Where to serve /healthz and /metrics over plain HTTP; empty: nowhere.")
-	fs.IntVarP(&verbosity, "v", "v", 0, "Log verbosity.")
-	_ = cmd.MarkFlagRequired("vip")
-	_ = cmd.MarkFlagRequired("id")
-	_ = cmd.MarkFlagRequired("kubeconfig")
-	return cmd
+// options are trireme-vip's command line.
+type options struct {
+	cfg                     Config
+	vip, nodeIP, kubeconfig string
+	bindAddress, logFormat  string
+	verbosity               int
 }
 
-// Main runs the command until ctx ends.
-func Main(ctx context.Context) error { return NewCommand().ExecuteContext(ctx) }
+// DefaultLease is the election the managers take part in: quicker than
+// the controllers' (15s) because the whole control plane is unreachable
+// through the address while no one holds it.
+func DefaultLease() componentbaseconfig.LeaderElectionConfiguration {
+	return componentbaseconfig.LeaderElectionConfiguration{
+		LeaderElect:       ptr.To(true),
+		ResourceLock:      "leases",
+		ResourceName:      DefaultLeaseName,
+		ResourceNamespace: metav1.NamespaceSystem,
+		LeaseDuration:     metav1.Duration{Duration: 4 * time.Second},
+		RenewDeadline:     metav1.Duration{Duration: 3 * time.Second},
+		RetryPeriod:       metav1.Duration{Duration: time.Second},
+	}
+}
+
+func newOptions() *options {
+	return &options{cfg: Config{Lease: DefaultLease()}, bindAddress: DefaultBindAddress, logFormat: "json"}
+}
+
+func (o *options) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.vip, "vip", o.vip, "The virtual IP.")
+	fs.StringVar(&o.cfg.Interface, "interface", o.cfg.Interface, "The interface to put it on; default the one holding --node-ip.")
+	fs.StringVar(&o.nodeIP, "node-ip", o.nodeIP, "This node's address, to find the interface.")
+	fs.StringVar(&o.cfg.Identity, "id", o.cfg.Identity, "This manager's identity in the Lease (the node name).")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "The kubeconfig of this node's own apiserver.")
+	leaderelection.AddFlags(fs, &o.cfg.Lease, "holding the address")
+	fs.IntVar(&o.cfg.Announcements, "announcements", 3, "How many gratuitous ARPs, a second apart, a new holder sends (then one every 30s).")
+	fs.StringVar(&o.bindAddress, "bind-address", o.bindAddress, "Where to serve /healthz and /metrics over plain HTTP; empty: nowhere.")
+	fs.StringVar(&o.logFormat, "log-format", o.logFormat, "Log format: text or json.")
+	fs.IntVarP(&o.verbosity, "v", "v", o.verbosity, "Log verbosity.")
+	for _, name := range []string{"vip", "id", "kubeconfig"} {
+		_ = cobra.MarkFlagRequired(fs, name)
+	}
+}
+
+// spec is trireme-vip's command line.
+var spec = command.Spec[*options]{
+	Name:       "trireme-vip",
+	Short:      "Hold the control plane's virtual IP on this node while it holds the kube-system Lease",
+	NewOptions: newOptions,
+	AddFlags:   (*options).addFlags,
+	Run:        run,
+}
+
+// Run parses args and runs the manager until ctx ends.
+func Run(ctx context.Context, args []string, streams command.Streams) error {
+	return spec.Execute(ctx, args, streams)
+}
+
+func run(ctx context.Context, o *options) error {
+	log, flush, err := logging.New(o.logFormat, o.verbosity)
+	if err != nil {
+		return err
+	}
+	defer flush()
+	cfg := o.cfg
+	if err := errors.Join(leaderelection.Validate(cfg.Lease)...); err != nil {
+		return err
+	}
+	if !*cfg.Lease.LeaderElect {
+		return errors.New("--leader-elect=false: the manager holds the address only while it leads")
+	}
+	if cfg.VIP = net.ParseIP(o.vip).To4(); cfg.VIP == nil {
+		return fmt.Errorf("--vip %q is not an IPv4 address", o.vip)
+	}
+	if cfg.Interface == "" {
+		ip := net.ParseIP(o.nodeIP)
+		if ip == nil {
+			return errors.New("set --interface, or --node-ip to find it")
+		}
+		if cfg.Interface, err = InterfaceOf(ip); err != nil {
+			return err
+		}
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("--kubeconfig: %w", err)
+	}
+	// A stuck request must not outlive the renew deadline.
+	rc.Timeout = cfg.Lease.RenewDeadline.Duration
+	c, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	log.Info("Starting", "vip", cfg.VIP, "interface", cfg.Interface, "identity", cfg.Identity, "apiserver", rc.Host)
+	m := New(cfg, c, Linux{}, log)
+	if o.bindAddress != "" {
+		// Holding the address matters more than reporting on it.
+		if err := m.Serve(ctx, o.bindAddress); err != nil {
+			log.Error(err, "Continuing without /healthz and /metrics")
+		}
+	}
+	return m.Run(ctx)
+}

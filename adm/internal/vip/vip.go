@@ -9,6 +9,7 @@ package vip
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -16,8 +17,9 @@ import (
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	componentbaseconfig "k8s.io/component-base/config/v1alpha1"
+
+	"trireme.dev/componentbase/leaderelection"
 )
 
 // DefaultLeaseName is the Lease in kube-system the managers elect through.
@@ -38,12 +40,12 @@ type Config struct {
 	// VIP is the virtual IP; Interface carries it.
 	VIP       net.IP
 	Interface string
-	// Identity is this manager's name in the Lease (the node name).
+	// Identity is this manager's name in the Lease: the node name, which
+	// tells triremeadm and operators where the address is.
 	Identity string
-	// LeaseName is the Lease in kube-system.
-	LeaseName string
-	// The leader election's timings.
-	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// Lease names the Lease (DefaultLeaseName in kube-system when empty)
+	// and holds the election's timings.
+	Lease componentbaseconfig.LeaderElectionConfiguration
 	// Announcements is how many gratuitous ARPs a new holder sends, a second apart.
 	Announcements int
 }
@@ -59,8 +61,11 @@ type Manager struct {
 
 // New returns a manager; c must reach this node's own apiserver.
 func New(cfg Config, c kubernetes.Interface, n Network, log logr.Logger) *Manager {
-	if cfg.LeaseName == "" {
-		cfg.LeaseName = DefaultLeaseName
+	if cfg.Lease.ResourceName == "" {
+		cfg.Lease.ResourceName = DefaultLeaseName
+	}
+	if cfg.Lease.ResourceNamespace == "" {
+		cfg.Lease.ResourceNamespace = metav1.NamespaceSystem
 	}
 	return &Manager{cfg: cfg, client: c, net: n, log: log, status: newStatus()}
 }
@@ -72,33 +77,23 @@ func (m *Manager) Run(ctx context.Context) error {
 	if err := m.net.Delete(m.cfg.Interface, m.cfg.VIP); err != nil {
 		return fmt.Errorf("remove a stale %s from %s: %w", m.cfg.VIP, m.cfg.Interface, err)
 	}
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: m.cfg.LeaseName},
-		Client:     m.client.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: m.cfg.Identity},
-	}
+	ctx = logr.NewContext(ctx, m.log)
 	for ctx.Err() == nil {
-		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-			Lock:            lock,
-			LeaseDuration:   m.cfg.LeaseDuration,
-			RenewDeadline:   m.cfg.RenewDeadline,
-			RetryPeriod:     m.cfg.RetryPeriod,
-			ReleaseOnCancel: true,
-			Name:            m.cfg.LeaseName,
-			WatchDog:        m.status.watchdog,
-			Callbacks: leaderelection.LeaderCallbacks{
-				OnStartedLeading: m.lead,
-				OnStoppedLeading: m.release,
-				OnNewLeader: func(id string) {
-					m.log.Info("Lease holder", "holder", id)
-				},
+		err := leaderelection.Run(ctx, leaderelection.Config{
+			Lease: m.cfg.Lease, Identity: m.cfg.Identity, Client: m.client, Watchdog: m.status.watchdog,
+			Leading: func(on bool) {
+				if !on {
+					m.release()
+				}
 			},
+		}, func(ctx context.Context) error {
+			m.lead(ctx)
+			return nil
 		})
-		if err != nil {
+		// A lost lease is no reason to stop: stand again.
+		if err != nil && !errors.Is(err, leaderelection.ErrLeadershipLost) {
 			return err
 		}
-		// Run returns when the lease is lost (or ctx ends); stand again.
-		le.Run(ctx)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	componentbaseconfig "k8s.io/component-base/config/v1alpha1"
 )
 
 // fakeNetwork records which addresses are on which interface.
@@ -61,6 +62,16 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// testLease is a quick election; whole seconds for the duration, which the
+// Lease stores in seconds.
+func testLease() componentbaseconfig.LeaderElectionConfiguration {
+	le := DefaultLease()
+	le.LeaseDuration.Duration = 2 * time.Second
+	le.RenewDeadline.Duration = 1500 * time.Millisecond
+	le.RetryPeriod.Duration = 200 * time.Millisecond
+	return le
+}
+
 // TestFailover: of two managers sharing a Lease only the holder has the
 // address; when it stops it removes the address and releases the Lease, and
 // the other takes both over.
@@ -69,8 +80,7 @@ func TestFailover(t *testing.T) {
 	c := fake.NewClientset()
 	vip := net.ParseIP("10.0.0.100").To4()
 	cfg := func(id string) Config {
-		return Config{VIP: vip, Interface: "eth0", Identity: id, LeaseDuration: 2 * time.Second,
-			RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 200 * time.Millisecond, Announcements: 2}
+		return Config{VIP: vip, Interface: "eth0", Identity: id, Lease: testLease(), Announcements: 2}
 	}
 	netA := &fakeNetwork{addrs: map[string]bool{"eth0/10.0.0.100": true}} // stale, from a killed run
 	netB := &fakeNetwork{addrs: map[string]bool{}}
@@ -127,8 +137,7 @@ func TestGratuitousARP(t *testing.T) {
 func TestHealthAndMetrics(t *testing.T) {
 	c := fake.NewClientset()
 	n := &fakeNetwork{addrs: map[string]bool{}}
-	m := New(Config{VIP: net.ParseIP("10.0.0.100").To4(), Interface: "eth0", Identity: "a", LeaseDuration: 2 * time.Second,
-		RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 200 * time.Millisecond, Announcements: 1}, c, n, logr.Discard())
+	m := New(Config{VIP: net.ParseIP("10.0.0.100").To4(), Interface: "eth0", Identity: "a", Lease: testLease(), Announcements: 1}, c, n, logr.Discard())
 	get := func(path string) (int, string) {
 		rec := httptest.NewRecorder()
 		m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
