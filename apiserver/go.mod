@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/go-logr/zapr v1.3.0
-	github.com/spf13/cobra v1.10.2
+	github.com/spf13/cobra v1.10.2 // indirect
 	go.etcd.io/etcd/server/v3 v3.7.3
 	go.uber.org/zap v1.28.0
 	k8s.io/apiserver v0.37.2

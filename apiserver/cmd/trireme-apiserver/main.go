@@ -5,8 +5,9 @@ import (
 	"os"
 
 	"trireme.dev/apiserver/internal/app"
+	"trireme.dev/componentbase/command"
 )
 
 func main() {
-	os.Exit(app.Main(os.Args[1:]))
+	os.Exit(command.Main(app.Run))
 }

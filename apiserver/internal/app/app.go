@@ -4,15 +4,11 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"runtime/debug"
 
-	"github.com/spf13/cobra"
-	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/component-base/version"
-
 	"trireme.dev/apiserver/internal/server"
+	"trireme.dev/componentbase/command"
 )
 
 // gcPercent is the garbage collector's target when GOGC is not set. The
@@ -28,39 +24,22 @@ const gcPercent = 200
 // heap than collecting at 200% throughout, for a start-up no slower.
 const startupGCPercent = 50
 
-// Main runs the command with args and returns the exit code.
-func Main(args []string) int {
-	cmd := NewCommand(genericapiserver.SetupSignalContext())
-	cmd.SetArgs(args)
-	if err := cmd.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		return 1
-	}
-	return 0
+// spec is the command line: flags into the server's options.
+var spec = command.Spec[*server.Options]{
+	Name:       "trireme-apiserver",
+	Short:      "Serve the Kubernetes API from etcd",
+	NewOptions: server.NewOptions,
+	AddFlags:   (*server.Options).AddFlags,
+	Run: func(ctx context.Context, o *server.Options) error {
+		if os.Getenv("GOGC") == "" {
+			debug.SetGCPercent(startupGCPercent)
+			o.GCPercentAfterStartup = gcPercent
+		}
+		return server.Run(ctx, o)
+	},
 }
 
-// NewCommand returns the trireme-apiserver command; it serves until ctx ends.
-func NewCommand(ctx context.Context) *cobra.Command {
-	o := server.NewOptions()
-	var showVersion bool
-	cmd := &cobra.Command{
-		Use:           "trireme-apiserver",
-		Short:         "Serve the Kubernetes API from etcd",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if showVersion {
-				fmt.Fprintln(cmd.OutOrStdout(), version.Get().GitVersion)
-				return nil
-			}
-			if os.Getenv("GOGC") == "" {
-				debug.SetGCPercent(startupGCPercent)
-				o.GCPercentAfterStartup = gcPercent
-			}
-			return server.Run(ctx, o)
-		},
-	}
-	o.AddFlags(cmd.Flags())
-	cmd.Flags().BoolVar(&showVersion, "version", false, "Print the version and exit.")
-	return cmd
+// Run parses args and serves until ctx ends. Tests call it directly.
+func Run(ctx context.Context, args []string, streams command.Streams) error {
+	return spec.Execute(ctx, args, streams)
 }

@@ -28,6 +28,7 @@ import (
 
 	"trireme.dev/apiserver/internal/app"
 	"trireme.dev/apiserver/internal/registry/proxy"
+	"trireme.dev/componentbase/command"
 )
 
 // TestProxyThroughAPIServer serves pods/proxy, services/proxy and
@@ -197,10 +198,9 @@ func startAPIServer(t *testing.T, dataDir string, extraArgs ...string) string {
 	t.Helper()
 	port := closedPort(t, "127.0.0.1")
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := app.NewCommand(ctx)
-	cmd.SetArgs(append([]string{"--data-dir", dataDir, "--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1"}, extraArgs...))
+	args := append([]string{"--data-dir", dataDir, "--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1"}, extraArgs...)
 	done := make(chan error, 1)
-	go func() { done <- cmd.Execute() }()
+	go func() { done <- app.Run(ctx, args, command.Streams{}) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
