@@ -13,6 +13,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"trireme.dev/componentbase/freeport"
 	"trireme.dev/e2e/framework"
 )
 
@@ -47,11 +48,11 @@ func TestEtcdSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clientPort, err := framework.FreePort()
+	clientPort, err := freeport.Get()
 	if err != nil {
 		t.Fatal(err)
 	}
-	peerPort, err := framework.FreePort()
+	peerPort, err := freeport.Get()
 	if err != nil {
 		t.Fatal(err)
 	}

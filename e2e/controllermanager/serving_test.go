@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
+	"trireme.dev/componentbase/freeport"
 	"trireme.dev/e2e/framework"
 )
 
@@ -46,7 +47,7 @@ func TestSecurePortDelegatesToAPIServer(t *testing.T) {
 	s := framework.StartAPIServer(t, framework.APIServerOptions{})
 	admin := s.Clientset(t)
 	kubeconfig := userKubeconfig(t, s, controllerManagerUser)
-	port, err := framework.FreePort()
+	port, err := freeport.Get()
 	if err != nil {
 		t.Fatal(err)
 	}

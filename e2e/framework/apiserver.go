@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"trireme.dev/componentbase/freeport"
 )
 
 // APIServerBinary is the file name `make build` gives the apiserver.
@@ -129,7 +131,7 @@ func LaunchAPIServer(ctx context.Context, opts APIServerOptions) (*APIServer, er
 	// A free port can be taken between FreePort and the server's bind; a
 	// few fresh ports make that race harmless.
 	for attempt := 1; ; attempt++ {
-		if s.port, err = FreePort(); err == nil {
+		if s.port, err = freeport.Get(); err == nil {
 			err = s.start(ctx)
 		}
 		if err == nil {

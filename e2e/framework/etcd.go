@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"trireme.dev/componentbase/freeport"
 )
 
 // EtcdBinary is the file name `make build` gives etcd.
@@ -39,11 +41,11 @@ func startEtcd(ctx context.Context, dir string, out *tailBuffer) (*etcdServer, e
 	var last error
 	// As for the apiserver: a free port can be taken before etcd binds it.
 	for range 3 {
-		clientPort, err := FreePort()
+		clientPort, err := freeport.Get()
 		if err != nil {
 			return nil, err
 		}
-		peerPort, err := FreePort()
+		peerPort, err := freeport.Get()
 		if err != nil {
 			return nil, err
 		}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"trireme.dev/componentbase/freeport"
 	"trireme.dev/e2e/framework"
 )
 
@@ -152,7 +153,7 @@ func setUp(ctx context.Context) (func() error, error) {
 	if err := os.WriteFile(kubeletConfig, []byte(kubeletConfigYAML+"cgroupRoot: /"+suite.nodeName+"\n"), 0o644); err != nil {
 		return cleanup, err
 	}
-	port, err := framework.FreePort()
+	port, err := freeport.Get()
 	if err != nil {
 		return cleanup, err
 	}

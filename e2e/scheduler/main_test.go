@@ -9,13 +9,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 
+	"trireme.dev/componentbase/freeport"
 	"trireme.dev/e2e/framework"
 )
 
@@ -94,7 +94,7 @@ func startScheduler(s *framework.APIServer) (*framework.Process, error) {
 	if err := os.WriteFile(cfgPath, []byte(config), 0o600); err != nil {
 		return nil, err
 	}
-	schedPort, err = freePort()
+	schedPort, err = freeport.Get()
 	if err != nil {
 		return nil, err
 	}
@@ -115,15 +115,6 @@ func startScheduler(s *framework.APIServer) (*framework.Process, error) {
 		return nil, err
 	}
 	return proc, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // lockedBuffer collects the scheduler's output.

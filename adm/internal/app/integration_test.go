@@ -25,6 +25,7 @@ import (
 	"trireme.dev/adm/internal/pki"
 	"trireme.dev/adm/internal/staticpod"
 	"trireme.dev/adm/internal/testbin"
+	"trireme.dev/componentbase/freeport"
 )
 
 var triremeadm string
@@ -70,7 +71,7 @@ func TestInitPhasesRunControlPlane(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	apiPort, clientPort, peerPort, metricsPort := testbin.FreePort(t), testbin.FreePort(t), testbin.FreePort(t), testbin.FreePort(t)
+	apiPort, clientPort, peerPort, metricsPort := freeport.For(t), freeport.For(t), freeport.For(t), freeport.For(t)
 	clientURL := fmt.Sprintf("https://127.0.0.1:%d", clientPort)
 	peerURL := fmt.Sprintf("https://127.0.0.1:%d", peerPort)
 	// Ports and addresses a test must not share with the machine's own cluster go

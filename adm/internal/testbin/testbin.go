@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,15 +99,4 @@ func (p *Process) Stop(timeout time.Duration) {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		<-p.done
 	}
-}
-
-// FreePort returns a TCP port on 127.0.0.1 free at the time of the call.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

@@ -15,6 +15,8 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"trireme.dev/componentbase/freeport"
 )
 
 // Embedded is a single-member etcd serving on loopback.
@@ -84,11 +86,11 @@ func ports(path string) (int, int, error) {
 			}
 		}
 	}
-	c, err := freePort()
+	c, err := freeport.Get()
 	if err != nil {
 		return 0, 0, err
 	}
-	p, err := freePort()
+	p, err := freeport.Get()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -96,13 +98,4 @@ func ports(path string) (int, int, error) {
 		return 0, 0, fmt.Errorf("record etcd ports: %w", err)
 	}
 	return c, p, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("pick a port for etcd: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

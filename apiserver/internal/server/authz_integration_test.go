@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/util/keyutil"
 
 	"trireme.dev/apiserver/internal/devpki"
+	"trireme.dev/componentbase/freeport"
 )
 
 // testCluster is an in-process dev-mode apiserver.
@@ -42,23 +43,13 @@ type testCluster struct {
 	caKey       crypto.Signer
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func startCluster(t *testing.T) *testCluster {
 	t.Helper()
 	dir := t.TempDir()
 	o := NewOptions()
 	o.DataDir = dir
 	o.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
-	o.SecureServing.BindPort = freePort(t)
+	o.SecureServing.BindPort = freeport.For(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, cleanup, err := New(ctx, o, zap.NewNop())
 	if err != nil {

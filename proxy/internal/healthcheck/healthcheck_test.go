@@ -3,7 +3,6 @@ package healthcheck
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"trireme.dev/componentbase/freeport"
 )
 
 func TestProxyHealth(t *testing.T) {
@@ -40,19 +41,10 @@ func TestProxyHealth(t *testing.T) {
 	}
 }
 
-func freePort(t *testing.T) int32 {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return int32(l.Addr().(*net.TCPAddr).Port)
-}
-
 func TestServices(t *testing.T) {
 	s := &Services{Host: "127.0.0.1"}
 	defer s.Close()
-	port := freePort(t)
+	port := int32(freeport.For(t))
 	get := func() (int, string) {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
 		if err != nil {
