@@ -79,7 +79,7 @@ E2E_CLUSTER ?= $(if $(filter 0,$(shell id -u)),1,0)
 
 ## e2e-cluster: triremeadm init --single-node and join of two netns workers, then workloads, then reset
 e2e-cluster: build images helm
-	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_CLUSTER=1 go test -count=1 -v -timeout 20m ./e2e/cluster/
+	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_CLUSTER=1 go test -count=1 -v -timeout 25m ./e2e/cluster/
 
 ## bench: Go benchmarks and the load drivers; they print figures
 bench: build

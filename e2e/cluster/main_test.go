@@ -194,7 +194,7 @@ func admArgs(args ...string) []string {
 }
 
 // suiteTimeout bounds the whole suite, below the Makefile's go test -timeout.
-const suiteTimeout = 15 * time.Minute
+const suiteTimeout = 22 * time.Minute
 
 func setup() error {
 	if err := prepareHost(); err != nil {
