@@ -4,13 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"trireme.dev/e2e/framework"
 )
 
 // localPathDir is a node's directory of local-path volumes below its root, as
@@ -153,19 +150,12 @@ func setNodePaths(t *testing.T, dirs map[string]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	helm, err := framework.Binary("helm")
-	if err != nil {
-		t.Fatal(err)
-	}
 	chart, err := filepath.Abs("../../charts/trireme-addons")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(helm, "--kubeconfig", suite.admin, "upgrade", "trireme-addons", chart, "-n", "kube-system",
-		"--reuse-values", "--set-json", "local-path.nodePathMap="+string(js), "--wait", "--timeout", "120s").CombinedOutput()
-	if err != nil {
-		t.Fatalf("helm upgrade: %v\n%s", err, out)
-	}
+	mustHelm(t, "helm", "upgrade", release, chart, "-n", releaseNS, "--reuse-values",
+		"--set-json", "local-path.nodePathMap="+string(js), "--wait", "--timeout", "120s")
 	must(t, "-n", "local-path-storage", "rollout", "status", "deployment/local-path-provisioner", "--timeout=120s")
 }
 
