@@ -72,6 +72,11 @@ type Inputs struct {
 	ClusterDomain, DNSServiceIP, PodSubnet, ServiceSubnet string
 	// SingleNode runs one replica of each addon.
 	SingleNode bool
+	// LocalPathDir, when set, is the local-path addon's directory for nodes
+	// not listed in its nodePathMap: the node's own below a --root-dir, so
+	// that volumes stay inside it and reset removes them. Empty keeps the
+	// chart's default, the same path on a real machine.
+	LocalPathDir string
 	// User are the ClusterConfiguration's addons.values, merged over the above.
 	User map[string]any
 }
@@ -87,7 +92,13 @@ func Values(in Inputs) map[string]any {
 		"serviceSubnet": in.ServiceSubnet,
 		"singleNode":    in.SingleNode,
 	}
-	return loader.MergeMaps(map[string]any{"global": global}, in.User)
+	vals := map[string]any{"global": global}
+	if in.LocalPathDir != "" {
+		vals["local-path"] = map[string]any{"nodePathMap": []any{
+			map[string]any{"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": []any{in.LocalPathDir}},
+		}}
+	}
+	return loader.MergeMaps(vals, in.User)
 }
 
 // Client installs and upgrades the release through one apiserver.

@@ -2,6 +2,7 @@ package addons
 
 import (
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -135,6 +136,32 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 			_, err := Render(ch, Values(in))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("render with %v: error %v, want one naming %q", tc.user, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestValuesLocalPathDir(t *testing.T) {
+	for _, tc := range []struct {
+		name, dir string
+		user      map[string]any
+		want      string
+	}{
+		{"real machine keeps the chart's default", "", nil, "<nil>"},
+		{"below a root", "/tmp/r/var/lib/trireme/local-path", nil, "[map[node:DEFAULT_PATH_FOR_NON_LISTED_NODES paths:[/tmp/r/var/lib/trireme/local-path]]]"},
+		{"the user's map wins", "/tmp/r/var/lib/trireme/local-path",
+			map[string]any{"local-path": map[string]any{"nodePathMap": []any{map[string]any{"node": "n1", "paths": []any{"/data"}}}}},
+			"[map[node:n1 paths:[/data]]]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := inputs
+			in.LocalPathDir, in.User = tc.dir, tc.user
+			var got any
+			if lp, ok := Values(in)["local-path"].(map[string]any); ok {
+				got = lp["nodePathMap"]
+			}
+			if s := fmt.Sprint(got); s != tc.want {
+				t.Errorf("local-path.nodePathMap = %s, want %s", s, tc.want)
 			}
 		})
 	}

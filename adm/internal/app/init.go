@@ -657,6 +657,7 @@ func (d *initData) addonChart(ctx context.Context, s *workflow.Status, cfg *opti
 		ClusterDomain: cfg.Cluster.Networking.DNSDomain, DNSServiceIP: dnsIP,
 		PodSubnet: cfg.Cluster.Networking.PodSubnet, ServiceSubnet: cfg.Cluster.Networking.ServiceSubnet,
 		SingleNode: cfg.SingleNode, User: cfg.Cluster.Addons.Values,
+		LocalPathDir: rootedLocalPathDir(cfg.Paths),
 	})
 	getter := genericclioptions.NewConfigFlags(false)
 	server, ns := cfg.LocalURL(), addons.Namespace
@@ -680,6 +681,15 @@ func (d *initData) addonChart(ctx context.Context, s *workflow.Status, cfg *opti
 	}
 	s.Printf("installed and checked in %s", time.Since(start).Round(100*time.Millisecond))
 	return nil
+}
+
+// rootedLocalPathDir is the node's local-path directory when triremeadm works
+// below a --root-dir, and empty (the chart's default) on the real machine.
+func rootedLocalPathDir(p paths.Paths) string {
+	if p.Root == "" || p.Root == "/" {
+		return ""
+	}
+	return p.LocalPathDir()
 }
 
 // CAHash is the --discovery-token-ca-cert-hash of a CA certificate.
