@@ -20,7 +20,7 @@ GO_LDFLAGS    := -s -w \
 TEST_PKGS     := ./api/... ./apiserver/... ./componentbase/... ./controller-manager/... ./images/... ./adm/... ./kubelet/... ./proxy/... ./scheduler/...
 GO_TEST_FLAGS ?=
 
-.PHONY: all build test e2e e2e-cluster bench generate verify fix images check clean run up down
+.PHONY: all build test e2e e2e-cluster bench generate verify fix images check clean run up down helm
 
 all: build
 
@@ -50,6 +50,19 @@ $(BIN)/trireme-kubelet: FORCE
 $(BIN)/trireme-proxy: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./proxy/cmd/trireme-proxy
 
+## helm: the helm CLIs users drive the addons release with, built from their Go
+## modules (hack/helm/v4, hack/helm/v3; never downloaded): _output/bin/helm is
+## Helm 4, _output/bin/helm3 Helm 3 for users who still have it.
+HELM4_VERSION := $(shell awk '$$1 == "helm.sh/helm/v4" {print $$2}' hack/helm/v4/go.mod)
+HELM3_VERSION := $(shell awk '$$1 == "helm.sh/helm/v3" {print $$2}' hack/helm/v3/go.mod)
+helm: $(BIN)/helm $(BIN)/helm3
+
+$(BIN)/helm: FORCE
+	cd hack/helm/v4 && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X helm.sh/helm/v4/internal/version.version=$(HELM4_VERSION)' -o $(CURDIR)/$@ helm.sh/helm/v4/cmd/helm
+
+$(BIN)/helm3: FORCE
+	cd hack/helm/v3 && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags '-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM3_VERSION)' -o $(CURDIR)/$@ helm.sh/helm/v3/cmd/helm
+
 ## test: unit and integration tests of every module
 test:
 	go test $(GO_TEST_FLAGS) $(TEST_PKGS)
@@ -65,8 +78,8 @@ e2e: build
 E2E_CLUSTER ?= $(if $(filter 0,$(shell id -u)),1,0)
 
 ## e2e-cluster: triremeadm init --single-node and join of two netns workers, then workloads, then reset
-e2e-cluster: build images
-	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_CLUSTER=1 go test -count=1 -v -timeout 20m ./e2e/cluster/
+e2e-cluster: build images helm
+	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_CLUSTER=1 go test -count=1 -v -timeout 25m ./e2e/cluster/
 
 ## bench: Go benchmarks and the load drivers; they print figures
 bench: build

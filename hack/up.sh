@@ -15,6 +15,27 @@ FLAGS="${UP_FLAGS:-}${ROOT:+ --root-dir $ROOT}"
 
 hack/install-deps.sh
 make build images
+
+# The sysctls a node needs, which `triremeadm init` (kubeadm-strict) only
+# checks: packets forwarded between pods and nodes, and bridged pod traffic
+# seen by iptables/nftables so that Services work between pods of one node.
+# UP_ROOT installs a cluster for tests below a directory; the kernel's
+# settings are the machine's own either way.
+sysctls=()
+if [[ $(cat /proc/sys/net/ipv4/ip_forward) != 1 ]]; then
+	echo 1 >/proc/sys/net/ipv4/ip_forward
+	sysctls+=(net.ipv4.ip_forward=1)
+fi
+if [[ ! -e /proc/sys/net/bridge/bridge-nf-call-iptables ]]; then
+	modprobe br_netfilter || { echo "up: cannot load br_netfilter (apt-get install -y kmod)" >&2; exit 1; }
+fi
+if [[ $(cat /proc/sys/net/bridge/bridge-nf-call-iptables) != 1 ]]; then
+	echo 1 >/proc/sys/net/bridge/bridge-nf-call-iptables
+	sysctls+=(net.bridge.bridge-nf-call-iptables=1)
+fi
+if ((${#sysctls[@]} > 0)); then
+	echo "up: set ${sysctls[*]} (a node forwards pod traffic; triremeadm init only checks them)"
+fi
 # init's container-runtime phase starts containerd first, so the images are in
 # its k8s.io namespace before the kubelet looks for them.
 # shellcheck disable=SC2086

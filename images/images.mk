@@ -17,9 +17,9 @@ BUSYBOX           ?= /bin/busybox
 IMAGE_BUILD       := _output/bin/image-build
 IMAGES_DIR        := _output/images
 
-.PHONY: images _output/bin/image-build _output/bin/pause _output/bin/etcd _output/bin/coredns _output/bin/echo
+.PHONY: images _output/bin/image-build _output/bin/pause _output/bin/etcd _output/bin/coredns _output/bin/echo _output/bin/local-path-provisioner
 
-images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/trireme-scheduler.tar $(IMAGES_DIR)/proxy.tar $(IMAGES_DIR)/etcd.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar $(IMAGES_DIR)/coredns.tar $(IMAGES_DIR)/echo.tar $(IMAGES_DIR)/trireme-vip.tar
+images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/trireme-scheduler.tar $(IMAGES_DIR)/proxy.tar $(IMAGES_DIR)/etcd.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar $(IMAGES_DIR)/coredns.tar $(IMAGES_DIR)/echo.tar $(IMAGES_DIR)/trireme-vip.tar $(IMAGES_DIR)/local-path-provisioner.tar
 
 # go decides what is stale, so the binaries are always "rebuilt" (cheaply, from cache).
 _output/bin/image-build:
@@ -118,3 +118,19 @@ $(IMAGES_DIR)/trireme-vip.tar: _output/bin/trireme-vip $(IMAGE_BUILD)
 	$(IMAGE_BUILD) --name trireme.dev/trireme-vip:$(IMAGE_VERSION) --out $@ \
 		--file _output/bin/trireme-vip=/usr/local/bin/trireme-vip:0755 \
 		--entrypoint /usr/local/bin/trireme-vip
+
+# Rancher's local-path-provisioner (the version k3s and kind ship), built from its
+# Go module: images/local-path-provisioner is a module of its own outside go.work
+# (as images/coredns) whose only content is a `tool` requirement on it, with its
+# k8s.io libraries pinned to ours. Its version flag reads main.VERSION.
+LOCAL_PATH_VERSION = $(shell cd images/local-path-provisioner && GOWORK=off go list -m -f '{{.Version}}' github.com/rancher/local-path-provisioner 2>/dev/null)
+_output/bin/local-path-provisioner:
+	cd images/local-path-provisioner && GOWORK=off CGO_ENABLED=0 go build -trimpath \
+		-ldflags='-s -w -X main.VERSION=$(LOCAL_PATH_VERSION)' -o ../../$@ github.com/rancher/local-path-provisioner
+
+# It only talks to the apiserver (its helper pods, in the busybox image, touch the
+# node's directories), so it runs as nobody.
+$(IMAGES_DIR)/local-path-provisioner.tar: _output/bin/local-path-provisioner $(IMAGE_BUILD)
+	$(IMAGE_BUILD) --name trireme.dev/local-path-provisioner:$(IMAGE_VERSION) --out $@ \
+		--file _output/bin/local-path-provisioner=/usr/local/bin/local-path-provisioner:0755 \
+		--entrypoint /usr/local/bin/local-path-provisioner --user 65534:65534

@@ -194,7 +194,7 @@ func admArgs(args ...string) []string {
 }
 
 // suiteTimeout bounds the whole suite, below the Makefile's go test -timeout.
-const suiteTimeout = 15 * time.Minute
+const suiteTimeout = 22 * time.Minute
 
 func setup() error {
 	if err := prepareHost(); err != nil {
@@ -233,6 +233,11 @@ func prepareHost() error {
 		_ = exec.Command("ip", "netns", "delete", w).Run()
 	}
 	_ = exec.Command("ip", "link", "delete", hostBridge).Run()
+	// What `make up` sets on a fresh machine and init's preflight only checks:
+	// a machine where no earlier suite's CNI bridge turned on forwarding has it off.
+	if err := nodeSysctls(); err != nil {
+		return err
+	}
 	suite.config = filepath.Join(suite.root, "triremeadm.yaml")
 	if err := os.WriteFile(suite.config, nodeConfig(cgroupRoot(nodeName)), 0o600); err != nil {
 		return err
@@ -254,6 +259,21 @@ func prepareHost() error {
 	if out, err := exec.Command(suite.adm, "images", "import", "--dir", images,
 		"--containerd-socket", filepath.Join(suite.root, "run/containerd/containerd.sock")).CombinedOutput(); err != nil {
 		return fmt.Errorf("images import: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// nodeSysctls turns on the forwarding and bridge netfilter a node needs.
+func nodeSysctls() error {
+	if _, err := os.Stat("/proc/sys/net/bridge/bridge-nf-call-iptables"); err != nil {
+		if out, err := exec.Command("modprobe", "br_netfilter").CombinedOutput(); err != nil {
+			return fmt.Errorf("modprobe br_netfilter: %w: %s", err, out)
+		}
+	}
+	for _, f := range []string{"/proc/sys/net/ipv4/ip_forward", "/proc/sys/net/bridge/bridge-nf-call-iptables"} {
+		if err := os.WriteFile(f, []byte("1"), 0o644); err != nil {
+			return fmt.Errorf("set %s: %w", f, err)
+		}
 	}
 	return nil
 }

@@ -15,13 +15,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"trireme.dev/api/config/v1alpha1"
 
+	"trireme.dev/adm/internal/addons"
 	"trireme.dev/adm/internal/clusterphases"
 	"trireme.dev/adm/internal/containerd"
 	"trireme.dev/adm/internal/copycerts"
@@ -140,7 +145,7 @@ func initPhases(d *initData) []workflow.Phase {
 		{Name: "upload-certs", Short: "With --upload-certs, store the shared certificates, encrypted, in kube-system/" + copycerts.SecretName, Run: d.uploadCerts},
 		{Name: "mark-control-plane", Short: "Label (and taint) this node as a control-plane node", Run: d.markControlPlane},
 		{Name: "bootstrap-token", Short: "Create bootstrap tokens and the RBAC and cluster-info nodes join with", Run: d.bootstrapToken},
-		{Name: "addon", Short: "Install the proxy and cluster DNS", Run: d.addon},
+		{Name: "addon", Short: "Install the proxy and the trireme-addons Helm release (CoreDNS, pod network, metrics, storage)", Run: d.addon},
 	}
 }
 
@@ -441,6 +446,16 @@ func clientFor(path string) (kubernetes.Interface, error) {
 // clientAt is clientFor talking to server instead of the kubeconfig's, unless
 // server is empty.
 func clientAt(path, server string) (kubernetes.Interface, error) {
+	rc, err := restConfigAt(path, server)
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(rc)
+}
+
+// restConfigAt is the client configuration of kubeconfig path, talking to
+// server instead of the kubeconfig's unless server is empty.
+func restConfigAt(path, server string) (*rest.Config, error) {
 	rc, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
@@ -448,7 +463,7 @@ func clientAt(path, server string) (kubernetes.Interface, error) {
 	if server != "" {
 		rc.Host = server
 	}
-	return kubernetes.NewForConfig(rc)
+	return rc, nil
 }
 
 func (d *initData) uploadConfig(ctx context.Context, s *workflow.Status) error {
@@ -603,19 +618,78 @@ func (d *initData) addon(ctx context.Context, s *workflow.Status) error {
 		return err
 	}
 	s.Printf("installed the proxy DaemonSet kube-system/%s (%s, mode %s)", clusterphases.ProxyName, in.Image, in.Mode)
+	return d.addonChart(ctx, s, cfg, c)
+}
+
+// addonWaitTimeout bounds the wait for the addons to be ready; an addon not
+// ready by then is reported, and init still succeeds.
+const addonWaitTimeout = 3 * time.Minute
+
+// addonChart installs (or upgrades) the trireme-addons release and waits for
+// each addon, printing how long each took or why it is not ready.
+func (d *initData) addonChart(ctx context.Context, s *workflow.Status, cfg *options.Config, c kubernetes.Interface) error {
 	dnsIP, err := kubelet.DNSIP(cfg.Cluster.Networking.ServiceSubnet)
 	if err != nil {
 		return err
 	}
-	dns := clusterphases.DNSInputs{Image: cfg.Image("coredns"), ServiceIP: dnsIP, Domain: cfg.Cluster.Networking.DNSDomain, Replicas: 2}
-	if cfg.SingleNode {
-		dns.Replicas = 1
-	}
-	if err := clusterphases.DNSAddon(ctx, c, dns); err != nil {
+	admin := cfg.Paths.Kubeconfig("admin.conf")
+	rc, err := restConfigAt(admin, cfg.LocalURL())
+	if err != nil {
 		return err
 	}
-	s.Printf("installed CoreDNS kube-system/%s (%s, %d replica(s)) behind Service %s at %s", clusterphases.DNSName, dns.Image, dns.Replicas, clusterphases.DNSServiceName, dnsIP)
+	meta, err := metadata.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	adopted, err := addons.Adopt(ctx, meta)
+	if err != nil {
+		return err
+	}
+	if len(adopted) > 0 {
+		s.Printf("adopted into release %s: %s", addons.ReleaseName, strings.Join(adopted, ", "))
+	}
+	ch, err := addons.Chart(cfg.Cluster.KubernetesVersion)
+	if err != nil {
+		return err
+	}
+	vals := addons.Values(addons.Inputs{
+		ImageRegistry: cfg.Cluster.ImageRepository, ImageTag: cfg.Cluster.KubernetesVersion,
+		ClusterDomain: cfg.Cluster.Networking.DNSDomain, DNSServiceIP: dnsIP,
+		PodSubnet: cfg.Cluster.Networking.PodSubnet, ServiceSubnet: cfg.Cluster.Networking.ServiceSubnet,
+		SingleNode: cfg.SingleNode, User: cfg.Cluster.Addons.Values,
+		LocalPathDir: rootedLocalPathDir(cfg.Paths),
+	})
+	getter := genericclioptions.NewConfigFlags(false)
+	server, ns := cfg.LocalURL(), addons.Namespace
+	getter.KubeConfig, getter.APIServer, getter.Namespace = &admin, &server, &ns
+	hc, err := addons.NewClient(getter, logr.FromContextOrDiscard(ctx).WithName("helm"))
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	rel, err := hc.Apply(ctx, ch, vals)
+	if err != nil {
+		return err
+	}
+	s.Printf("release %s/%s revision %d (chart %s, %s)", rel.Namespace, rel.Name, rel.Version, rel.Chart.Metadata.Name, rel.Chart.Metadata.AppVersion)
+	for _, r := range addons.Wait(ctx, c, addons.Workloads(rel.Manifest), addonWaitTimeout) {
+		if r.Err != nil {
+			s.Printf("addon %s is NOT ready after %s: %v", r.Addon, r.Took.Round(100*time.Millisecond), r.Err)
+			continue
+		}
+		s.Printf("addon %s ready in %s", r.Addon, r.Took.Round(100*time.Millisecond))
+	}
+	s.Printf("installed and checked in %s", time.Since(start).Round(100*time.Millisecond))
 	return nil
+}
+
+// rootedLocalPathDir is the node's local-path directory when triremeadm works
+// below a --root-dir, and empty (the chart's default) on the real machine.
+func rootedLocalPathDir(p paths.Paths) string {
+	if p.Root == "" || p.Root == "/" {
+		return ""
+	}
+	return p.LocalPathDir()
 }
 
 // CAHash is the --discovery-token-ca-cert-hash of a CA certificate.

@@ -30,6 +30,10 @@ var Names = []string{
 	"coredns",
 	"pause",
 	"trireme-vip",
+	// The local-path addon's provisioner, and busybox for the helper pods that
+	// create and remove its volumes' directories on each node.
+	"local-path-provisioner",
+	"busybox",
 }
 
 // List returns the references of every image a version needs.

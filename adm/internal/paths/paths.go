@@ -38,6 +38,10 @@ func (p Paths) Kubeconfig(name string) string { return filepath.Join(p.ConfigDir
 // KubeletDir is the kubelet's root directory.
 func (p Paths) KubeletDir() string { return p.In("/var/lib/trireme/kubelet") }
 
+// LocalPathDir is the node's directory of local-path volumes (the local-path
+// addon's default nodePathMap entry), one subdirectory per volume.
+func (p Paths) LocalPathDir() string { return p.In("/var/lib/trireme/local-path") }
+
 // KubeletConfig is the node's KubeletConfiguration file.
 func (p Paths) KubeletConfig() string { return filepath.Join(p.KubeletDir(), "config.yaml") }
 

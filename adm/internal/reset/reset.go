@@ -44,7 +44,10 @@ func Targets(in Inputs) []string {
 		p.ContainerdSocket(), p.ContainerdSocket() + ".ttrpc",
 		// The containers' logs, as the kubelet-start phase configures them (the
 		// kubelet keeps those of deleted pods until its garbage collection).
-		p.In("/var/log/pods")}
+		p.In("/var/log/pods"),
+		// The local-path addon's volumes on this node: the data of every
+		// PersistentVolume it provisioned here, as the node is leaving.
+		p.LocalPathDir()}
 	for _, k := range Kubeconfigs {
 		out = append(out, p.Kubeconfig(k))
 	}

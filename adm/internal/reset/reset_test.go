@@ -15,7 +15,8 @@ func TestRun(t *testing.T) {
 	in := Inputs{Paths: p, PKIDir: p.In("/etc/trireme/pki"), EtcdDataDir: p.In("/var/lib/trireme/etcd")}
 	keep := []string{p.LogFile("containerd"), p.In("/etc/cni/net.d/99-other.conflist"), p.In("/etc/trireme/unrelated")}
 	for _, f := range append(keep, p.Kubeconfig("admin.conf"), filepath.Join(in.PKIDir, "ca.crt"), filepath.Join(in.EtcdDataDir, "member/x"),
-		filepath.Join(p.ManifestsDir(), "etcd.yaml"), p.ContainerdConfig(), p.CNITemplate(), p.In("/etc/cni/net.d/10-containerd-net.conflist")) {
+		filepath.Join(p.ManifestsDir(), "etcd.yaml"), p.ContainerdConfig(), p.CNITemplate(), p.In("/etc/cni/net.d/10-containerd-net.conflist"),
+		filepath.Join(p.LocalPathDir(), "pvc-1_default_data-web-0/file")) {
 		os.MkdirAll(filepath.Dir(f), 0o755)
 		os.WriteFile(f, []byte("x"), 0o600)
 	}

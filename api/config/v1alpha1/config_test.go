@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -172,6 +173,9 @@ apiServer:
   - name: v
     value: "2"
   certSANs: [extra.example.com]
+addons:
+  values:
+    coredns: {replicas: 3}
 `
 	docs, err := Decode([]byte(good))
 	if err != nil {
@@ -179,7 +183,8 @@ apiServer:
 	}
 	if docs.Init == nil || docs.Init.NodeRegistration.Name != "cp-1" || docs.Cluster == nil ||
 		docs.Cluster.Networking.PodSubnet != "10.50.0.0/16" || docs.Cluster.APIServer.ExtraArgs[0].Value != "2" ||
-		docs.Cluster.APIServer.CertSANs[0] != "extra.example.com" || docs.Join != nil {
+		docs.Cluster.APIServer.CertSANs[0] != "extra.example.com" || docs.Join != nil ||
+		fmt.Sprint(docs.Cluster.Addons.Values["coredns"]) != "map[replicas:3]" {
 		t.Errorf("decoded %+v %+v", docs.Init, docs.Cluster)
 	}
 	bad := []struct{ name, doc, want string }{

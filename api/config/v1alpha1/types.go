@@ -72,6 +72,18 @@ type ClusterConfiguration struct {
 	ControllerManager ControlPlaneComponent `json:"controllerManager,omitempty"`
 	// Scheduler configures the scheduler static pod.
 	Scheduler ControlPlaneComponent `json:"scheduler,omitempty"`
+	// Addons configures the trireme-addons Helm release init's addon phase
+	// installs.
+	Addons Addons `json:"addons,omitempty"`
+}
+
+// Addons configures the trireme-addons chart's release.
+type Addons struct {
+	// Values are values of the chart, as a values.yaml holds them (for example
+	// {"flannel": {"backend": "host-gw"}} or {"coredns": {"enabled": false}}).
+	// They are merged over the global values triremeadm derives from this
+	// configuration; the chart's schema refuses unknown keys and wrong types.
+	Values map[string]any `json:"values,omitempty"`
 }
 
 // Networking holds the cluster's address ranges.

@@ -1,0 +1,187 @@
+// Package addons installs and upgrades the trireme-addons chart (charts/) as a
+// real Helm release through Helm's Go SDK, adopts the CoreDNS objects that an
+// earlier triremeadm created without Helm, and waits for each addon to be ready.
+package addons
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/kube"
+	release "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"trireme.dev/charts"
+)
+
+// The release triremeadm installs, as `helm list -A` shows it.
+const (
+	ReleaseName = "trireme-addons"
+	Namespace   = "kube-system"
+)
+
+// Chart loads the chart triremeadm was built with, its appVersion stamped with
+// version so that `helm list` tells which triremeadm installed it.
+func Chart(version string) (*chart.Chart, error) {
+	var files []*archive.BufferedFile
+	err := fs.WalkDir(charts.Addons, charts.AddonsDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(charts.Addons, p)
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(p, charts.AddonsDir+"/")
+		files = append(files, &archive.BufferedFile{Name: rel, Data: data})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the embedded chart: %w", err)
+	}
+	c, err := loader.LoadFiles(files)
+	if err != nil {
+		return nil, fmt.Errorf("load the embedded chart: %w", err)
+	}
+	if version != "" {
+		c.Metadata.AppVersion = version
+	}
+	return c, nil
+}
+
+// Inputs are the cluster facts the chart's global values carry.
+type Inputs struct {
+	// ImageRegistry and ImageTag name every addon image: <registry>/<name>:<tag>.
+	ImageRegistry, ImageTag string
+	// ClusterDomain, DNSServiceIP, PodSubnet and ServiceSubnet come from the
+	// ClusterConfiguration's networking.
+	ClusterDomain, DNSServiceIP, PodSubnet, ServiceSubnet string
+	// SingleNode runs one replica of each addon.
+	SingleNode bool
+	// LocalPathDir, when set, is the local-path addon's directory for nodes
+	// not listed in its nodePathMap: the node's own below a --root-dir, so
+	// that volumes stay inside it and reset removes them. Empty keeps the
+	// chart's default, the same path on a real machine.
+	LocalPathDir string
+	// User are the ClusterConfiguration's addons.values, merged over the above.
+	User map[string]any
+}
+
+// Values are the values triremeadm installs the chart with.
+func Values(in Inputs) map[string]any {
+	global := map[string]any{
+		"imageRegistry": in.ImageRegistry,
+		"imageTag":      in.ImageTag,
+		"clusterDomain": in.ClusterDomain,
+		"dnsServiceIP":  in.DNSServiceIP,
+		"podSubnet":     in.PodSubnet,
+		"serviceSubnet": in.ServiceSubnet,
+		"singleNode":    in.SingleNode,
+	}
+	vals := map[string]any{"global": global}
+	if in.LocalPathDir != "" {
+		vals["local-path"] = map[string]any{"nodePathMap": []any{
+			map[string]any{"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": []any{in.LocalPathDir}},
+		}}
+	}
+	return loader.MergeMaps(vals, in.User)
+}
+
+// Client installs and upgrades the release through one apiserver.
+type Client struct {
+	cfg *action.Configuration
+}
+
+// NewClient talks to the cluster as getter's credentials allow; Helm's own
+// logging goes to log.
+func NewClient(getter genericclioptions.RESTClientGetter, log logr.Logger) (*Client, error) {
+	cfg := action.NewConfiguration(action.ConfigurationSetLogger(logr.ToSlogHandler(log)))
+	if err := cfg.Init(getter, Namespace, "secret"); err != nil {
+		return nil, fmt.Errorf("set up helm: %w", err)
+	}
+	return &Client{cfg: cfg}, nil
+}
+
+// Apply installs the release, or upgrades it when it exists. An upgrade keeps
+// the values a user set since (helm upgrade --set) under the ones given here,
+// as `helm upgrade --reset-then-reuse-values` does. triremeadm owns the
+// addons' fields, so its apply wins conflicts with other field managers (an
+// earlier triremeadm's creates among them).
+func (c *Client) Apply(ctx context.Context, ch *chart.Chart, vals map[string]any) (*release.Release, error) {
+	_, err := c.cfg.Releases.Last(ReleaseName)
+	switch {
+	case errors.Is(err, driver.ErrReleaseNotFound):
+		in := action.NewInstall(c.cfg)
+		in.ReleaseName, in.Namespace = ReleaseName, Namespace
+		in.WaitStrategy = kube.HookOnlyStrategy
+		in.ForceConflicts = true
+		in.Timeout = 2 * time.Minute
+		in.Description = "installed by triremeadm"
+		r, err := in.RunWithContext(ctx, ch, vals)
+		if err != nil {
+			return nil, fmt.Errorf("install release %s/%s: %w", Namespace, ReleaseName, err)
+		}
+		return asRelease(r)
+	case err != nil:
+		return nil, fmt.Errorf("read release %s/%s: %w", Namespace, ReleaseName, err)
+	}
+	up := action.NewUpgrade(c.cfg)
+	up.Namespace = Namespace
+	up.WaitStrategy = kube.HookOnlyStrategy
+	up.ResetThenReuseValues = true
+	up.ForceConflicts = true
+	up.Timeout = 2 * time.Minute
+	up.Description = "upgraded by triremeadm"
+	r, err := up.RunWithContext(ctx, ReleaseName, ch, vals)
+	if err != nil {
+		return nil, fmt.Errorf("upgrade release %s/%s: %w", Namespace, ReleaseName, err)
+	}
+	return asRelease(r)
+}
+
+func asRelease(r any) (*release.Release, error) {
+	rel, ok := r.(*release.Release)
+	if !ok {
+		return nil, fmt.Errorf("helm returned a release of type %T", r)
+	}
+	return rel, nil
+}
+
+// Render returns the manifests the chart makes from vals without a cluster, as
+// `helm template` does, for the golden tests and `--dry-run`.
+func Render(ch *chart.Chart, vals map[string]any) (string, error) {
+	cfg := action.NewConfiguration(action.ConfigurationSetLogger(slog.NewTextHandler(io.Discard, nil)))
+	cfg.Releases = storage.Init(driver.NewMemory())
+	in := action.NewInstall(cfg)
+	in.ReleaseName, in.Namespace = ReleaseName, Namespace
+	in.DryRunStrategy = action.DryRunClient
+	in.Replace = true
+	kv, err := common.ParseKubeVersion("v1.37.0")
+	if err != nil {
+		return "", err
+	}
+	in.KubeVersion = kv
+	r, err := in.Run(ch, vals)
+	if err != nil {
+		return "", fmt.Errorf("render chart %s: %w", ch.Name(), err)
+	}
+	rel, err := asRelease(r)
+	if err != nil {
+		return "", err
+	}
+	return rel.Manifest, nil
+}

@@ -1,0 +1,168 @@
+package addons
+
+import (
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
+
+	"trireme.dev/charts"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// inputs are the values a three-node cluster with triremeadm's defaults gets.
+var inputs = Inputs{
+	ImageRegistry: "trireme.dev", ImageTag: "v1.37.0-trireme.test",
+	ClusterDomain: "cluster.local", DNSServiceIP: "10.96.0.10",
+	PodSubnet: "10.244.0.0/16", ServiceSubnet: "10.96.0.0/12",
+}
+
+func TestGolden(t *testing.T) {
+	single := inputs
+	single.SingleNode = true
+	for _, tc := range []struct {
+		name string
+		in   Inputs
+	}{
+		{"defaults", inputs},
+		{"single-node", single},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ch, err := Chart("v1.37.0-trireme.test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Render(ch, Values(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", tc.name+".yaml")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (go test -update writes it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s differs from what the chart renders (go test -update rewrites it):\n%s", golden, firstDiff(string(want), got))
+			}
+		})
+	}
+}
+
+// firstDiff shows the first line where want and got part.
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return "line " + strconv.Itoa(i+1) + ":\n  want: " + wl + "\n  got:  " + gl
+		}
+	}
+	return ""
+}
+
+// TestLintStrict is `helm lint --strict --with-subcharts` on the chart as
+// triremeadm embeds it.
+func TestLintStrict(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, charts.Addons); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(dir, charts.AddonsDir)
+	paths := []string{root}
+	subs, err := fs.Glob(charts.Addons, charts.AddonsDir+"/charts/*/Chart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range subs {
+		paths = append(paths, filepath.Join(dir, filepath.Dir(s)))
+	}
+	kv, err := common.ParseKubeVersion("v1.37.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := action.NewLint()
+	l.Strict, l.Namespace, l.KubeVersion = true, Namespace, kv
+	res := l.Run(paths, nil)
+	if res.TotalChartsLinted != len(paths) {
+		t.Errorf("linted %d charts, want %d", res.TotalChartsLinted, len(paths))
+	}
+	for _, m := range res.Messages {
+		t.Logf("%s", m)
+	}
+	for _, err := range res.Errors {
+		t.Errorf("lint: %v", err)
+	}
+}
+
+// TestSchemaRefusesBadValues: a value of the wrong type or an unknown key is
+// refused with its field named, before anything reaches the cluster.
+func TestSchemaRefusesBadValues(t *testing.T) {
+	ch, err := Chart("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		user map[string]any
+		want string
+	}{
+		{"wrong type", map[string]any{"coredns": map[string]any{"replicas": "two"}}, "replicas"},
+		{"unknown addon", map[string]any{"nosuchaddon": map[string]any{"enabled": true}}, "nosuchaddon"},
+		{"unknown global", map[string]any{"global": map[string]any{"imageRegistery": "x"}}, "imageRegistery"},
+		{"bad enabled", map[string]any{"coredns": map[string]any{"enabled": "yes"}}, "enabled"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := inputs
+			in.User = tc.user
+			_, err := Render(ch, Values(in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("render with %v: error %v, want one naming %q", tc.user, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestValuesLocalPathDir(t *testing.T) {
+	for _, tc := range []struct {
+		name, dir string
+		user      map[string]any
+		want      string
+	}{
+		{"real machine keeps the chart's default", "", nil, "<nil>"},
+		{"below a root", "/tmp/r/var/lib/trireme/local-path", nil, "[map[node:DEFAULT_PATH_FOR_NON_LISTED_NODES paths:[/tmp/r/var/lib/trireme/local-path]]]"},
+		{"the user's map wins", "/tmp/r/var/lib/trireme/local-path",
+			map[string]any{"local-path": map[string]any{"nodePathMap": []any{map[string]any{"node": "n1", "paths": []any{"/data"}}}}},
+			"[map[node:n1 paths:[/data]]]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := inputs
+			in.LocalPathDir, in.User = tc.dir, tc.user
+			var got any
+			if lp, ok := Values(in)["local-path"].(map[string]any); ok {
+				got = lp["nodePathMap"]
+			}
+			if s := fmt.Sprint(got); s != tc.want {
+				t.Errorf("local-path.nodePathMap = %s, want %s", s, tc.want)
+			}
+		})
+	}
+}

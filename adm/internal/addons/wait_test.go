@@ -1,0 +1,99 @@
+package addons
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+func TestWorkloads(t *testing.T) {
+	manifest := `---
+# Source: trireme-addons/charts/coredns/templates/deployment.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: coredns
+  namespace: kube-system
+---
+# Source: trireme-addons/charts/coredns/templates/service.yaml
+apiVersion: v1
+kind: Service
+metadata:
+  name: kube-dns
+---
+# Source: trireme-addons/charts/flannel/templates/daemonset.yaml
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: kube-flannel
+---
+# Source: trireme-addons/templates/other.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: not-an-addon
+`
+	want := map[string][]Workload{
+		"coredns": {{Kind: "Deployment", Namespace: "kube-system", Name: "coredns"}},
+		"flannel": {{Kind: "DaemonSet", Namespace: Namespace, Name: "kube-flannel"}},
+	}
+	if got := Workloads(manifest); !reflect.DeepEqual(got, want) {
+		t.Errorf("Workloads = %v, want %v", got, want)
+	}
+}
+
+func TestDescribePods(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	sel := labels.SelectorFromSet(labels.Set{"app": "x"})
+	pod := func(mutate func(*corev1.Pod)) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "x-1", Labels: map[string]string{"app": "x"},
+			CreationTimestamp: metav1.NewTime(now.Add(-time.Minute))}}
+		mutate(&p)
+		return p
+	}
+	waiting := func(reason string) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{
+				Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "details"}}}}
+		}
+	}
+	for _, tc := range []struct {
+		name        string
+		pod         corev1.Pod
+		want        string
+		wantFailing bool
+	}{
+		{"crash loop", pod(waiting("CrashLoopBackOff")), "pod x-1: container c: CrashLoopBackOff: details", true},
+		{"image missing", pod(waiting("ErrImageNeverPull")), "ErrImageNeverPull", true},
+		{"creating", pod(waiting("ContainerCreating")), "", false},
+		{"restarting", pod(func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", RestartCount: 3, State: corev1.ContainerState{
+				Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error"}}}}
+		}), "exited 2 (Error), 3 restarts", true},
+		{"unschedulable a while", pod(func(p *corev1.Pod) {
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+				Reason: corev1.PodReasonUnschedulable, Message: "0/1 nodes are available"}}
+		}), "Unschedulable: 0/1 nodes are available", true},
+		{"unschedulable just now", pod(func(p *corev1.Pod) {
+			p.CreationTimestamp = metav1.NewTime(now.Add(-time.Second))
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+				Reason: corev1.PodReasonUnschedulable}}
+		}), "Unschedulable", false},
+		{"other workload's pod", pod(func(p *corev1.Pod) {
+			p.Labels = map[string]string{"app": "y"}
+			waiting("CrashLoopBackOff")(p)
+		}), "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, failing := describePods([]corev1.Pod{tc.pod}, sel, now)
+			if !strings.Contains(got, tc.want) || (tc.want == "" && got != "") || failing != tc.wantFailing {
+				t.Errorf("describePods = %q, %v; want %q, %v", got, failing, tc.want, tc.wantFailing)
+			}
+		})
+	}
+}

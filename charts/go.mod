@@ -1,0 +1,3 @@
+module trireme.dev/charts
+
+go 1.26.0
