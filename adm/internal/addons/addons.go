@@ -101,6 +101,9 @@ func Values(in Inputs) map[string]any {
 	return loader.MergeMaps(vals, in.User)
 }
 
+// fieldManager is the helm CLI's own server-side apply manager.
+const fieldManager = "helm"
+
 // Client installs and upgrades the release through one apiserver.
 type Client struct {
 	cfg *action.Configuration
@@ -109,6 +112,10 @@ type Client struct {
 // NewClient talks to the cluster as getter's credentials allow; Helm's own
 // logging goes to log.
 func NewClient(getter genericclioptions.RESTClientGetter, log logr.Logger) (*Client, error) {
+	// Helm names its server-side apply field manager after the binary; as
+	// "triremeadm" it would own every field of the release, and a user's
+	// `helm upgrade --set` (manager "helm") would conflict with it.
+	kube.ManagedFieldsManager = fieldManager
 	cfg := action.NewConfiguration(action.ConfigurationSetLogger(logr.ToSlogHandler(log)))
 	if err := cfg.Init(getter, Namespace, "secret"); err != nil {
 		return nil, fmt.Errorf("set up helm: %w", err)
