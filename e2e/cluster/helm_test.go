@@ -82,10 +82,18 @@ type dnsWatch struct {
 	last                      string
 	stop                      chan struct{}
 	done                      chan struct{}
+	halt                      func()
 }
 
-func watchDNS() *dnsWatch {
+// watchDNS starts a watch that ends with t at the latest, so that a failed
+// test leaves no lookup running into the suite's reset.
+func watchDNS(t *testing.T) *dnsWatch {
 	w := &dnsWatch{stop: make(chan struct{}), done: make(chan struct{})}
+	w.halt = sync.OnceFunc(func() {
+		close(w.stop)
+		<-w.done
+	})
+	t.Cleanup(w.halt)
 	go func() {
 		defer close(w.done)
 		for {
@@ -116,8 +124,7 @@ func watchDNS() *dnsWatch {
 // are a gap.
 func (w *dnsWatch) end(t *testing.T, during string) {
 	t.Helper()
-	close(w.stop)
-	<-w.done
+	w.halt()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	fmt.Printf("e2e/cluster: DNS during %s: %d lookups, %d failed, longest run of failures %d\n", during, w.lookups, w.failed, w.worstRun)
@@ -159,7 +166,7 @@ func TestHelmRelease(t *testing.T) {
 
 	// helm upgrade --set, then a rollback with Helm 3.
 	first := revision(t)
-	dns := watchDNS()
+	dns := watchDNS(t)
 	mustHelm(t, "helm", "upgrade", release, chartDir, "-n", releaseNS, "--reuse-values", "--set", "coredns.resources.requests.cpu=50m", "--wait", "--timeout", "2m")
 	if got := corednsCPU(t); got != "50m" {
 		t.Errorf("after helm upgrade --set coredns.resources.requests.cpu=50m: %s", got)
@@ -199,7 +206,7 @@ func TestHelmRelease(t *testing.T) {
 		_, err := execIn("demo", "client", "nslookup kubernetes.default.svc.cluster.local")
 		return err
 	})
-	dns = watchDNS()
+	dns = watchDNS(t)
 	out, err := exec.Command(suite.adm, admArgs(append([]string{"init", "phase", "addon", "--single-node"}, suite.initFlags...)...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("init phase addon: %v\n%s", err, out)
