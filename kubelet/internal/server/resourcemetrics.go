@@ -18,13 +18,14 @@ import (
 // The metric families of upstream's /metrics/resource (what
 // metrics-server scrapes), without a namespace as upstream has them.
 var (
-	nodeCPUDesc      = prometheus.NewDesc("node_cpu_usage_seconds_total", "Cumulative cpu time consumed by the node in core-seconds", nil, nil)
-	nodeMemDesc      = prometheus.NewDesc("node_memory_working_set_bytes", "Current working set of the node in bytes", nil, nil)
-	podCPUDesc       = prometheus.NewDesc("pod_cpu_usage_seconds_total", "Cumulative cpu time consumed by the pod in core-seconds", []string{"pod", "namespace"}, nil)
-	podMemDesc       = prometheus.NewDesc("pod_memory_working_set_bytes", "Current working set of the pod in bytes", []string{"pod", "namespace"}, nil)
-	containerCPUDesc = prometheus.NewDesc("container_cpu_usage_seconds_total", "Cumulative cpu time consumed by the container in core-seconds", []string{"container", "pod", "namespace"}, nil)
-	containerMemDesc = prometheus.NewDesc("container_memory_working_set_bytes", "Current working set of the container in bytes", []string{"container", "pod", "namespace"}, nil)
-	scrapeErrorDesc  = prometheus.NewDesc("scrape_error", "1 if there was an error while getting container metrics, 0 otherwise", nil, nil)
+	nodeCPUDesc        = prometheus.NewDesc("node_cpu_usage_seconds_total", "Cumulative cpu time consumed by the node in core-seconds", nil, nil)
+	nodeMemDesc        = prometheus.NewDesc("node_memory_working_set_bytes", "Current working set of the node in bytes", nil, nil)
+	podCPUDesc         = prometheus.NewDesc("pod_cpu_usage_seconds_total", "Cumulative cpu time consumed by the pod in core-seconds", []string{"pod", "namespace"}, nil)
+	podMemDesc         = prometheus.NewDesc("pod_memory_working_set_bytes", "Current working set of the pod in bytes", []string{"pod", "namespace"}, nil)
+	containerCPUDesc   = prometheus.NewDesc("container_cpu_usage_seconds_total", "Cumulative cpu time consumed by the container in core-seconds", []string{"container", "pod", "namespace"}, nil)
+	containerMemDesc   = prometheus.NewDesc("container_memory_working_set_bytes", "Current working set of the container in bytes", []string{"container", "pod", "namespace"}, nil)
+	containerStartDesc = prometheus.NewDesc("container_start_time_seconds", "Start time of the container since unix epoch in seconds", []string{"container", "pod", "namespace"}, nil)
+	scrapeErrorDesc    = prometheus.NewDesc("scrape_error", "1 if there was an error while getting container metrics, 0 otherwise", nil, nil)
 )
 
 // resourceCollector turns the stats summary into /metrics/resource at
@@ -34,7 +35,7 @@ type resourceCollector struct {
 }
 
 func (c resourceCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{nodeCPUDesc, nodeMemDesc, podCPUDesc, podMemDesc, containerCPUDesc, containerMemDesc, scrapeErrorDesc} {
+	for _, d := range []*prometheus.Desc{nodeCPUDesc, nodeMemDesc, podCPUDesc, podMemDesc, containerCPUDesc, containerMemDesc, containerStartDesc, scrapeErrorDesc} {
 		ch <- d
 	}
 }
@@ -74,6 +75,11 @@ func (c resourceCollector) Collect(ch chan<- prometheus.Metric) {
 			emitGauge(podMemDesc, p.Memory.Time, p.Memory.WorkingSetBytes, p.PodRef.Name, p.PodRef.Namespace)
 		}
 		for _, ct := range p.Containers {
+			// metrics-server tells a restarted container from its counter
+			// going backwards by this start time.
+			if !ct.StartTime.IsZero() {
+				ch <- prometheus.NewMetricWithTimestamp(ct.StartTime.Time, prometheus.MustNewConstMetric(containerStartDesc, prometheus.GaugeValue, float64(ct.StartTime.UnixNano())/float64(time.Second), ct.Name, p.PodRef.Name, p.PodRef.Namespace))
+			}
 			if ct.CPU != nil {
 				emit(containerCPUDesc, ct.CPU.Time, ct.CPU.UsageCoreNanoSeconds, 1e-9, ct.Name, p.PodRef.Name, p.PodRef.Namespace)
 			}

@@ -38,7 +38,7 @@ func TestBusyNanoseconds(t *testing.T) {
 
 func TestResourceMetricsAndLogs(t *testing.T) {
 	rs := critesting.NewFakeRuntimeService()
-	rs.SetFakeContainers([]*critesting.FakeContainer{{ContainerStatus: runtimeapi.ContainerStatus{Id: "c1", Labels: map[string]string{"io.kubernetes.pod.uid": "uid-1"}}}})
+	rs.SetFakeContainers([]*critesting.FakeContainer{{ContainerStatus: runtimeapi.ContainerStatus{Id: "c1", CreatedAt: 1_700_000_000_500_000_000, State: runtimeapi.ContainerState_CONTAINER_RUNNING, Labels: map[string]string{"io.kubernetes.pod.uid": "uid-1"}}}})
 	rs.SetFakeContainerStats([]*runtimeapi.ContainerStats{{
 		Attributes: &runtimeapi.ContainerAttributes{Id: "c1", Metadata: &runtimeapi.ContainerMetadata{Name: "app"}, Labels: map[string]string{"io.kubernetes.pod.uid": "uid-1"}},
 		Cpu:        &runtimeapi.CpuUsage{Timestamp: 1, UsageCoreNanoSeconds: &runtimeapi.UInt64Value{Value: 2_500_000_000}},
@@ -67,6 +67,7 @@ func TestResourceMetricsAndLogs(t *testing.T) {
 		`pod_memory_working_set_bytes{namespace="ns",pod="p"} 4096`,
 		"node_cpu_usage_seconds_total ",
 		"node_memory_working_set_bytes ",
+		`container_start_time_seconds{container="app",namespace="ns",pod="p"} 1.7000000005e+09 1700000000500`,
 		"scrape_error 0",
 	} {
 		if !strings.Contains(body, want) {

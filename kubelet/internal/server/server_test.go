@@ -16,6 +16,7 @@ func TestAttributes(t *testing.T) {
 		{"POST", "/exec/ns/p/c", "create", "proxy"},
 		{"GET", "/containerLogs/ns/p/c", "get", "proxy"},
 		{"GET", "/metrics", "get", "metrics"},
+		{"GET", "/metrics/resource", "get", "metrics"},
 		{"GET", "/stats/summary", "get", "stats"},
 		{"GET", "/logs/", "get", "log"},
 	}

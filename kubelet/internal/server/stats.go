@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -46,11 +48,11 @@ func (s *server) summary(ctx context.Context) (*statsv1alpha1.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	byPod := map[string][]*runtimeapi.ContainerStats{}
-	for _, c := range containers {
-		uid := c.GetAttributes().GetLabels()["io.kubernetes.pod.uid"]
-		byPod[uid] = append(byPod[uid], c)
+	list, err := s.cfg.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{})
+	if err != nil {
+		return nil, err
 	}
+	byPod := currentContainers(containers, list)
 	network := map[string]*statsv1alpha1.NetworkStats{}
 	if sandboxes, err := s.cfg.Runtime.ListPodSandboxStats(ctx, &runtimeapi.PodSandboxStatsFilter{}); err == nil {
 		for _, sb := range sandboxes {
@@ -74,8 +76,12 @@ func (s *server) summary(ctx context.Context) (*statsv1alpha1.Summary, error) {
 			ps.StartTime = *pod.Status.StartTime
 		}
 		var cpu, mem uint64
-		for _, c := range byPod[string(pod.UID)] {
+		for _, cc := range byPod[string(pod.UID)] {
+			c := cc.stats
 			cs := statsv1alpha1.ContainerStats{Name: c.GetAttributes().GetMetadata().GetName()}
+			if cc.createdAt != 0 {
+				cs.StartTime = metav1.NewTime(time.Unix(0, cc.createdAt))
+			}
 			if v := c.GetCpu(); v != nil {
 				cs.CPU = &statsv1alpha1.CPUStats{Time: metav1.NewTime(time.Unix(0, v.Timestamp)), UsageCoreNanoSeconds: u64(v.UsageCoreNanoSeconds), UsageNanoCores: u64(v.UsageNanoCores)}
 				cpu += v.GetUsageCoreNanoSeconds().GetValue()
@@ -96,6 +102,46 @@ func (s *server) summary(ctx context.Context) (*statsv1alpha1.Summary, error) {
 	return sum, nil
 }
 
+// containerStats is one container's stats with the time the runtime
+// created it, its start time as upstream's CRI stats provider reports it.
+type containerStats struct {
+	stats     *runtimeapi.ContainerStats
+	createdAt int64
+}
+
+// currentContainers groups the containers' stats by pod UID, keeping per
+// pod and container name only the newest instance that has not exited, as
+// upstream's kubelet does: a restarted container's old instance would
+// otherwise report a second, stale series under the same name.
+func currentContainers(stats []*runtimeapi.ContainerStats, list []*runtimeapi.Container) map[string][]containerStats {
+	byID := make(map[string]*runtimeapi.Container, len(list))
+	for _, c := range list {
+		byID[c.GetId()] = c
+	}
+	type key struct{ uid, name string }
+	newest := map[key]containerStats{}
+	var order []key
+	for _, st := range stats {
+		c, ok := byID[st.GetAttributes().GetId()]
+		if !ok || c.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
+			continue
+		}
+		k := key{st.GetAttributes().GetLabels()["io.kubernetes.pod.uid"], st.GetAttributes().GetMetadata().GetName()}
+		prev, seen := newest[k]
+		if !seen {
+			order = append(order, k)
+		}
+		if !seen || c.GetCreatedAt() > prev.createdAt {
+			newest[k] = containerStats{stats: st, createdAt: c.GetCreatedAt()}
+		}
+	}
+	byPod := map[string][]containerStats{}
+	for _, k := range order {
+		byPod[k.uid] = append(byPod[k.uid], newest[k])
+	}
+	return byPod
+}
+
 // u64 unwraps a CRI UInt64Value; nil stays nil.
 func u64(v interface{ GetValue() uint64 }) *uint64 {
 	if v == nil {
@@ -105,16 +151,51 @@ func u64(v interface{ GetValue() uint64 }) *uint64 {
 	return &x
 }
 
+// nodeMemory reads the node's memory from /proc/meminfo, with the working
+// set as cadvisor computes it for the root cgroup: usage (MemTotal -
+// MemFree) less the inactive page cache, which the kernel reclaims first.
 func nodeMemory(now metav1.Time) *statsv1alpha1.MemoryStats {
-	var info unix.Sysinfo_t
-	if err := unix.Sysinfo(&info); err != nil {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
 		return nil
 	}
-	unit := uint64(info.Unit)
-	total := info.Totalram * unit
-	avail := (info.Freeram + info.Bufferram) * unit
-	used := total - avail
-	return &statsv1alpha1.MemoryStats{Time: now, AvailableBytes: &avail, UsageBytes: &used, WorkingSetBytes: &used}
+	return parseMeminfo(string(data), now)
+}
+
+// parseMeminfo turns /proc/meminfo's text into the node's memory stats; nil
+// if a field it needs is missing.
+func parseMeminfo(text string, now metav1.Time) *statsv1alpha1.MemoryStats {
+	kb := map[string]uint64{}
+	for _, line := range strings.Split(text, "\n") {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			continue
+		}
+		v, err := strconv.ParseUint(fields[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		kb[name] = v * 1024
+	}
+	total, okTotal := kb["MemTotal"]
+	free, okFree := kb["MemFree"]
+	inactiveFile := kb["Inactive(file)"]
+	if !okTotal || !okFree {
+		return nil
+	}
+	usage := total - free
+	ws := usage
+	if inactiveFile < ws {
+		ws -= inactiveFile
+	}
+	// Available as upstream's kubelet reports it to eviction: what the
+	// working set leaves of the capacity.
+	avail := total - ws
+	return &statsv1alpha1.MemoryStats{Time: now, AvailableBytes: &avail, UsageBytes: &usage, WorkingSetBytes: &ws}
 }
 
 func fsStats(path string, now metav1.Time) *statsv1alpha1.FsStats {
