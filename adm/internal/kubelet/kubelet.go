@@ -1,7 +1,8 @@
 // Package kubelet writes the kubelet's configuration for a triremeadm node — a
 // KubeletConfiguration (upstream's kubelet.config.k8s.io/v1beta1, so an existing
 // kubelet reads it unchanged) with the static pod path, the cluster DNS address,
-// containerd's endpoint, client-CA authentication and webhook authorization — and
+// containerd's endpoint, client-CA authentication, webhook authorization and a
+// serving certificate from kubelet-serving CSRs (serverTLSBootstrap) — and
 // starts the kubelet under triremeadm's supervisor.
 package kubelet
 
@@ -71,6 +72,14 @@ func Configuration(cfg *options.Config, cgroupV1 bool) (*kubeletv1beta1.KubeletC
 	// Below a test root the containers' logs stay below it too.
 	setString(&kc.PodLogsDir, cfg.Paths.In("/var/log/pods"))
 	kc.RotateCertificates = true
+	// The node server's certificate comes from a kubelet-serving CSR the
+	// controller-manager approves and the cluster CA signs, so clients such
+	// as metrics-server verify it against the CA instead of skipping TLS
+	// verification. A bool cannot tell a user's false from unset; a node
+	// that wants its own certificate names tlsCertFile instead.
+	if kc.TLSCertFile == "" {
+		kc.ServerTLSBootstrap = true
+	}
 	if kc.FailSwapOn == nil {
 		kc.FailSwapOn = ptr.To(false)
 	}

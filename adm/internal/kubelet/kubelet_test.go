@@ -45,7 +45,7 @@ func TestConfiguration(t *testing.T) {
 			t.Fatal(err)
 		}
 		if back.Kind != "KubeletConfiguration" || back.ClusterDNS[0] != "10.96.0.10" || back.StaticPodPath != root+"/etc/trireme/manifests" ||
-			back.ContainerRuntimeEndpoint != "unix://"+root+"/run/containerd/containerd.sock" || *back.FailSwapOn {
+			back.ContainerRuntimeEndpoint != "unix://"+root+"/run/containerd/containerd.sock" || *back.FailSwapOn || !back.ServerTLSBootstrap {
 			t.Errorf("config:\n%s", data)
 		}
 		if (back.FailCgroupV1 != nil && !*back.FailCgroupV1) != v1 {
@@ -88,6 +88,7 @@ func TestConfigurationFromUserDocument(t *testing.T) {
 		{"staticPodPath (triremeadm)", kc.StaticPodPath, root + "/etc/trireme/manifests"},
 		{"podLogsDir below the root", kc.PodLogsDir, root + "/var/log/pods"},
 		{"kind", kc.Kind, "KubeletConfiguration"},
+		{"serverTLSBootstrap (triremeadm)", kc.ServerTLSBootstrap, true},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -96,5 +97,13 @@ func TestConfigurationFromUserDocument(t *testing.T) {
 	}
 	if cfg.Kubelet.StaticPodPath != "" {
 		t.Error("Configuration changed the user's document")
+	}
+	cfg.Kubelet.TLSCertFile, cfg.Kubelet.TLSPrivateKeyFile = "/etc/node.crt", "/etc/node.key"
+	kc, err = Configuration(cfg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kc.ServerTLSBootstrap {
+		t.Error("with the user's tlsCertFile serverTLSBootstrap = true, want false")
 	}
 }
