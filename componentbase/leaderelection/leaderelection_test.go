@@ -111,6 +111,8 @@ func (r *recorder) String() string {
 	return strings.Join(s, ",")
 }
 
+// holder is the Lease's holder, "" when there is none; it does not fail t, so
+// that any goroutine may call it.
 func holder(t *testing.T, c *fake.Clientset) string {
 	t.Helper()
 	l, err := c.CoordinationV1().Leases("kube-system").Get(context.Background(), "test", metav1.GetOptions{})
@@ -150,21 +152,23 @@ func TestRun(t *testing.T) {
 			rec := &recorder{}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			working := make(chan struct{})
+			// The holder is read as the work starts: work that fails at once
+			// releases the Lease right after.
+			working := make(chan string, 1)
 			done := make(chan error, 1)
 			go func() {
 				done <- Run(ctx, Config{Lease: lease(true), Identity: "me", Client: c, Leading: rec.leading}, func(ctx context.Context) error {
-					close(working)
+					working <- holder(t, c)
 					return tt.work(ctx)
 				})
 			}()
 			select {
-			case <-working:
+			case got := <-working:
+				if got != "me" {
+					t.Errorf("holder while leading = %q", got)
+				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("never led")
-			}
-			if got := holder(t, c); got != "me" {
-				t.Errorf("holder while leading = %q", got)
 			}
 			if tt.steal {
 				l, err := c.CoordinationV1().Leases("kube-system").Get(ctx, "test", metav1.GetOptions{})
