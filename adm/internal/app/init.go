@@ -145,7 +145,7 @@ func initPhases(d *initData) []workflow.Phase {
 		{Name: "upload-certs", Short: "With --upload-certs, store the shared certificates, encrypted, in kube-system/" + copycerts.SecretName, Run: d.uploadCerts},
 		{Name: "mark-control-plane", Short: "Label (and taint) this node as a control-plane node", Run: d.markControlPlane},
 		{Name: "bootstrap-token", Short: "Create bootstrap tokens and the RBAC and cluster-info nodes join with", Run: d.bootstrapToken},
-		{Name: "addon", Short: "Install the proxy and the trireme-addons Helm release (CoreDNS, pod network, metrics, storage)", Run: d.addon},
+		{Name: "addon", Short: "Install the proxy and the trireme-addons Helm release (its addons: charts/trireme-addons)", Run: d.addon},
 	}
 }
 
