@@ -6,10 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/common"
 
@@ -55,28 +55,10 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("%v (go test -update writes it)", err)
 			}
 			if got != string(want) {
-				t.Errorf("%s differs from what the chart renders (go test -update rewrites it):\n%s", golden, firstDiff(string(want), got))
+				t.Errorf("%s differs from what the chart renders (-want +got; go test -update rewrites it):\n%s", golden, cmp.Diff(string(want), got))
 			}
 		})
 	}
-}
-
-// firstDiff shows the first line where want and got part.
-func firstDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return "line " + strconv.Itoa(i+1) + ":\n  want: " + wl + "\n  got:  " + gl
-		}
-	}
-	return ""
 }
 
 // TestLintStrict is `helm lint --strict --with-subcharts` on the chart as
