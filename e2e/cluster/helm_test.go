@@ -49,7 +49,7 @@ func mustHelm(t *testing.T, bin string, args ...string) string {
 	out, err := helm(bin, args...)
 	if err != nil {
 		state, _ := kubectl("-n", releaseNS, "get", "pods", "-o", "wide")
-		t.Fatalf("%v\n%s", err, state)
+		t.Fatalf("%s\n%v", state, err)
 	}
 	return out
 }

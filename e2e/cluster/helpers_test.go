@@ -38,14 +38,15 @@ func apply(t *testing.T, manifest string) {
 	}
 }
 
-// must runs kubectl and fails the test on error, printing what the namespace
-// holds.
+// must runs kubectl and fails the test on error, printing the cluster's pods
+// and then the error: the last lines of a long log are the ones CI shows.
 func must(t *testing.T, args ...string) string {
 	t.Helper()
+	start := time.Now()
 	out, err := kubectl(args...)
 	if err != nil {
 		state, _ := kubectl("get", "pods", "-A", "-o", "wide")
-		t.Fatalf("%v\n%s", err, state)
+		t.Fatalf("%s\nafter %s: %v", state, time.Since(start).Round(time.Millisecond), err)
 	}
 	return out
 }

@@ -89,7 +89,7 @@ func TestStorage(t *testing.T) {
 		if _, err := kubectl("-n", "storage", "rollout", "status", "statefulset/web", "--timeout=180s"); err != nil {
 			out, _ := kubectl("-n", "storage", "get", "pods,pvc", "-o", "wide")
 			events, _ := kubectl("get", "events", "-A", "--sort-by=.lastTimestamp")
-			t.Fatalf("%v\n%s\n%s", err, out, tail(events, 30))
+			t.Fatalf("%s\n%s\n%v", tail(events, 30), out, err)
 		}
 	}
 	rollout()
