@@ -164,7 +164,11 @@ func podCIDR(t *testing.T, node string) string {
 	return cidr
 }
 
-const spread = `apiVersion: apps/v1
+const spread = `apiVersion: v1
+kind: Namespace
+metadata: {name: demo}
+---
+apiVersion: apps/v1
 kind: DaemonSet
 metadata: {name: everywhere, namespace: demo}
 spec:
