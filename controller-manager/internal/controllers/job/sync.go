@@ -19,85 +19,37 @@ import (
 	"trireme.dev/controller-manager/internal/pods"
 )
 
+// jobSync is one sync of a Job: the Job being brought up to date and what
+// its pods say, gathered once and read by each step.
+type jobSync struct {
+	key  string
+	job  *batchv1.Job
+	mine []*corev1.Pod
+	now  time.Time
+
+	completions int
+	isIndexed   bool
+	suspended   bool
+	// completed and failedIdx are the Indexed Job's completed and failed
+	// indexes.
+	completed, failedIdx indexSet
+	// failReason and failMsg are set when a pod failure policy fails the
+	// Job.
+	failReason, failMsg string
+	// release are finished pods whose finalizer goes without counting them.
+	release []*corev1.Pod
+	// succeeded and failed count the finished pods, uncounted ones included.
+	succeeded, failed int32
+	active            []*corev1.Pod
+	terminating       int
+}
+
 // syncJob counts finished pods, decides whether the Job has met its
 // success or failure criteria and otherwise keeps the right pods running.
 func (c *Controller) syncJob(ctx context.Context, key string, job *batchv1.Job, mine []*corev1.Pod) error {
-	now := c.now()
 	orig := job.Status.DeepCopy()
-	if job.Status.UncountedTerminatedPods == nil {
-		job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
-	}
-	completions := int(completionsOf(job))
-	isIndexed := indexed(job)
-	completed := parseIndexes(job.Status.CompletedIndexes, completions)
-	failedIdx := indexSet{}
-	if job.Status.FailedIndexes != nil {
-		failedIdx = parseIndexes(*job.Status.FailedIndexes, completions)
-	}
-	suspended := ptr.Deref(job.Spec.Suspend, false)
-	targeted := condition(job, batchv1.JobFailureTarget) != nil || condition(job, batchv1.JobSuccessCriteriaMet) != nil
-	counted := map[types.UID]bool{}
-	for _, u := range job.Status.UncountedTerminatedPods.Succeeded {
-		counted[u] = true
-	}
-	for _, u := range job.Status.UncountedTerminatedPods.Failed {
-		counted[u] = true
-	}
-
-	// Finished pods still holding the finalizer are recorded as uncounted
-	// before the finalizer goes, so none is lost or counted twice.
-	var release []*corev1.Pod
-	var failReason, failMsg string
-	newlyUncounted := false
-	for _, p := range mine {
-		if !slices.Contains(p.Finalizers, TrackingFinalizer) || counted[p.UID] {
-			continue
-		}
-		idx, hasIdx := podIndex(p)
-		unc := job.Status.UncountedTerminatedPods
-		switch {
-		case p.Status.Phase == corev1.PodSucceeded:
-			if isIndexed && (!hasIdx || idx >= completions || completed[idx]) {
-				release = append(release, p)
-				continue
-			}
-			if isIndexed {
-				completed[idx] = true
-			}
-			unc.Succeeded = append(unc.Succeeded, p.UID)
-			newlyUncounted = true
-		case p.Status.Phase == corev1.PodFailed || (p.DeletionTimestamp != nil && job.Spec.PodFailurePolicy == nil):
-			if p.Status.Phase != corev1.PodFailed && (suspended || targeted) {
-				// Pods we delete to suspend or finish the Job are not failures.
-				release = append(release, p)
-				continue
-			}
-			action, msg, matched := failurePolicyAction(job, p)
-			if matched {
-				switch action {
-				case batchv1.PodFailurePolicyActionIgnore:
-					release = append(release, p)
-					continue
-				case batchv1.PodFailurePolicyActionFailJob:
-					if failMsg == "" {
-						failReason, failMsg = ReasonPodFailurePolicy, msg
-					}
-				case batchv1.PodFailurePolicyActionFailIndex:
-					if hasIdx {
-						failedIdx[idx] = true
-					}
-				}
-			}
-			if limit := job.Spec.BackoffLimitPerIndex; limit != nil && hasIdx && action != batchv1.PodFailurePolicyActionFailIndex {
-				if indexFailures(p)+1 > *limit {
-					failedIdx[idx] = true
-				}
-			}
-			unc.Failed = append(unc.Failed, p.UID)
-			newlyUncounted = true
-		}
-	}
-	if newlyUncounted {
+	s := newJobSync(key, job, mine, c.now())
+	if s.recordFinished() {
 		got, err := c.updateStatus(ctx, job)
 		if err != nil {
 			return err
@@ -107,109 +59,23 @@ func (c *Controller) syncJob(ctx context.Context, key string, job *batchv1.Job, 
 			job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
 		}
 	}
-	byUID := map[types.UID]*corev1.Pod{}
-	for _, p := range mine {
-		byUID[p.UID] = p
-	}
-	unc := job.Status.UncountedTerminatedPods
-	rm := slices.Clone(release)
-	for _, u := range append(slices.Clone(unc.Succeeded), unc.Failed...) {
-		if p, ok := byUID[u]; ok && slices.Contains(p.Finalizers, TrackingFinalizer) {
-			rm = append(rm, p)
-		}
-	}
-	rmErr := c.removeFinalizers(ctx, rm)
-	if rmErr == nil {
-		if isIndexed {
-			job.Status.Succeeded = int32(len(completed))
-			job.Status.CompletedIndexes = completed.String()
-		} else {
-			job.Status.Succeeded += int32(len(unc.Succeeded))
-		}
-		job.Status.Failed += int32(len(unc.Failed))
-		job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
-	}
-	if job.Spec.BackoffLimitPerIndex != nil {
-		job.Status.FailedIndexes = ptr.To(failedIdx.String())
-	}
-	succeeded := job.Status.Succeeded + int32(len(job.Status.UncountedTerminatedPods.Succeeded))
-	failed := job.Status.Failed + int32(len(job.Status.UncountedTerminatedPods.Failed))
-	if isIndexed {
-		succeeded = int32(len(completed))
-	}
-
-	var active []*corev1.Pod
-	terminating := 0
-	for _, p := range mine {
-		switch {
-		case pods.Active(p):
-			active = append(active, p)
-		case !pods.Terminal(p) && p.DeletionTimestamp != nil:
-			terminating++
-		}
-	}
-
-	// Suspension stops the deadline clock: it restarts on resume.
-	switch {
-	case suspended:
-		if cond := condition(job, batchv1.JobSuspended); cond == nil {
-			setCondition(&job.Status, batchv1.JobSuspended, corev1.ConditionTrue, "JobSuspended", "Job suspended", now)
-			job.Status.StartTime = nil
-			c.recorder.Event(job, corev1.EventTypeNormal, "Suspended", "Job suspended")
-		}
-	case condition(job, batchv1.JobSuspended) != nil:
-		setCondition(&job.Status, batchv1.JobSuspended, corev1.ConditionFalse, "JobResumed", "Job resumed", now)
-		job.Status.StartTime = ptr.To(metav1.NewTime(now))
-		c.recorder.Event(job, corev1.EventTypeNormal, "Resumed", "Job resumed")
-	}
-	if !suspended && job.Status.StartTime == nil {
-		job.Status.StartTime = ptr.To(metav1.NewTime(now))
-	}
-
-	if condition(job, batchv1.JobFailureTarget) == nil && condition(job, batchv1.JobSuccessCriteriaMet) == nil && !suspended {
-		reason, msg, success := c.decide(job, failReason, failMsg, failed, succeeded, completed, failedIdx, len(active), now)
+	rmErr := c.countFinished(ctx, s)
+	s.countActive()
+	c.updateSuspension(s)
+	if condition(job, batchv1.JobFailureTarget) == nil && condition(job, batchv1.JobSuccessCriteriaMet) == nil && !s.suspended {
+		reason, msg, success := s.decide()
 		switch {
 		case reason != "" && success:
-			setCondition(&job.Status, batchv1.JobSuccessCriteriaMet, corev1.ConditionTrue, reason, msg, now)
+			setCondition(&job.Status, batchv1.JobSuccessCriteriaMet, corev1.ConditionTrue, reason, msg, s.now)
 		case reason != "":
-			setCondition(&job.Status, batchv1.JobFailureTarget, corev1.ConditionTrue, reason, msg, now)
+			setCondition(&job.Status, batchv1.JobFailureTarget, corev1.ConditionTrue, reason, msg, s.now)
 		}
 	}
-
-	var manageErr error
-	created, deleted := 0, 0
-	failTarget, successTarget := condition(job, batchv1.JobFailureTarget), condition(job, batchv1.JobSuccessCriteriaMet)
-	switch {
-	case failTarget != nil || successTarget != nil:
-		deleted, manageErr = c.deletePods(ctx, key, job, active)
-		pending := len(active) + terminating + len(job.Status.UncountedTerminatedPods.Succeeded) + len(job.Status.UncountedTerminatedPods.Failed)
-		if pending == 0 && rmErr == nil && manageErr == nil {
-			if failTarget != nil {
-				setCondition(&job.Status, batchv1.JobFailed, corev1.ConditionTrue, failTarget.Reason, failTarget.Message, now)
-				c.recorder.Event(job, corev1.EventTypeWarning, failTarget.Reason, failTarget.Message)
-			} else {
-				setCondition(&job.Status, batchv1.JobComplete, corev1.ConditionTrue, successTarget.Reason, successTarget.Message, now)
-				job.Status.CompletionTime = ptr.To(metav1.NewTime(now))
-				c.recorder.Event(job, corev1.EventTypeNormal, "Completed", "Job completed")
-			}
-		}
-	case suspended:
-		deleted, manageErr = c.deletePods(ctx, key, job, active)
-	case c.exp.Satisfied(key):
-		created, deleted, manageErr = c.manage(ctx, key, job, mine, active, succeeded, failed, completed, failedIdx, now)
-	}
-	job.Status.Active = int32(len(active) + created - deleted)
-	ready := 0
-	for _, p := range active {
-		if pods.Ready(p) {
-			ready++
-		}
-	}
-	job.Status.Ready = ptr.To(int32(max(ready-deleted, 0)))
-	job.Status.Terminating = ptr.To(int32(terminating + deleted))
+	created, deleted, manageErr := c.act(ctx, s, rmErr == nil)
+	s.setActive(created, deleted)
 
 	if d := job.Spec.ActiveDeadlineSeconds; d != nil && job.Status.StartTime != nil && !finished(job) {
-		left := job.Status.StartTime.Add(time.Duration(*d) * time.Second).Sub(now)
+		left := job.Status.StartTime.Add(time.Duration(*d) * time.Second).Sub(s.now)
 		c.loop.AddAfter(key, max(left, 0)+10*time.Millisecond)
 	}
 	if !equalStatus(*orig, job.Status) {
@@ -220,46 +86,251 @@ func (c *Controller) syncJob(ctx context.Context, key string, job *batchv1.Job, 
 	return errors.Join(rmErr, manageErr)
 }
 
+func newJobSync(key string, job *batchv1.Job, mine []*corev1.Pod, now time.Time) *jobSync {
+	if job.Status.UncountedTerminatedPods == nil {
+		job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
+	}
+	s := &jobSync{key: key, job: job, mine: mine, now: now,
+		completions: int(completionsOf(job)), isIndexed: indexed(job), suspended: ptr.Deref(job.Spec.Suspend, false)}
+	s.completed = parseIndexes(job.Status.CompletedIndexes, s.completions)
+	s.failedIdx = indexSet{}
+	if job.Status.FailedIndexes != nil {
+		s.failedIdx = parseIndexes(*job.Status.FailedIndexes, s.completions)
+	}
+	return s
+}
+
+// recordFinished records the finished pods still holding the finalizer as
+// uncounted, before the finalizer goes, so none is lost or counted twice.
+// It reports whether it recorded any.
+func (s *jobSync) recordFinished() bool {
+	job := s.job
+	targeted := condition(job, batchv1.JobFailureTarget) != nil || condition(job, batchv1.JobSuccessCriteriaMet) != nil
+	unc := job.Status.UncountedTerminatedPods
+	counted := map[types.UID]bool{}
+	for _, u := range append(slices.Clone(unc.Succeeded), unc.Failed...) {
+		counted[u] = true
+	}
+	recorded := false
+	for _, p := range s.mine {
+		if !slices.Contains(p.Finalizers, TrackingFinalizer) || counted[p.UID] {
+			continue
+		}
+		idx, hasIdx := podIndex(p)
+		switch {
+		case p.Status.Phase == corev1.PodSucceeded:
+			if s.isIndexed && (!hasIdx || idx >= s.completions || s.completed[idx]) {
+				s.release = append(s.release, p)
+				continue
+			}
+			if s.isIndexed {
+				s.completed[idx] = true
+			}
+			unc.Succeeded = append(unc.Succeeded, p.UID)
+			recorded = true
+		case p.Status.Phase == corev1.PodFailed || (p.DeletionTimestamp != nil && job.Spec.PodFailurePolicy == nil):
+			if p.Status.Phase != corev1.PodFailed && (s.suspended || targeted) {
+				// Pods we delete to suspend or finish the Job are not failures.
+				s.release = append(s.release, p)
+				continue
+			}
+			if !s.recordFailure(p, idx, hasIdx) {
+				s.release = append(s.release, p)
+				continue
+			}
+			unc.Failed = append(unc.Failed, p.UID)
+			recorded = true
+		}
+	}
+	return recorded
+}
+
+// recordFailure applies the pod failure policy and the per-index backoff
+// limit to failed pod p (of index idx, if hasIdx); it reports false for a
+// failure the policy ignores.
+func (s *jobSync) recordFailure(p *corev1.Pod, idx int, hasIdx bool) bool {
+	action, msg, matched := failurePolicyAction(s.job, p)
+	if matched {
+		switch action {
+		case batchv1.PodFailurePolicyActionIgnore:
+			return false
+		case batchv1.PodFailurePolicyActionFailJob:
+			if s.failMsg == "" {
+				s.failReason, s.failMsg = ReasonPodFailurePolicy, msg
+			}
+		case batchv1.PodFailurePolicyActionFailIndex:
+			if hasIdx {
+				s.failedIdx[idx] = true
+			}
+		}
+	}
+	if limit := s.job.Spec.BackoffLimitPerIndex; limit != nil && hasIdx && action != batchv1.PodFailurePolicyActionFailIndex {
+		if indexFailures(p)+1 > *limit {
+			s.failedIdx[idx] = true
+		}
+	}
+	return true
+}
+
+// countFinished removes the finalizer of the released and uncounted pods
+// and, once that worked, moves the uncounted ones into the Job's counts.
+// It returns the error of removing finalizers.
+func (c *Controller) countFinished(ctx context.Context, s *jobSync) error {
+	job := s.job
+	byUID := map[types.UID]*corev1.Pod{}
+	for _, p := range s.mine {
+		byUID[p.UID] = p
+	}
+	unc := job.Status.UncountedTerminatedPods
+	rm := slices.Clone(s.release)
+	for _, u := range append(slices.Clone(unc.Succeeded), unc.Failed...) {
+		if p, ok := byUID[u]; ok && slices.Contains(p.Finalizers, TrackingFinalizer) {
+			rm = append(rm, p)
+		}
+	}
+	rmErr := c.removeFinalizers(ctx, rm)
+	if rmErr == nil {
+		if s.isIndexed {
+			job.Status.Succeeded = int32(len(s.completed))
+			job.Status.CompletedIndexes = s.completed.String()
+		} else {
+			job.Status.Succeeded += int32(len(unc.Succeeded))
+		}
+		job.Status.Failed += int32(len(unc.Failed))
+		job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
+	}
+	if job.Spec.BackoffLimitPerIndex != nil {
+		job.Status.FailedIndexes = ptr.To(s.failedIdx.String())
+	}
+	s.succeeded = job.Status.Succeeded + int32(len(job.Status.UncountedTerminatedPods.Succeeded))
+	s.failed = job.Status.Failed + int32(len(job.Status.UncountedTerminatedPods.Failed))
+	if s.isIndexed {
+		s.succeeded = int32(len(s.completed))
+	}
+	return rmErr
+}
+
+// countActive sorts the Job's pods into active and terminating.
+func (s *jobSync) countActive() {
+	for _, p := range s.mine {
+		switch {
+		case pods.Active(p):
+			s.active = append(s.active, p)
+		case !pods.Terminal(p) && p.DeletionTimestamp != nil:
+			s.terminating++
+		}
+	}
+}
+
+// updateSuspension sets the Suspended condition and the start time:
+// suspension stops the deadline clock, which restarts on resume.
+func (c *Controller) updateSuspension(s *jobSync) {
+	job := s.job
+	switch {
+	case s.suspended:
+		if cond := condition(job, batchv1.JobSuspended); cond == nil {
+			setCondition(&job.Status, batchv1.JobSuspended, corev1.ConditionTrue, "JobSuspended", "Job suspended", s.now)
+			job.Status.StartTime = nil
+			c.recorder.Event(job, corev1.EventTypeNormal, "Suspended", "Job suspended")
+		}
+	case condition(job, batchv1.JobSuspended) != nil:
+		setCondition(&job.Status, batchv1.JobSuspended, corev1.ConditionFalse, "JobResumed", "Job resumed", s.now)
+		job.Status.StartTime = ptr.To(metav1.NewTime(s.now))
+		c.recorder.Event(job, corev1.EventTypeNormal, "Resumed", "Job resumed")
+	}
+	if !s.suspended && job.Status.StartTime == nil {
+		job.Status.StartTime = ptr.To(metav1.NewTime(s.now))
+	}
+}
+
+// act deletes the active pods of a Job that met its criteria, and finishes
+// it once none is left (and counted, which needs the finalizers removed);
+// deletes the pods of a suspended Job; and otherwise keeps the right pods
+// running. It returns how many pods it created and deleted.
+func (c *Controller) act(ctx context.Context, s *jobSync, counted bool) (created, deleted int, err error) {
+	job := s.job
+	failTarget, successTarget := condition(job, batchv1.JobFailureTarget), condition(job, batchv1.JobSuccessCriteriaMet)
+	switch {
+	case failTarget != nil || successTarget != nil:
+		deleted, err = c.deletePods(ctx, s.key, job, s.active)
+		unc := job.Status.UncountedTerminatedPods
+		pending := len(s.active) + s.terminating + len(unc.Succeeded) + len(unc.Failed)
+		if pending != 0 || !counted || err != nil {
+			return 0, deleted, err
+		}
+		if failTarget != nil {
+			setCondition(&job.Status, batchv1.JobFailed, corev1.ConditionTrue, failTarget.Reason, failTarget.Message, s.now)
+			c.recorder.Event(job, corev1.EventTypeWarning, failTarget.Reason, failTarget.Message)
+		} else {
+			setCondition(&job.Status, batchv1.JobComplete, corev1.ConditionTrue, successTarget.Reason, successTarget.Message, s.now)
+			job.Status.CompletionTime = ptr.To(metav1.NewTime(s.now))
+			c.recorder.Event(job, corev1.EventTypeNormal, "Completed", "Job completed")
+		}
+		return 0, deleted, nil
+	case s.suspended:
+		deleted, err = c.deletePods(ctx, s.key, job, s.active)
+		return 0, deleted, err
+	case c.exp.Satisfied(s.key):
+		return c.manage(ctx, s)
+	}
+	return 0, 0, nil
+}
+
+// setActive sets the active, ready and terminating counts, after created
+// pods were created and deleted deleted.
+func (s *jobSync) setActive(created, deleted int) {
+	st := &s.job.Status
+	st.Active = int32(len(s.active) + created - deleted)
+	ready := 0
+	for _, p := range s.active {
+		if pods.Ready(p) {
+			ready++
+		}
+	}
+	st.Ready = ptr.To(int32(max(ready-deleted, 0)))
+	st.Terminating = ptr.To(int32(s.terminating + deleted))
+}
+
 // decide returns the condition reason and message the Job has earned, and
 // whether it is success; an empty reason means it goes on.
-func (c *Controller) decide(job *batchv1.Job, failReason, failMsg string, failed, succeeded int32, completed, failedIdx indexSet, active int, now time.Time) (string, string, bool) {
-	completions := int(completionsOf(job))
+func (s *jobSync) decide() (string, string, bool) {
+	job := s.job
 	switch {
-	case failReason != "":
-		return failReason, failMsg, false
-	case job.Spec.BackoffLimitPerIndex == nil && failed > ptr.Deref(job.Spec.BackoffLimit, 6):
+	case s.failReason != "":
+		return s.failReason, s.failMsg, false
+	case job.Spec.BackoffLimitPerIndex == nil && s.failed > ptr.Deref(job.Spec.BackoffLimit, 6):
 		return ReasonBackoffLimit, "Job has reached the specified backoff limit", false
-	case job.Spec.MaxFailedIndexes != nil && int32(len(failedIdx)) > *job.Spec.MaxFailedIndexes:
+	case job.Spec.MaxFailedIndexes != nil && int32(len(s.failedIdx)) > *job.Spec.MaxFailedIndexes:
 		return ReasonMaxFailedIndexes, "Job has exceeded the specified maximal number of failed indexes", false
 	case job.Spec.ActiveDeadlineSeconds != nil && job.Status.StartTime != nil &&
-		!job.Status.StartTime.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second).After(now):
+		!job.Status.StartTime.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second).After(s.now):
 		return ReasonDeadline, "Job was active longer than specified deadline", false
 	}
-	if i := successPolicyMatched(job, completed); i >= 0 {
+	if i := successPolicyMatched(job, s.completed); i >= 0 {
 		return ReasonSuccessPolicy, fmt.Sprintf("Matched rules at index %d", i), true
 	}
-	if indexed(job) {
-		done := len(completed)
-		for i := range failedIdx {
-			if !completed[i] {
+	if s.isIndexed {
+		done := len(s.completed)
+		for i := range s.failedIdx {
+			if !s.completed[i] {
 				done++
 			}
 		}
-		if done < completions {
+		if done < int(completionsOf(job)) {
 			return "", "", false
 		}
-		if len(failedIdx) > 0 {
+		if len(s.failedIdx) > 0 {
 			return ReasonFailedIndexes, "Job has failed indexes", false
 		}
 		return ReasonCompletionsReached, "Reached expected number of succeeded pods", true
 	}
 	if job.Spec.Completions != nil {
-		if succeeded >= *job.Spec.Completions {
+		if s.succeeded >= *job.Spec.Completions {
 			return ReasonCompletionsReached, "Reached expected number of succeeded pods", true
 		}
 		return "", "", false
 	}
-	if succeeded > 0 && active == 0 {
+	if s.succeeded > 0 && len(s.active) == 0 {
 		return ReasonCompletionsReached, "Reached expected number of succeeded pods", true
 	}
 	return "", "", false
@@ -275,39 +346,40 @@ func indexFailures(p *corev1.Pod) int32 {
 
 // manage creates and deletes pods toward parallelism; it returns how many
 // it created and deleted.
-func (c *Controller) manage(ctx context.Context, key string, job *batchv1.Job, mine, active []*corev1.Pod, succeeded, failed int32, completed, failedIdx indexSet, now time.Time) (int, int, error) {
+func (c *Controller) manage(ctx context.Context, s *jobSync) (int, int, error) {
+	job := s.job
 	parallelism := int(ptr.Deref(job.Spec.Parallelism, 1))
-	if indexed(job) {
-		return c.manageIndexed(ctx, key, job, mine, active, completed, failedIdx, parallelism, now)
+	if s.isIndexed {
+		return c.manageIndexed(ctx, s, parallelism)
 	}
 	want := parallelism
 	if job.Spec.Completions != nil {
-		want = min(want, int(*job.Spec.Completions-succeeded))
-	} else if succeeded > 0 {
+		want = min(want, int(*job.Spec.Completions-s.succeeded))
+	} else if s.succeeded > 0 {
 		want = 0
 	}
 	want = max(want, 0)
-	if diff := len(active) - want; diff > 0 {
-		victims := append([]*corev1.Pod(nil), active...)
-		pods.RankForDeletion(victims, active, now)
-		n, err := c.deletePods(ctx, key, job, victims[:diff])
+	if diff := len(s.active) - want; diff > 0 {
+		victims := append([]*corev1.Pod(nil), s.active...)
+		pods.RankForDeletion(victims, s.active, s.now)
+		n, err := c.deletePods(ctx, s.key, job, victims[:diff])
 		return 0, n, err
 	}
-	n := want - len(active)
+	n := want - len(s.active)
 	if n == 0 {
 		return 0, 0, nil
 	}
 	var lastFail time.Time
-	for _, p := range mine {
+	for _, p := range s.mine {
 		if p.Status.Phase == corev1.PodFailed {
 			lastFail = maxTime(lastFail, finishTime(p))
 		}
 	}
-	if wait := lastFail.Add(c.backoffDelay(failed)).Sub(now); failed > 0 && wait > 0 {
-		c.loop.AddAfter(key, wait)
+	if wait := lastFail.Add(c.backoffDelay(s.failed)).Sub(s.now); s.failed > 0 && wait > 0 {
+		c.loop.AddAfter(s.key, wait)
 		return 0, 0, nil
 	}
-	created, err := c.createPods(ctx, key, job, make([]int, n), false)
+	created, err := c.createPods(ctx, s.key, job, make([]int, n), false)
 	return created, 0, err
 }
 
@@ -318,8 +390,12 @@ func maxTime(a, b time.Time) time.Time {
 	return a
 }
 
-func (c *Controller) manageIndexed(ctx context.Context, key string, job *batchv1.Job, mine, active []*corev1.Pod, completed, failedIdx indexSet, parallelism int, now time.Time) (int, int, error) {
-	completions := int(completionsOf(job))
+// manageIndexed keeps one pod running per index that is neither completed
+// nor failed, at most parallelism of them, retrying a failed index after
+// its backoff; it returns how many pods it created and deleted.
+func (c *Controller) manageIndexed(ctx context.Context, s *jobSync, parallelism int) (int, int, error) {
+	key, job, mine, active, now := s.key, s.job, s.mine, s.active, s.now
+	completions, completed, failedIdx := int(completionsOf(job)), s.completed, s.failedIdx
 	running := indexSet{}
 	var excess, keep []*corev1.Pod
 	for _, p := range active {
