@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -31,6 +32,7 @@ import (
 	cri "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	remote "k8s.io/cri-client/pkg"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"trireme.dev/componentbase/command"
 	"trireme.dev/componentbase/logging"
@@ -67,214 +69,66 @@ func Run(ctx context.Context, args []string, streams command.Streams) error {
 	return spec.Execute(ctx, args, streams)
 }
 
+// run wires the kubelet's parts together and runs them until ctx ends.
 func run(ctx context.Context, o *options.Options) error {
 	log, flush, err := logging.New(o.LogFormat, o.Verbosity)
 	if err != nil {
 		return err
 	}
 	defer flush()
-	cfg := o.Config
 	log.Info("Starting trireme-kubelet", "version", version.Get().GitVersion, "node", o.HostnameOverride)
-
-	cgroups := system.DetectCgroupVersion()
-	if cgroups == 1 && *cfg.FailCgroupV1 {
-		return fmt.Errorf("this host uses cgroup v1 and failCgroupV1 is true: set failCgroupV1: false (or --fail-cgroupv1=false) to run on it")
-	}
-	log.Info("Detected cgroups", "version", int(cgroups), "driver", cfg.CgroupDriver)
-	if err := system.SetOOMScoreAdj(int(*cfg.OOMScoreAdj)); err != nil {
-		log.Info("Could not lower the kubelet's OOM score; continuing", "oomScoreAdj", *cfg.OOMScoreAdj, "err", err.Error())
-	}
-	if err := system.RaiseOpenFilesLimit(uint64(cfg.MaxOpenFiles)); err != nil {
-		log.Info("Could not raise the open files limit; continuing", "maxOpenFiles", cfg.MaxOpenFiles, "err", err.Error())
-	}
-	machine, err := system.ReadMachineInfo()
+	machine, err := prepareHost(o.Config, log)
 	if err != nil {
 		return err
 	}
-
-	// A nil tracer provider leaves out the OpenTelemetry stats handler:
-	// the kubelet exports no traces, and the handler's work on every CRI
-	// call (relist makes one a second) was a tenth of an idle kubelet's CPU.
-	rs, err := remote.NewRemoteRuntimeServiceBuilder().
-		WithEndpoint(cfg.ContainerRuntimeEndpoint).
-		WithConnectionTimeout(cfg.RuntimeRequestTimeout.Duration).
-		WithTracerProvider(nil).
-		Build(ctx)
-	if err != nil {
-		return fmt.Errorf("connect to the container runtime: %w", err)
-	}
-	lister, err := crilist.Dial(cfg.ContainerRuntimeEndpoint)
+	rt, err := connectRuntime(ctx, o.Config, log)
 	if err != nil {
 		return err
 	}
-	defer lister.Close()
-	imageEndpoint := cfg.ImageServiceEndpoint
-	if imageEndpoint == "" {
-		imageEndpoint = cfg.ContainerRuntimeEndpoint
-	}
-	is, err := remote.NewRemoteImageServiceBuilder().
-		WithEndpoint(imageEndpoint).
-		WithConnectionTimeout(cfg.RuntimeRequestTimeout.Duration).
-		WithTracerProvider(nil).
-		Build(ctx)
+	defer rt.lister.Close()
+	api, err := connectAPI(ctx, o, log)
 	if err != nil {
-		return fmt.Errorf("connect to the image service: %w", err)
+		return err
 	}
-	v, err := rs.Version(ctx, "v1")
-	if err != nil {
-		return fmt.Errorf("container runtime version: %w", err)
-	}
-	log.Info("Connected to the container runtime", "runtime", v.RuntimeName, "version", v.RuntimeVersion, "criVersion", v.RuntimeApiVersion)
-	cgroupDriver := runtimeCgroupDriver(ctx, rs, cfg.CgroupDriver, log)
-
-	nodeName := o.HostnameOverride
-	if o.BootstrapKubeconfig != "" {
-		if err := certificates.Bootstrap(ctx, o.Kubeconfig, o.BootstrapKubeconfig, o.CertDir, nodeName, bootstrapTimeout, log.WithName("certificates")); err != nil {
-			return fmt.Errorf("TLS bootstrap: %w", err)
-		}
-	}
-	if cfg.RotateCertificates {
-		if err := startClientRotation(o, log.WithName("certificates")); err != nil {
-			return err
-		}
-	}
-	restConfig, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
-	if err != nil {
-		return fmt.Errorf("load kubeconfig: %w", err)
-	}
-	restConfig.QPS = float32(*cfg.KubeAPIQPS)
-	restConfig.Burst = int(cfg.KubeAPIBurst)
-	restConfig.ContentType = cfg.ContentType
-	restConfig.UserAgent = "trireme-kubelet/" + version.Get().GitVersion
-	client, err := kubernetes.NewForConfig(restConfig)
-	if err != nil {
-		return fmt.Errorf("client: %w", err)
-	}
-
+	defer api.broadcaster.Shutdown()
 	nodeIPs, err := nodeIPs(o.NodeIP)
 	if err != nil {
 		return err
 	}
 
-	// Events have their own client and rate limit (eventRecordQPS,
-	// eventBurst), as upstream's, so that a burst of pod starts does not
-	// queue status updates behind its events.
-	eventConfig := rest.CopyConfig(restConfig)
-	eventConfig.QPS = float32(*cfg.EventRecordQPS)
-	eventConfig.Burst = int(cfg.EventBurst)
-	if *cfg.EventRecordQPS == 0 {
-		eventConfig.QPS = -1
-	}
-	eventClient, err := kubernetes.NewForConfig(eventConfig)
-	if err != nil {
-		return fmt.Errorf("event client: %w", err)
-	}
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
-	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: nodeName})
-
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0)
-	podFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+	nodeName := o.HostnameOverride
+	factory := informers.NewSharedInformerFactoryWithOptions(api.client, 0)
+	podFactory := informers.NewSharedInformerFactoryWithOptions(api.client, 0, informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 		lo.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", nodeName).String()
 	}))
 	services := factory.Core().V1().Services()
-
-	var k *kubelet.Kubelet
-	probes := prober.New(rs, log.WithName("prober"), nil)
-	vols := volume.New(o.RootDir, client, nil)
-	k = kubelet.New(kubelet.Config{
-		NodeName:      nodeName,
-		NodeIPs:       nodeIPs,
-		Client:        client,
-		Runtime:       rs,
-		Lister:        lister,
-		Images:        is,
-		RuntimeName:   v.RuntimeName,
-		PodLogsDir:    cfg.PodLogsDir,
-		ClusterDNS:    cfg.ClusterDNS,
-		ClusterDomain: cfg.ClusterDomain,
-		ResolvConf:    *cfg.ResolverConfig,
-		Services:      services.Lister(),
-		Volumes:       vols,
-		Prober:        probes,
-		Recorder:      recorder,
-		ResyncPeriod:  cfg.SyncFrequency.Duration,
-		CgroupDriver:  cgroupDriver,
-		// Pods go under <cgroupRoot>/kubepods, as upstream lays them out, so
-		// kubelets sharing a host (nodes in network namespaces) keep their
-		// pods apart.
-		CgroupParent:  path.Join(cfg.CgroupRoot, "kubepods"),
-		RemoveCgroups: system.RemoveCgroups,
-	}, log.WithName("pods"))
-	probes.SetOnChange(k.Wake)
-	vols.SetFields(k)
-
+	k := newKubelet(o, rt, api, nodeIPs, services, log)
 	podInformer := podFactory.Core().V1().Pods().Informer()
-	_, err = podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if pod, ok := obj.(*corev1.Pod); ok && !staticpod.IsMirror(pod) {
-				k.UpsertPod(ctx, pod)
-			}
-		},
-		UpdateFunc: func(_, obj any) {
-			if pod, ok := obj.(*corev1.Pod); ok && !staticpod.IsMirror(pod) {
-				k.UpsertPod(ctx, pod)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			if pod, ok := obj.(*corev1.Pod); ok && !staticpod.IsMirror(pod) {
-				k.RemovePod(pod.UID)
-			}
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("pod informer: %w", err)
+	if err := feedPods(ctx, podInformer, k); err != nil {
+		return err
 	}
 
-	evictions, imageGC, err := newEviction(o, k, rs, is, log)
+	evictions, imageGC, err := newEviction(o, k, rt.runtime, rt.images, log)
 	if err != nil {
 		return err
 	}
 	go evictions.Run(ctx, evictionMonitoringPeriod)
 	go runImageGC(ctx, imageGC, log)
-
-	nodes := nodestatus.New(nodestatus.Config{
-		NodeName:        nodeName,
-		NodeIPs:         nodeIPs,
-		Labels:          o.NodeLabels,
-		Taints:          cfg.RegisterWithTaints,
-		MaxPods:         cfg.MaxPods,
-		KubeReserved:    cfg.KubeReserved,
-		SystemReserved:  cfg.SystemReserved,
-		EvictionHard:    cfg.EvictionHard,
-		Port:            cfg.Port,
-		RootDir:         o.RootDir,
-		UpdateFrequency: cfg.NodeStatusUpdateFrequency.Duration,
-		ReportFrequency: cfg.NodeStatusReportFrequency.Duration,
-		LeaseDuration:   time.Duration(cfg.NodeLeaseDurationSeconds) * time.Second,
-		MaxImages:       int(*cfg.NodeStatusMaxImages),
-		ProviderID:      cfg.ProviderID,
-		Pressure:        evictions.Pressure,
-	}, client, rs, is, machine, log.WithName("node"))
+	nodes := newNodeStatus(o, api.client, rt, machine, nodeIPs, evictions, log)
 
 	var static *staticpod.Source
-	if cfg.StaticPodPath != "" {
-		static = staticpod.New(cfg.StaticPodPath, nodeName, client, k, cfg.FileCheckFrequency.Duration, log.WithName("static"))
+	if cfg := o.Config; cfg.StaticPodPath != "" {
+		static = staticpod.New(cfg.StaticPodPath, nodeName, api.client, k, cfg.FileCheckFrequency.Duration, log.WithName("static"))
 		static.UseLister(podFactory.Core().V1().Pods().Lister())
 		go static.Run(ctx)
 	}
-
-	if *cfg.EnableServer {
-		if err := startServer(ctx, o, client, k, rs, nodeIPs, nodes.Addresses, log.WithName("server")); err != nil {
+	if *o.Config.EnableServer {
+		if err := startServer(ctx, o, api.client, k, rt.runtime, nodeIPs, nodes.Addresses, log.WithName("server")); err != nil {
 			return err
 		}
 	}
-	if port := *cfg.HealthzPort; port > 0 {
-		startHealthz(ctx, net.JoinHostPort(cfg.HealthzBindAddress, strconv.Itoa(int(port))), log)
+	if port := *o.Config.HealthzPort; port > 0 {
+		startHealthz(ctx, net.JoinHostPort(o.Config.HealthzBindAddress, strconv.Itoa(int(port))), log)
 	}
 
 	go func() {
@@ -299,6 +153,206 @@ func run(ctx context.Context, o *options.Options) error {
 	factory.Shutdown()
 	podFactory.Shutdown()
 	return nil
+}
+
+// prepareHost checks the cgroup version against failCgroupV1, lowers the
+// kubelet's OOM score, raises its open files limit and reads the machine.
+func prepareHost(cfg *kubeletv1beta1.KubeletConfiguration, log logr.Logger) (system.MachineInfo, error) {
+	cgroups := system.DetectCgroupVersion()
+	if cgroups == 1 && *cfg.FailCgroupV1 {
+		return system.MachineInfo{}, fmt.Errorf("this host uses cgroup v1 and failCgroupV1 is true: set failCgroupV1: false (or --fail-cgroupv1=false) to run on it")
+	}
+	log.Info("Detected cgroups", "version", int(cgroups), "driver", cfg.CgroupDriver)
+	if err := system.SetOOMScoreAdj(int(*cfg.OOMScoreAdj)); err != nil {
+		log.Info("Could not lower the kubelet's OOM score; continuing", "oomScoreAdj", *cfg.OOMScoreAdj, "err", err.Error())
+	}
+	if err := system.RaiseOpenFilesLimit(uint64(cfg.MaxOpenFiles)); err != nil {
+		log.Info("Could not raise the open files limit; continuing", "maxOpenFiles", cfg.MaxOpenFiles, "err", err.Error())
+	}
+	return system.ReadMachineInfo()
+}
+
+// runtimeClients are the container runtime's services, as the kubelet
+// talks to them.
+type runtimeClients struct {
+	runtime cri.RuntimeService
+	images  cri.ImageManagerService
+	lister  *crilist.Lister
+	// name is the runtime's name; cgroupDriver the cgroup driver it uses.
+	name, cgroupDriver string
+}
+
+// connectRuntime connects to the CRI runtime and image services.
+func connectRuntime(ctx context.Context, cfg *kubeletv1beta1.KubeletConfiguration, log logr.Logger) (*runtimeClients, error) {
+	// A nil tracer provider leaves out the OpenTelemetry stats handler:
+	// the kubelet exports no traces, and the handler's work on every CRI
+	// call (relist makes one a second) was a tenth of an idle kubelet's CPU.
+	rs, err := remote.NewRemoteRuntimeServiceBuilder().
+		WithEndpoint(cfg.ContainerRuntimeEndpoint).
+		WithConnectionTimeout(cfg.RuntimeRequestTimeout.Duration).
+		WithTracerProvider(nil).
+		Build(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the container runtime: %w", err)
+	}
+	imageEndpoint := cfg.ImageServiceEndpoint
+	if imageEndpoint == "" {
+		imageEndpoint = cfg.ContainerRuntimeEndpoint
+	}
+	is, err := remote.NewRemoteImageServiceBuilder().
+		WithEndpoint(imageEndpoint).
+		WithConnectionTimeout(cfg.RuntimeRequestTimeout.Duration).
+		WithTracerProvider(nil).
+		Build(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the image service: %w", err)
+	}
+	v, err := rs.Version(ctx, "v1")
+	if err != nil {
+		return nil, fmt.Errorf("container runtime version: %w", err)
+	}
+	log.Info("Connected to the container runtime", "runtime", v.RuntimeName, "version", v.RuntimeVersion, "criVersion", v.RuntimeApiVersion)
+	lister, err := crilist.Dial(cfg.ContainerRuntimeEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	return &runtimeClients{runtime: rs, images: is, lister: lister, name: v.RuntimeName,
+		cgroupDriver: runtimeCgroupDriver(ctx, rs, cfg.CgroupDriver, log)}, nil
+}
+
+// apiClients are the kubelet's clients of the API server.
+type apiClients struct {
+	client      kubernetes.Interface
+	broadcaster record.EventBroadcaster
+	recorder    record.EventRecorder
+}
+
+// connectAPI bootstraps the kubelet's client certificate if asked, starts
+// its rotation and builds the API clients. Events have their own client
+// and rate limit (eventRecordQPS, eventBurst), as upstream's, so that a
+// burst of pod starts does not queue status updates behind its events.
+func connectAPI(ctx context.Context, o *options.Options, log logr.Logger) (*apiClients, error) {
+	cfg := o.Config
+	if o.BootstrapKubeconfig != "" {
+		if err := certificates.Bootstrap(ctx, o.Kubeconfig, o.BootstrapKubeconfig, o.CertDir, o.HostnameOverride, bootstrapTimeout, log.WithName("certificates")); err != nil {
+			return nil, fmt.Errorf("TLS bootstrap: %w", err)
+		}
+	}
+	if cfg.RotateCertificates {
+		if err := startClientRotation(o, log.WithName("certificates")); err != nil {
+			return nil, err
+		}
+	}
+	restConfig, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	restConfig.QPS = float32(*cfg.KubeAPIQPS)
+	restConfig.Burst = int(cfg.KubeAPIBurst)
+	restConfig.ContentType = cfg.ContentType
+	restConfig.UserAgent = "trireme-kubelet/" + version.Get().GitVersion
+	client, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	eventConfig := rest.CopyConfig(restConfig)
+	eventConfig.QPS = float32(*cfg.EventRecordQPS)
+	eventConfig.Burst = int(cfg.EventBurst)
+	if *cfg.EventRecordQPS == 0 {
+		eventConfig.QPS = -1
+	}
+	eventClient, err := kubernetes.NewForConfig(eventConfig)
+	if err != nil {
+		return nil, fmt.Errorf("event client: %w", err)
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: eventClient.CoreV1().Events("")})
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: o.HostnameOverride})
+	return &apiClients{client: client, broadcaster: broadcaster, recorder: recorder}, nil
+}
+
+// newKubelet makes the pod manager, with its prober and volumes.
+func newKubelet(o *options.Options, rt *runtimeClients, api *apiClients, nodeIPs []net.IP, services coreinformers.ServiceInformer, log logr.Logger) *kubelet.Kubelet {
+	cfg := o.Config
+	probes := prober.New(rt.runtime, log.WithName("prober"), nil)
+	vols := volume.New(o.RootDir, api.client, nil)
+	k := kubelet.New(kubelet.Config{
+		NodeName:      o.HostnameOverride,
+		NodeIPs:       nodeIPs,
+		Client:        api.client,
+		Runtime:       rt.runtime,
+		Lister:        rt.lister,
+		Images:        rt.images,
+		RuntimeName:   rt.name,
+		PodLogsDir:    cfg.PodLogsDir,
+		ClusterDNS:    cfg.ClusterDNS,
+		ClusterDomain: cfg.ClusterDomain,
+		ResolvConf:    *cfg.ResolverConfig,
+		Services:      services.Lister(),
+		Volumes:       vols,
+		Prober:        probes,
+		Recorder:      api.recorder,
+		ResyncPeriod:  cfg.SyncFrequency.Duration,
+		CgroupDriver:  rt.cgroupDriver,
+		// Pods go under <cgroupRoot>/kubepods, as upstream lays them out, so
+		// kubelets sharing a host (nodes in network namespaces) keep their
+		// pods apart.
+		CgroupParent:  path.Join(cfg.CgroupRoot, "kubepods"),
+		RemoveCgroups: system.RemoveCgroups,
+	}, log.WithName("pods"))
+	probes.SetOnChange(k.Wake)
+	vols.SetFields(k)
+	return k
+}
+
+// feedPods hands the node's pods from the API server, mirror pods aside,
+// to the kubelet.
+func feedPods(ctx context.Context, informer cache.SharedIndexInformer, k *kubelet.Kubelet) error {
+	upsert := func(obj any) {
+		if pod, ok := obj.(*corev1.Pod); ok && !staticpod.IsMirror(pod) {
+			k.UpsertPod(ctx, pod)
+		}
+	}
+	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    upsert,
+		UpdateFunc: func(_, obj any) { upsert(obj) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if pod, ok := obj.(*corev1.Pod); ok && !staticpod.IsMirror(pod) {
+				k.RemovePod(pod.UID)
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("pod informer: %w", err)
+	}
+	return nil
+}
+
+// newNodeStatus makes the manager of the Node object: registration,
+// status, lease.
+func newNodeStatus(o *options.Options, client kubernetes.Interface, rt *runtimeClients, machine system.MachineInfo, nodeIPs []net.IP, evictions *eviction.Manager, log logr.Logger) *nodestatus.Manager {
+	cfg := o.Config
+	return nodestatus.New(nodestatus.Config{
+		NodeName:        o.HostnameOverride,
+		NodeIPs:         nodeIPs,
+		Labels:          o.NodeLabels,
+		Taints:          cfg.RegisterWithTaints,
+		MaxPods:         cfg.MaxPods,
+		KubeReserved:    cfg.KubeReserved,
+		SystemReserved:  cfg.SystemReserved,
+		EvictionHard:    cfg.EvictionHard,
+		Port:            cfg.Port,
+		RootDir:         o.RootDir,
+		UpdateFrequency: cfg.NodeStatusUpdateFrequency.Duration,
+		ReportFrequency: cfg.NodeStatusReportFrequency.Duration,
+		LeaseDuration:   time.Duration(cfg.NodeLeaseDurationSeconds) * time.Second,
+		MaxImages:       int(*cfg.NodeStatusMaxImages),
+		ProviderID:      cfg.ProviderID,
+		Pressure:        evictions.Pressure,
+	}, client, rt.runtime, rt.images, machine, log.WithName("node"))
 }
 
 func nodeIPs(flag string) ([]net.IP, error) {
