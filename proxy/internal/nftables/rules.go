@@ -153,84 +153,19 @@ func (c *ruleCompiler) step() error {
 	t := c.peek(0)
 	switch {
 	case t == "ct" && c.peek(1) == "state" && c.peek(2) == "new":
-		c.i += 3
-		c.add(&expr.Ct{Register: regFirst, Key: expr.CtKeySTATE},
-			&expr.Bitwise{SourceRegister: regFirst, DestRegister: regFirst, Len: 4, Mask: hostU32(ctStateNew), Xor: hostU32(0)},
-			&expr.Cmp{Op: expr.CmpOpNeq, Register: regFirst, Data: hostU32(0)})
+		c.ctFlag(expr.CtKeySTATE, ctStateNew)
 	case t == "ct" && c.peek(1) == "status" && c.peek(2) == "dnat":
-		c.i += 3
-		c.add(&expr.Ct{Register: regFirst, Key: expr.CtKeySTATUS},
-			&expr.Bitwise{SourceRegister: regFirst, DestRegister: regFirst, Len: 4, Mask: hostU32(ctStatusDNAT), Xor: hostU32(0)},
-			&expr.Cmp{Op: expr.CmpOpNeq, Register: regFirst, Data: hostU32(0)})
+		c.ctFlag(expr.CtKeySTATUS, ctStatusDNAT)
 	case t == "meta" && c.peek(1) == "mark" && c.peek(2) == "&":
-		// meta mark & M == V
-		m, err1 := strconv.ParseUint(c.peek(3), 0, 32)
-		v, err2 := strconv.ParseUint(c.peek(5), 0, 32)
-		if err1 != nil || err2 != nil || c.peek(4) != "==" {
-			return c.errorf("bad mark match")
-		}
-		c.i += 6
-		c.add(&expr.Meta{Key: expr.MetaKeyMARK, Register: regFirst},
-			&expr.Bitwise{SourceRegister: regFirst, DestRegister: regFirst, Len: 4, Mask: hostU32(uint32(m)), Xor: hostU32(0)},
-			&expr.Cmp{Op: expr.CmpOpEq, Register: regFirst, Data: hostU32(uint32(v))})
+		return c.markMatch()
 	case t == "meta" && c.peek(1) == "mark" && c.peek(2) == "set":
-		// meta mark set meta mark (^|\|) M
-		m, err := strconv.ParseUint(c.peek(6), 0, 32)
-		if err != nil || c.peek(3) != "meta" || c.peek(4) != "mark" {
-			return c.errorf("bad mark statement")
-		}
-		mask, xor := ^uint32(0), uint32(m)
-		switch c.peek(5) {
-		case "^":
-		case "|":
-			mask = ^uint32(m)
-		default:
-			return c.errorf("bad mark operator %q", c.peek(5))
-		}
-		c.i += 7
-		c.add(&expr.Meta{Key: expr.MetaKeyMARK, Register: regFirst},
-			&expr.Bitwise{SourceRegister: regFirst, DestRegister: regFirst, Len: 4, Mask: hostU32(mask), Xor: hostU32(xor)},
-			&expr.Meta{Key: expr.MetaKeyMARK, SourceRegister: true, Register: regFirst})
+		return c.markSet()
 	case t == "meta" && c.peek(1) == "l4proto" && c.peek(3) != "." && c.peek(2) != ".":
-		p, ok := protoNum(c.peek(2))
-		if !ok {
-			return c.errorf("unknown protocol %q", c.peek(2))
-		}
-		c.i += 3
-		c.add(&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: regFirst},
-			&expr.Cmp{Op: expr.CmpOpEq, Register: regFirst, Data: []byte{p}})
+		return c.l4protoMatch()
 	case t == "fib" && c.peek(2) == "type" && c.peek(3) == "local":
-		f := &expr.Fib{Register: regFirst, ResultADDRTYPE: true}
-		switch c.peek(1) {
-		case "saddr":
-			f.FlagSADDR = true
-		case "daddr":
-			f.FlagDADDR = true
-		default:
-			return c.errorf("bad fib")
-		}
-		c.i += 4
-		c.add(f, &expr.Cmp{Op: expr.CmpOpEq, Register: regFirst, Data: hostU32(rtnLocal)})
+		return c.fibLocal()
 	case t == "numgen" && c.peek(1) == "random" && c.peek(2) == "mod":
-		mod, err := strconv.ParseUint(c.peek(3), 10, 32)
-		if err != nil {
-			return c.errorf("bad numgen modulus")
-		}
-		c.i += 4
-		c.add(&expr.Numgen{Register: regFirst, Modulus: uint32(mod), Type: unix.NFT_NG_RANDOM})
-		switch c.peek(0) {
-		case "==":
-			v, err := strconv.ParseUint(c.peek(1), 10, 32)
-			if err != nil {
-				return c.errorf("bad numgen value")
-			}
-			c.i += 2
-			c.add(&expr.Cmp{Op: expr.CmpOpEq, Register: regFirst, Data: hostU32(uint32(v))})
-		case "vmap":
-			return c.anonVmap()
-		default:
-			return c.errorf("bad numgen use")
-		}
+		return c.numgen()
 	case (t == "ip" || t == "ip6" || t == "meta") && (c.peek(2) == "." || (c.peek(2) != "" && strings.HasPrefix(c.peek(2), "@"))):
 		return c.concatLookup()
 	case t == "ip" || t == "ip6":
@@ -245,16 +180,7 @@ func (c *ruleCompiler) step() error {
 		}
 		return c.addrMatch(sel, op, c.next())
 	case (t == "tcp" || t == "udp" || t == "sctp") && c.peek(1) == "dport":
-		p, _ := protoNum(t)
-		port, err := strconv.ParseUint(c.peek(2), 10, 16)
-		if err != nil {
-			return c.errorf("bad port")
-		}
-		c.i += 3
-		c.add(&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: regFirst},
-			&expr.Cmp{Op: expr.CmpOpEq, Register: regFirst, Data: []byte{p}},
-			&expr.Payload{DestRegister: regFirst, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
-			&expr.Cmp{Op: expr.CmpOpEq, Register: regFirst, Data: be16(uint16(port))})
+		return c.portMatch()
 	case t == "jump" || t == "goto":
 		kind := expr.VerdictJump
 		if t == "goto" {
@@ -281,49 +207,182 @@ func (c *ruleCompiler) step() error {
 		}
 		c.add(m)
 	case t == "dnat" && (c.peek(1) == "ip" || c.peek(1) == "ip6") && c.peek(2) == "to" && c.peek(3) == "numgen":
-		// dnat ip to numgen random mod N offset B map @S
-		mod, err1 := strconv.ParseUint(c.peek(6), 10, 32)
-		off, err2 := strconv.ParseUint(c.peek(8), 10, 32)
-		if err1 != nil || err2 != nil || c.peek(4) != "random" || c.peek(5) != "mod" || c.peek(7) != "offset" ||
-			c.peek(9) != "map" || !strings.HasPrefix(c.peek(10), "@") {
-			return c.errorf("bad dnat map")
-		}
-		set := c.peek(10)[1:]
-		c.i += 11
-		fam, protoReg := uint32(unix.NFPROTO_IPV4), uint32(reg32Base+1)
-		if c.ip6 {
-			fam, protoReg = unix.NFPROTO_IPV6, 2
-		}
-		c.add(&expr.Numgen{Register: regFirst, Modulus: uint32(mod), Type: unix.NFT_NG_RANDOM, Offset: uint32(off)},
-			&expr.Lookup{SourceRegister: regFirst, SetName: set, IsDestRegSet: true, DestRegister: regFirst},
-			&expr.NAT{Type: expr.NATTypeDestNAT, Family: fam, RegAddrMin: regFirst, RegAddrMax: regFirst,
-				RegProtoMin: protoReg, RegProtoMax: protoReg, Specified: true})
+		return c.dnatMap()
 	case t == "dnat" && c.peek(1) == "to":
-		ap, err := netip.ParseAddrPort(c.peek(2))
-		if err != nil {
-			return c.errorf("bad dnat target: %v", err)
-		}
-		c.i += 3
-		fam := uint32(unix.NFPROTO_IPV4)
-		if c.ip6 {
-			fam = unix.NFPROTO_IPV6
-		}
-		c.add(&expr.Immediate{Register: 1, Data: ap.Addr().AsSlice()},
-			&expr.Immediate{Register: 2, Data: be16(ap.Port())},
-			&expr.NAT{Type: expr.NATTypeDestNAT, Family: fam, RegAddrMin: 1, RegProtoMin: 2, Specified: true})
+		return c.dnatTo()
 	case t == "update" && strings.HasPrefix(c.peek(1), "@") && c.peek(2) == "{" && c.peek(5) == "}":
-		set := strings.TrimPrefix(c.peek(1), "@")
-		c.i += 3
-		sel, err := c.parseSelector()
-		if err != nil {
-			return err
-		}
-		c.i++
-		c.add(sel.load(regFirst)...)
-		c.add(&expr.Dynset{SrcRegKey: regFirst, SetName: set, Operation: unix.NFT_DYNSET_OP_UPDATE})
+		return c.update()
 	default:
 		return c.errorf("cannot compile at %q", t)
 	}
+	return nil
+}
+
+// ctFlag compiles "ct state new" and "ct status dnat": a conntrack key
+// with a bit set.
+func (c *ruleCompiler) ctFlag(key expr.CtKey, bit uint32) {
+	c.i += 3
+	c.add(&expr.Ct{Register: regFirst, Key: key},
+		&expr.Bitwise{SourceRegister: regFirst, DestRegister: regFirst, Len: 4, Mask: hostU32(bit), Xor: hostU32(0)},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: regFirst, Data: hostU32(0)})
+}
+
+// markMatch compiles "meta mark & M == V".
+func (c *ruleCompiler) markMatch() error {
+	m, err1 := strconv.ParseUint(c.peek(3), 0, 32)
+	v, err2 := strconv.ParseUint(c.peek(5), 0, 32)
+	if err1 != nil || err2 != nil || c.peek(4) != "==" {
+		return c.errorf("bad mark match")
+	}
+	c.i += 6
+	c.add(&expr.Meta{Key: expr.MetaKeyMARK, Register: regFirst},
+		&expr.Bitwise{SourceRegister: regFirst, DestRegister: regFirst, Len: 4, Mask: hostU32(uint32(m)), Xor: hostU32(0)},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: regFirst, Data: hostU32(uint32(v))})
+	return nil
+}
+
+// markSet compiles "meta mark set meta mark ^ M" and "... | M".
+func (c *ruleCompiler) markSet() error {
+	m, err := strconv.ParseUint(c.peek(6), 0, 32)
+	if err != nil || c.peek(3) != "meta" || c.peek(4) != "mark" {
+		return c.errorf("bad mark statement")
+	}
+	mask, xor := ^uint32(0), uint32(m)
+	switch c.peek(5) {
+	case "^":
+	case "|":
+		mask = ^uint32(m)
+	default:
+		return c.errorf("bad mark operator %q", c.peek(5))
+	}
+	c.i += 7
+	c.add(&expr.Meta{Key: expr.MetaKeyMARK, Register: regFirst},
+		&expr.Bitwise{SourceRegister: regFirst, DestRegister: regFirst, Len: 4, Mask: hostU32(mask), Xor: hostU32(xor)},
+		&expr.Meta{Key: expr.MetaKeyMARK, SourceRegister: true, Register: regFirst})
+	return nil
+}
+
+// l4protoMatch compiles "meta l4proto P".
+func (c *ruleCompiler) l4protoMatch() error {
+	p, ok := protoNum(c.peek(2))
+	if !ok {
+		return c.errorf("unknown protocol %q", c.peek(2))
+	}
+	c.i += 3
+	c.add(&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: regFirst},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: regFirst, Data: []byte{p}})
+	return nil
+}
+
+// fibLocal compiles "fib saddr type local" and "fib daddr type local".
+func (c *ruleCompiler) fibLocal() error {
+	f := &expr.Fib{Register: regFirst, ResultADDRTYPE: true}
+	switch c.peek(1) {
+	case "saddr":
+		f.FlagSADDR = true
+	case "daddr":
+		f.FlagDADDR = true
+	default:
+		return c.errorf("bad fib")
+	}
+	c.i += 4
+	c.add(f, &expr.Cmp{Op: expr.CmpOpEq, Register: regFirst, Data: hostU32(rtnLocal)})
+	return nil
+}
+
+// numgen compiles "numgen random mod N == V" and "numgen random mod N vmap
+// { ... }".
+func (c *ruleCompiler) numgen() error {
+	mod, err := strconv.ParseUint(c.peek(3), 10, 32)
+	if err != nil {
+		return c.errorf("bad numgen modulus")
+	}
+	c.i += 4
+	c.add(&expr.Numgen{Register: regFirst, Modulus: uint32(mod), Type: unix.NFT_NG_RANDOM})
+	switch c.peek(0) {
+	case "==":
+		v, err := strconv.ParseUint(c.peek(1), 10, 32)
+		if err != nil {
+			return c.errorf("bad numgen value")
+		}
+		c.i += 2
+		c.add(&expr.Cmp{Op: expr.CmpOpEq, Register: regFirst, Data: hostU32(uint32(v))})
+		return nil
+	case "vmap":
+		return c.anonVmap()
+	default:
+		return c.errorf("bad numgen use")
+	}
+}
+
+// portMatch compiles "tcp dport P" (and udp, sctp).
+func (c *ruleCompiler) portMatch() error {
+	p, _ := protoNum(c.peek(0))
+	port, err := strconv.ParseUint(c.peek(2), 10, 16)
+	if err != nil {
+		return c.errorf("bad port")
+	}
+	c.i += 3
+	c.add(&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: regFirst},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: regFirst, Data: []byte{p}},
+		&expr.Payload{DestRegister: regFirst, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: regFirst, Data: be16(uint16(port))})
+	return nil
+}
+
+// natFamily is the NAT statement's family.
+func (c *ruleCompiler) natFamily() uint32 {
+	if c.ip6 {
+		return unix.NFPROTO_IPV6
+	}
+	return unix.NFPROTO_IPV4
+}
+
+// dnatMap compiles "dnat ip to numgen random mod N offset B map @S".
+func (c *ruleCompiler) dnatMap() error {
+	mod, err1 := strconv.ParseUint(c.peek(6), 10, 32)
+	off, err2 := strconv.ParseUint(c.peek(8), 10, 32)
+	if err1 != nil || err2 != nil || c.peek(4) != "random" || c.peek(5) != "mod" || c.peek(7) != "offset" ||
+		c.peek(9) != "map" || !strings.HasPrefix(c.peek(10), "@") {
+		return c.errorf("bad dnat map")
+	}
+	set := c.peek(10)[1:]
+	c.i += 11
+	protoReg := uint32(reg32Base + 1)
+	if c.ip6 {
+		protoReg = 2
+	}
+	c.add(&expr.Numgen{Register: regFirst, Modulus: uint32(mod), Type: unix.NFT_NG_RANDOM, Offset: uint32(off)},
+		&expr.Lookup{SourceRegister: regFirst, SetName: set, IsDestRegSet: true, DestRegister: regFirst},
+		&expr.NAT{Type: expr.NATTypeDestNAT, Family: c.natFamily(), RegAddrMin: regFirst, RegAddrMax: regFirst,
+			RegProtoMin: protoReg, RegProtoMax: protoReg, Specified: true})
+	return nil
+}
+
+// dnatTo compiles "dnat to ADDR:PORT".
+func (c *ruleCompiler) dnatTo() error {
+	ap, err := netip.ParseAddrPort(c.peek(2))
+	if err != nil {
+		return c.errorf("bad dnat target: %v", err)
+	}
+	c.i += 3
+	c.add(&expr.Immediate{Register: 1, Data: ap.Addr().AsSlice()},
+		&expr.Immediate{Register: 2, Data: be16(ap.Port())},
+		&expr.NAT{Type: expr.NATTypeDestNAT, Family: c.natFamily(), RegAddrMin: 1, RegProtoMin: 2, Specified: true})
+	return nil
+}
+
+// update compiles "update @S { SEL }".
+func (c *ruleCompiler) update() error {
+	set := strings.TrimPrefix(c.peek(1), "@")
+	c.i += 3
+	sel, err := c.parseSelector()
+	if err != nil {
+		return err
+	}
+	c.i++
+	c.add(sel.load(regFirst)...)
+	c.add(&expr.Dynset{SrcRegKey: regFirst, SetName: set, Operation: unix.NFT_DYNSET_OP_UPDATE})
 	return nil
 }
 
