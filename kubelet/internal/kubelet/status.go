@@ -38,14 +38,41 @@ func (k *Kubelet) computeStatus(pod *corev1.Pod, w *podWorker, rt *podRuntime) *
 	if st.StartTime == nil {
 		st.StartTime = &now
 	}
+	sandboxReady := rt.readySandbox() != nil
+	k.setIPs(st, pod, sandboxReady, pod.DeletionTimestamp != nil || w.finished, rt, &old)
+	initDone := k.setInitStatuses(st, pod, w, rt, sandboxReady)
+	counts := k.setContainerStatuses(st, pod, w, rt, sandboxReady, initDone)
+	st.Phase = podPhase(pod, initDone, counts, st.InitContainerStatuses)
+	if pod.DeletionTimestamp != nil && counts.running == 0 && st.Phase == corev1.PodRunning {
+		if pod.Spec.RestartPolicy == corev1.RestartPolicyAlways || counts.failed == 0 {
+			st.Phase = corev1.PodSucceeded
+		} else {
+			st.Phase = corev1.PodFailed
+		}
+		if counts.failed > 0 {
+			st.Phase = corev1.PodFailed
+		}
+	}
+	if st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
+		sandboxReady = false
+	}
+	setConditions(st, pod, &old, now, sandboxReady, initDone, counts.allReady)
+	normalizeStatus(st)
+	return st
+}
+
+// setIPs sets the node's and the pod's addresses: the sandbox's (the
+// node's for host-network pods) while it is ready, and the last ones
+// reported once the pod is going or finished, so they stay for its end.
+func (k *Kubelet) setIPs(st *corev1.PodStatus, pod *corev1.Pod, sandboxReady, ending bool, rt *podRuntime, old *corev1.PodStatus) {
 	for _, ip := range k.cfg.NodeIPs {
 		st.HostIPs = append(st.HostIPs, corev1.HostIP{IP: ip.String()})
 	}
 	if len(st.HostIPs) > 0 {
 		st.HostIP = st.HostIPs[0].IP
 	}
-	sandboxReady := rt.readySandbox() != nil
-	if sandboxReady {
+	switch {
+	case sandboxReady:
 		ips := sandboxIPs(rt.sandboxStatus)
 		if pod.Spec.HostNetwork {
 			ips = k.hostIPs()
@@ -56,10 +83,15 @@ func (k *Kubelet) computeStatus(pod *corev1.Pod, w *podWorker, rt *podRuntime) *
 		if len(ips) > 0 {
 			st.PodIP = ips[0]
 		}
-	} else if pod.DeletionTimestamp != nil || w.finished {
+	case ending:
 		st.PodIP, st.PodIPs = old.PodIP, old.PodIPs
 	}
+}
 
+// setInitStatuses sets the init containers' statuses and reports whether
+// initialization is done: every regular init container exited 0 and every
+// sidecar started.
+func (k *Kubelet) setInitStatuses(st *corev1.PodStatus, pod *corev1.Pod, w *podWorker, rt *podRuntime, sandboxReady bool) bool {
 	initDone := true
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
@@ -77,54 +109,55 @@ func (k *Kubelet) computeStatus(pod *corev1.Pod, w *podWorker, rt *podRuntime) *
 		}
 		st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
 	}
-	var running, waiting, stopped, succeeded, failed int
-	allReady := true
+	return initDone
+}
+
+// containerCounts counts a pod's regular containers by state, for its
+// phase.
+type containerCounts struct {
+	running, waiting, stopped, succeeded, failed int
+	allReady                                     bool
+}
+
+// setContainerStatuses sets the regular containers' statuses and counts
+// them.
+func (k *Kubelet) setContainerStatuses(st *corev1.PodStatus, pod *corev1.Pod, w *podWorker, rt *podRuntime, sandboxReady, initDone bool) containerCounts {
+	n := containerCounts{allReady: true}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		cs := k.containerStatus(pod, w, rt, c, sandboxReady)
 		if !initDone && cs.State.Waiting != nil && cs.State.Waiting.Reason == "ContainerCreating" {
 			cs.State.Waiting.Reason = "PodInitializing"
 		}
+		exited := cs.State.Terminated
+		if exited == nil && cs.State.Waiting != nil {
+			exited = cs.LastTerminationState.Terminated
+		}
 		switch {
 		case cs.State.Running != nil:
-			running++
-		case cs.State.Terminated != nil:
-			stopped++
-			if cs.State.Terminated.ExitCode == 0 {
-				succeeded++
+			n.running++
+		case exited != nil:
+			n.stopped++
+			if exited.ExitCode == 0 {
+				n.succeeded++
 			} else {
-				failed++
-			}
-		case cs.State.Waiting != nil && cs.LastTerminationState.Terminated != nil:
-			stopped++
-			if cs.LastTerminationState.Terminated.ExitCode == 0 {
-				succeeded++
-			} else {
-				failed++
+				n.failed++
 			}
 		default:
-			waiting++
+			n.waiting++
 		}
 		if !cs.Ready {
-			allReady = false
+			n.allReady = false
 		}
 		st.ContainerStatuses = append(st.ContainerStatuses, cs)
 	}
-	st.Phase = podPhase(pod, initDone, running, waiting, stopped, succeeded, failed, st.InitContainerStatuses)
-	if pod.DeletionTimestamp != nil && running == 0 && st.Phase == corev1.PodRunning {
-		if pod.Spec.RestartPolicy == corev1.RestartPolicyAlways || failed == 0 {
-			st.Phase = corev1.PodSucceeded
-		} else {
-			st.Phase = corev1.PodFailed
-		}
-		if failed > 0 {
-			st.Phase = corev1.PodFailed
-		}
-	}
-	if st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
-		sandboxReady = false
-	}
+	return n
+}
 
+// setConditions sets the kubelet's pod conditions, keeping each one's
+// transition time while its status holds, and keeps the conditions others
+// own (readiness gates, the scheduler's).
+func setConditions(st *corev1.PodStatus, pod *corev1.Pod, old *corev1.PodStatus, now metav1.Time, sandboxReady, initDone, allReady bool) {
 	cond := func(t corev1.PodConditionType, ok bool, reason string) {
 		s := corev1.ConditionFalse
 		if ok {
@@ -168,8 +201,6 @@ func (k *Kubelet) computeStatus(pod *corev1.Pod, w *podWorker, rt *podRuntime) *
 	if !hasCondition(st.Conditions, corev1.PodScheduled) {
 		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: *st.StartTime})
 	}
-	normalizeStatus(st)
-	return st
 }
 
 // normalizeStatus rounds the status's times down to the second, the
@@ -212,7 +243,7 @@ func hasCondition(cs []corev1.PodCondition, t corev1.PodConditionType) bool {
 	return false
 }
 
-func podPhase(pod *corev1.Pod, initDone bool, running, waiting, stopped, succeeded, failed int, inits []corev1.ContainerStatus) corev1.PodPhase {
+func podPhase(pod *corev1.Pod, initDone bool, n containerCounts, inits []corev1.ContainerStatus) corev1.PodPhase {
 	if !initDone {
 		if pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
 			for _, cs := range inits {
@@ -224,21 +255,21 @@ func podPhase(pod *corev1.Pod, initDone bool, running, waiting, stopped, succeed
 		return corev1.PodPending
 	}
 	switch {
-	case waiting > 0:
+	case n.waiting > 0:
 		return corev1.PodPending
-	case running > 0:
+	case n.running > 0:
 		return corev1.PodRunning
-	case stopped > 0:
+	case n.stopped > 0:
 		switch pod.Spec.RestartPolicy {
 		case corev1.RestartPolicyAlways:
 			return corev1.PodRunning
 		case corev1.RestartPolicyOnFailure:
-			if failed > 0 {
+			if n.failed > 0 {
 				return corev1.PodRunning
 			}
 			return corev1.PodSucceeded
 		default:
-			if failed > 0 {
+			if n.failed > 0 {
 				return corev1.PodFailed
 			}
 			return corev1.PodSucceeded

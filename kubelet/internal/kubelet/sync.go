@@ -76,31 +76,7 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		return 0, true, k.cleanupPod(ctx, w.uid, rt)
 	}
 	if pod.DeletionTimestamp != nil {
-		grace := ptr.Deref(pod.DeletionGracePeriodSeconds, ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, 30))
-		if err := k.killPod(ctx, pod, rt, &grace); err != nil {
-			return 0, false, err
-		}
-		if rt, err = k.observe(ctx, w.uid); err != nil {
-			return 0, false, err
-		}
-		status := k.computeStatus(pod, w, rt)
-		if err := k.writeStatus(ctx, w, pod, status); err != nil {
-			log.Error(err, "Write final pod status failed")
-		}
-		if err := k.cleanupPod(ctx, w.uid, rt); err != nil {
-			return 0, false, err
-		}
-		if k.cfg.Client != nil && !isStatic(pod) {
-			err := k.cfg.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
-				GracePeriodSeconds: ptr.To[int64](0),
-				Preconditions:      &metav1.Preconditions{UID: &pod.UID},
-			})
-			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-				return 0, false, fmt.Errorf("delete terminated pod: %w", err)
-			}
-		}
-		log.Info("Pod terminated")
-		return 0, false, nil
+		return 0, false, k.terminate(ctx, w, pod, rt)
 	}
 	if w.finished || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		// A terminal pod never runs again: stop what is left.
@@ -114,22 +90,7 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		return 0, false, err
 	}
 	if deadline := activeDeadline(pod); !deadline.IsZero() && !time.Now().Before(deadline) {
-		log.Info("Pod exceeded its activeDeadlineSeconds; stopping it")
-		k.event(pod, corev1.EventTypeNormal, "DeadlineExceeded", "Pod was active on the node longer than the specified deadline")
-		if err := k.killPod(ctx, pod, rt, pod.Spec.TerminationGracePeriodSeconds); err != nil {
-			return 0, false, err
-		}
-		w.mu.Lock()
-		w.finished = true
-		w.mu.Unlock()
-		if rt, err = k.observe(ctx, w.uid); err != nil {
-			return 0, false, err
-		}
-		status := k.computeStatus(pod, w, rt)
-		status.Phase = corev1.PodFailed
-		status.Reason = "DeadlineExceeded"
-		status.Message = "Pod was active on the node longer than the specified deadline"
-		return 0, false, k.writeStatus(ctx, w, pod, status)
+		return 0, false, k.stopPastDeadline(ctx, w, pod, rt)
 	}
 
 	changes := &syncChanges{}
@@ -166,6 +127,62 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		k.observeStart(ctx, w, status)
 	}
 	return requeue, false, err
+}
+
+// terminate stops a pod being deleted within its grace period, writes its
+// final status, cleans up after it and, for a pod of the API server,
+// deletes it for good.
+func (k *Kubelet) terminate(ctx context.Context, w *podWorker, pod *corev1.Pod, rt *podRuntime) error {
+	log := logr.FromContextOrDiscard(ctx)
+	grace := ptr.Deref(pod.DeletionGracePeriodSeconds, ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, 30))
+	if err := k.killPod(ctx, pod, rt, &grace); err != nil {
+		return err
+	}
+	rt, err := k.observe(ctx, w.uid)
+	if err != nil {
+		return err
+	}
+	status := k.computeStatus(pod, w, rt)
+	if err := k.writeStatus(ctx, w, pod, status); err != nil {
+		log.Error(err, "Write final pod status failed")
+	}
+	if err := k.cleanupPod(ctx, w.uid, rt); err != nil {
+		return err
+	}
+	if k.cfg.Client != nil && !isStatic(pod) {
+		err := k.cfg.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+			GracePeriodSeconds: ptr.To[int64](0),
+			Preconditions:      &metav1.Preconditions{UID: &pod.UID},
+		})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("delete terminated pod: %w", err)
+		}
+	}
+	log.Info("Pod terminated")
+	return nil
+}
+
+// stopPastDeadline stops a pod active longer than its
+// activeDeadlineSeconds and marks it failed, for good.
+func (k *Kubelet) stopPastDeadline(ctx context.Context, w *podWorker, pod *corev1.Pod, rt *podRuntime) error {
+	logr.FromContextOrDiscard(ctx).Info("Pod exceeded its activeDeadlineSeconds; stopping it")
+	const msg = "Pod was active on the node longer than the specified deadline"
+	k.event(pod, corev1.EventTypeNormal, "DeadlineExceeded", msg)
+	if err := k.killPod(ctx, pod, rt, pod.Spec.TerminationGracePeriodSeconds); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.finished = true
+	w.mu.Unlock()
+	rt, err := k.observe(ctx, w.uid)
+	if err != nil {
+		return err
+	}
+	status := k.computeStatus(pod, w, rt)
+	status.Phase = corev1.PodFailed
+	status.Reason = "DeadlineExceeded"
+	status.Message = msg
+	return k.writeStatus(ctx, w, pod, status)
 }
 
 // observeAfter returns the pod's runtime state after a sync that found rt
