@@ -297,139 +297,190 @@ func newPod(set *appsv1.StatefulSet, rev *appsv1.ControllerRevision, ord int) (*
 	return pod, nil
 }
 
-// syncPods creates, deletes and updates set's pods and returns its status.
-func (c *Controller) syncPods(ctx context.Context, set *appsv1.StatefulSet, mine []*corev1.Pod, current, update *appsv1.ControllerRevision) (status appsv1.StatefulSetStatus, err error) {
-	status = appsv1.StatefulSetStatus{CurrentRevision: current.Name, UpdateRevision: update.Name, Conditions: set.Status.Conditions}
-	start := 0
+// replicaSet is one sync's view of a StatefulSet's pods: a slot per
+// ordinal it wants, holding the pod there or nil, and the condemned pods
+// beyond them, highest ordinal first.
+type replicaSet struct {
+	set             *appsv1.StatefulSet
+	current, update *appsv1.ControllerRevision
+	// start is the first ordinal; slots[i] holds ordinal start+i.
+	start     int
+	slots     []*corev1.Pod
+	condemned []*corev1.Pod
+	// monotonic is OrderedReady: one pod changes at a time, in order.
+	monotonic bool
+}
+
+func newReplicaSet(set *appsv1.StatefulSet, mine []*corev1.Pod, current, update *appsv1.ControllerRevision) *replicaSet {
+	r := &replicaSet{set: set, current: current, update: update,
+		monotonic: set.Spec.PodManagementPolicy != appsv1.ParallelPodManagement}
 	if set.Spec.Ordinals != nil {
-		start = int(set.Spec.Ordinals.Start)
+		r.start = int(set.Spec.Ordinals.Start)
 	}
 	n := replicas(set)
-	slots := make([]*corev1.Pod, n)
-	var condemned []*corev1.Pod
+	r.slots = make([]*corev1.Pod, n)
 	for _, p := range mine {
-		if ord := ordinal(p); ord >= start && ord < start+n {
-			slots[ord-start] = p
+		if ord := ordinal(p); ord >= r.start && ord < r.start+n {
+			r.slots[ord-r.start] = p
 		} else {
-			condemned = append(condemned, p)
+			r.condemned = append(r.condemned, p)
 		}
 	}
-	slices.SortFunc(condemned, func(a, b *corev1.Pod) int { return ordinal(b) - ordinal(a) })
-	countStatus := func() {
-		status.Replicas, status.ReadyReplicas, status.AvailableReplicas, status.CurrentReplicas, status.UpdatedReplicas = 0, 0, 0, 0, 0
-		for _, p := range append(slices.Clone(slots), condemned...) {
-			if p == nil {
-				continue
+	slices.SortFunc(r.condemned, func(a, b *corev1.Pod) int { return ordinal(b) - ordinal(a) })
+	return r
+}
+
+// status counts the pods the set has now.
+func (r *replicaSet) status(now time.Time) appsv1.StatefulSetStatus {
+	status := appsv1.StatefulSetStatus{CurrentRevision: r.current.Name, UpdateRevision: r.update.Name, Conditions: r.set.Status.Conditions}
+	for _, p := range append(slices.Clone(r.slots), r.condemned...) {
+		if p == nil {
+			continue
+		}
+		status.Replicas++
+		if runningAndReady(p) {
+			status.ReadyReplicas++
+			if pods.Available(p, r.set.Spec.MinReadySeconds, now) {
+				status.AvailableReplicas++
 			}
-			status.Replicas++
-			if runningAndReady(p) {
-				status.ReadyReplicas++
-				if pods.Available(p, set.Spec.MinReadySeconds, c.now()) {
-					status.AvailableReplicas++
-				}
+		}
+		if p.DeletionTimestamp == nil {
+			if revisionOf(p) == r.current.Name {
+				status.CurrentReplicas++
 			}
-			if p.DeletionTimestamp == nil {
-				if revisionOf(p) == current.Name {
-					status.CurrentReplicas++
-				}
-				if revisionOf(p) == update.Name {
-					status.UpdatedReplicas++
-				}
+			if revisionOf(p) == r.update.Name {
+				status.UpdatedReplicas++
 			}
 		}
 	}
-	// Status reflects what exists once this sync's changes are made,
-	// whichever way it returns.
-	defer countStatus()
+	return status
+}
+
+// partition is the rolling update's partition: ordinals below it stay at
+// the current revision.
+func (r *replicaSet) partition() int {
+	if ru := r.set.Spec.UpdateStrategy.RollingUpdate; r.set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && ru != nil && ru.Partition != nil {
+		return int(*ru.Partition)
+	}
+	return 0
+}
+
+// syncPods creates, deletes and updates set's pods and returns its status,
+// which reflects what exists once this sync's changes are made, whichever
+// way it returns.
+func (c *Controller) syncPods(ctx context.Context, set *appsv1.StatefulSet, mine []*corev1.Pod, current, update *appsv1.ControllerRevision) (appsv1.StatefulSetStatus, error) {
+	r := newReplicaSet(set, mine, current, update)
 	if set.DeletionTimestamp != nil {
-		return status, nil
+		return r.status(c.now()), nil
 	}
-	monotonic := set.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
-	firstUnhealthy := (*corev1.Pod)(nil)
-	for _, p := range append(slices.Clone(slots), condemned...) {
+	err := c.syncReplicas(ctx, r)
+	return r.status(c.now()), err
+}
+
+// syncReplicas brings the pods to the set's replicas, then rolls them to
+// the update revision. It stops early where OrderedReady must wait for a
+// pod.
+func (c *Controller) syncReplicas(ctx context.Context, r *replicaSet) error {
+	var firstUnhealthy *corev1.Pod
+	for _, p := range append(slices.Clone(r.slots), r.condemned...) {
 		if p != nil && !healthy(p) {
 			firstUnhealthy = p
 			break
 		}
 	}
-	partition := 0
-	if ru := set.Spec.UpdateStrategy.RollingUpdate; set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && ru != nil && ru.Partition != nil {
-		partition = int(*ru.Partition)
+	if done, err := c.fillSlots(ctx, r); done || err != nil {
+		return err
 	}
+	if done, err := c.removeCondemned(ctx, r, firstUnhealthy); done || err != nil {
+		return err
+	}
+	if r.set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+		return nil
+	}
+	return c.rollingUpdate(ctx, r.set, r.slots, r.update, r.partition(), r.start)
+}
+
+// fillSlots replaces terminal pods, creates the missing ones (at the
+// current revision below the partition) and makes sure the pods' claims
+// are owned as the retention policy says. It reports done when
+// OrderedReady must wait before going further.
+func (c *Controller) fillSlots(ctx context.Context, r *replicaSet) (done bool, err error) {
+	set := r.set
 	var errs []error
-	for i := range slots {
-		p := slots[i]
-		ord := start + i
+	for i, p := range r.slots {
+		ord := r.start + i
 		if p != nil && pods.Terminal(p) && p.DeletionTimestamp == nil {
 			if err := c.deletePod(ctx, set, p); err != nil {
-				return status, err
+				return true, err
 			}
-			slots[i] = nil
-			if monotonic {
-				return status, nil
+			r.slots[i] = nil
+			if r.monotonic {
+				return true, nil
 			}
 			continue
 		}
 		if p == nil {
-			rev := update
-			if set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && ord < start+partition ||
+			rev := r.update
+			if set.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && ord < r.start+r.partition() ||
 				set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType && i < int(set.Status.CurrentReplicas) {
-				rev = current
+				rev = r.current
 			}
 			created, err := c.createReplica(ctx, set, rev, ord)
 			if err != nil {
 				errs = append(errs, err)
-				if monotonic {
-					return status, errors.Join(errs...)
+				if r.monotonic {
+					return true, errors.Join(errs...)
 				}
 				continue
 			}
-			slots[i] = created
-			if monotonic {
-				return status, nil
+			r.slots[i] = created
+			if r.monotonic {
+				return true, nil
 			}
 			continue
 		}
 		if p.DeletionTimestamp != nil {
-			if monotonic {
-				return status, nil
+			if r.monotonic {
+				return true, nil
 			}
 			continue
 		}
-		if monotonic && (!runningAndReady(p) || !pods.Available(p, set.Spec.MinReadySeconds, c.now())) {
-			return status, nil
+		if r.monotonic && (!runningAndReady(p) || !pods.Available(p, set.Spec.MinReadySeconds, c.now())) {
+			return true, nil
 		}
 		if err := c.ensureClaimOwners(ctx, set, p, ord, false); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if len(errs) > 0 {
-		return status, errors.Join(errs...)
-	}
-	for _, p := range condemned {
+	return len(errs) > 0, errors.Join(errs...)
+}
+
+// removeCondemned deletes the pods beyond the set's replicas, highest
+// ordinal first, after their claims' owners are set for the retention
+// policy. It reports done when OrderedReady must wait before going
+// further.
+func (c *Controller) removeCondemned(ctx context.Context, r *replicaSet, firstUnhealthy *corev1.Pod) (done bool, err error) {
+	for _, p := range r.condemned {
 		if p.DeletionTimestamp != nil {
-			if monotonic {
-				return status, nil
+			if r.monotonic {
+				return true, nil
 			}
 			continue
 		}
-		if monotonic && !healthy(p) && p != firstUnhealthy {
-			return status, nil
+		if r.monotonic && !healthy(p) && p != firstUnhealthy {
+			return true, nil
 		}
-		if err := c.ensureClaimOwners(ctx, set, p, ordinal(p), true); err != nil {
-			return status, err
+		if err := c.ensureClaimOwners(ctx, r.set, p, ordinal(p), true); err != nil {
+			return true, err
 		}
-		if err := c.deletePod(ctx, set, p); err != nil {
-			return status, err
+		if err := c.deletePod(ctx, r.set, p); err != nil {
+			return true, err
 		}
-		if monotonic {
-			return status, nil
+		if r.monotonic {
+			return true, nil
 		}
 	}
-	if set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
-		return status, nil
-	}
-	return status, c.rollingUpdate(ctx, set, slots, update, partition, start)
+	return false, nil
 }
 
 // rollingUpdate deletes pods of old revisions from the highest ordinal
