@@ -175,45 +175,7 @@ func Schedule(cj *batchv1.CronJob) (cron.Schedule, *time.Location, error) {
 // syncCronJob updates cj's status from its Jobs and starts the Job due now;
 // it returns when to look again.
 func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, mine []*batchv1.Job) (*time.Time, error) {
-	byUID := map[types.UID]*batchv1.Job{}
-	for _, j := range mine {
-		byUID[j.UID] = j
-	}
-	// Active Jobs that finished or vanished leave status.active; running
-	// Jobs we own but lost track of join it.
-	var active []corev1.ObjectReference
-	for _, ref := range cj.Status.Active {
-		j, ok := byUID[ref.UID]
-		if !ok {
-			if _, err := c.client.BatchV1().Jobs(cj.Namespace).Get(ctx, ref.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-				c.recorder.Eventf(cj, corev1.EventTypeNormal, "MissingJob", "Active job went missing: %v", ref.Name)
-				continue
-			}
-			active = append(active, ref)
-			continue
-		}
-		if typ, done := finishedJob(j); done {
-			c.recorder.Eventf(cj, corev1.EventTypeNormal, "SawCompletedJob", "Saw completed job: %s, condition: %v", j.Name, typ)
-			if typ == batchv1.JobComplete && j.Status.CompletionTime != nil &&
-				(cj.Status.LastSuccessfulTime == nil || cj.Status.LastSuccessfulTime.Before(j.Status.CompletionTime)) {
-				cj.Status.LastSuccessfulTime = j.Status.CompletionTime
-			}
-			continue
-		}
-		active = append(active, ref)
-	}
-	for _, j := range mine {
-		if _, done := finishedJob(j); done || slices.ContainsFunc(active, func(r corev1.ObjectReference) bool { return r.UID == j.UID }) {
-			continue
-		}
-		if ref, err := reference.GetReference(scheme.Scheme, j); err == nil {
-			active = append(active, *ref)
-		}
-	}
-	if len(active) == 0 {
-		active = nil
-	}
-	cj.Status.Active = active
+	c.trackActive(ctx, cj, mine)
 	if cj.DeletionTimestamp != nil {
 		return nil, nil
 	}
@@ -251,38 +213,91 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, mine 
 	if cj.Status.LastScheduleTime != nil && !cj.Status.LastScheduleTime.Time.Before(*scheduled) {
 		return &next, nil
 	}
+	if err := c.startJob(ctx, cj, jobName, *scheduled); err != nil {
+		return nil, err
+	}
+	return &next, nil
+}
+
+// trackActive brings status.active up to date: active Jobs that finished
+// or vanished leave it (a finished one may set lastSuccessfulTime), and
+// running Jobs we own but lost track of join it.
+func (c *Controller) trackActive(ctx context.Context, cj *batchv1.CronJob, mine []*batchv1.Job) {
+	byUID := map[types.UID]*batchv1.Job{}
+	for _, j := range mine {
+		byUID[j.UID] = j
+	}
+	var active []corev1.ObjectReference
+	for _, ref := range cj.Status.Active {
+		j, ok := byUID[ref.UID]
+		if !ok {
+			if _, err := c.client.BatchV1().Jobs(cj.Namespace).Get(ctx, ref.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+				c.recorder.Eventf(cj, corev1.EventTypeNormal, "MissingJob", "Active job went missing: %v", ref.Name)
+				continue
+			}
+			active = append(active, ref)
+			continue
+		}
+		if typ, done := finishedJob(j); done {
+			c.recorder.Eventf(cj, corev1.EventTypeNormal, "SawCompletedJob", "Saw completed job: %s, condition: %v", j.Name, typ)
+			if typ == batchv1.JobComplete && j.Status.CompletionTime != nil &&
+				(cj.Status.LastSuccessfulTime == nil || cj.Status.LastSuccessfulTime.Before(j.Status.CompletionTime)) {
+				cj.Status.LastSuccessfulTime = j.Status.CompletionTime
+			}
+			continue
+		}
+		active = append(active, ref)
+	}
+	for _, j := range mine {
+		if _, done := finishedJob(j); done || slices.ContainsFunc(active, func(r corev1.ObjectReference) bool { return r.UID == j.UID }) {
+			continue
+		}
+		if ref, err := reference.GetReference(scheme.Scheme, j); err == nil {
+			active = append(active, *ref)
+		}
+	}
+	if len(active) == 0 {
+		active = nil
+	}
+	cj.Status.Active = active
+}
+
+// startJob starts the Job of the time scheduled, as the concurrency policy
+// allows: Forbid skips it while one runs, Replace deletes the running ones
+// first.
+func (c *Controller) startJob(ctx context.Context, cj *batchv1.CronJob, jobName string, scheduled time.Time) error {
 	switch cj.Spec.ConcurrencyPolicy {
 	case batchv1.ForbidConcurrent:
 		if len(cj.Status.Active) > 0 {
 			c.recorder.Eventf(cj, corev1.EventTypeNormal, "JobAlreadyActive", "Not starting job because prior execution is running and concurrency policy is Forbid")
-			return &next, nil
+			return nil
 		}
 	case batchv1.ReplaceConcurrent:
 		for _, ref := range cj.Status.Active {
 			err := c.client.BatchV1().Jobs(cj.Namespace).Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
 			if err != nil && !apierrors.IsNotFound(err) {
 				c.recorder.Eventf(cj, corev1.EventTypeWarning, "FailedDelete", "Deleted job: %v", err)
-				return nil, fmt.Errorf("replace job %s: %w", ref.Name, err)
+				return fmt.Errorf("replace job %s: %w", ref.Name, err)
 			}
 			c.recorder.Eventf(cj, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted job %v", ref.Name)
 		}
 		cj.Status.Active = nil
 	}
-	job := newJob(cj, jobName, *scheduled)
+	job := newJob(cj, jobName, scheduled)
 	created, err := c.client.BatchV1().Jobs(cj.Namespace).Create(ctx, job, metav1.CreateOptions{})
 	switch {
 	case apierrors.IsAlreadyExists(err):
-		return &next, nil
+		return nil
 	case err != nil:
 		c.recorder.Eventf(cj, corev1.EventTypeWarning, "FailedCreate", "Error creating job: %v", err)
-		return nil, fmt.Errorf("create job %s: %w", jobName, err)
+		return fmt.Errorf("create job %s: %w", jobName, err)
 	}
 	c.recorder.Eventf(cj, corev1.EventTypeNormal, "SuccessfulCreate", "Created job %v", created.Name)
 	if ref, err := reference.GetReference(scheme.Scheme, created); err == nil {
 		cj.Status.Active = append(cj.Status.Active, *ref)
 	}
-	cj.Status.LastScheduleTime = ptr.To(metav1.NewTime(*scheduled))
-	return &next, nil
+	cj.Status.LastScheduleTime = ptr.To(metav1.NewTime(scheduled))
+	return nil
 }
 
 // mostRecent returns the latest start time due by now that has not been
