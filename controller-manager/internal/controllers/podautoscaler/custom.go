@@ -95,115 +95,157 @@ func (m CustomMetrics) ExternalMetric(_ context.Context, namespace, name string,
 // metric's status, its name for conditions, and on failure upstream's
 // condition reason.
 func (c *Controller) evaluateCustom(ctx context.Context, namespace string, current int32, spec autoscalingv2.MetricSpec, selector labels.Selector, podList []*corev1.Pod) (int32, autoscalingv2.MetricStatus, string, string, error) {
-	none := autoscalingv2.MetricStatus{}
+	in := metricInput{namespace: namespace, current: current, selector: selector, pods: podList}
+	var (
+		r      metricResult
+		err    error
+		failed string
+	)
 	switch spec.Type {
 	case autoscalingv2.PodsMetricSourceType:
-		const failed = "FailedGetPodsMetric"
-		if spec.Pods == nil {
-			return 0, none, "", failed, errors.New("metric of type Pods has no pods")
-		}
-		if c.opts.Custom == nil {
-			return 0, none, "", failed, errors.New("pods metrics need the custom metrics API, which this controller was not given")
-		}
-		metricSel, err := metav1.LabelSelectorAsSelector(spec.Pods.Metric.Selector)
-		if err != nil {
-			return 0, none, "", failed, fmt.Errorf("failed to get pods metric value: %w", err)
-		}
-		if spec.Pods.Target.AverageValue == nil {
-			return 0, none, "", failed, errors.New("invalid pods metric source: the target has no averageValue")
-		}
-		metrics, err := c.opts.Custom.PodsMetric(ctx, namespace, spec.Pods.Metric.Name, selector, metricSel)
-		if err != nil {
-			return 0, none, "", failed, fmt.Errorf("failed to get pods metric value: unable to get metric %s: %w", spec.Pods.Metric.Name, err)
-		}
-		// A plain metric: the resource arithmetic with an average target
-		// and no resource, so no CPU start-up rules.
-		proposal, _, avg, err := c.calc.resourceReplicas(current, nil, spec.Pods.Target.AverageValue.MilliValue(), "", "", metrics, podList)
-		if err != nil {
-			return 0, none, "", failed, fmt.Errorf("failed to get pods metric value: %w", err)
-		}
-		return proposal, autoscalingv2.MetricStatus{Type: spec.Type, Pods: &autoscalingv2.PodsMetricStatus{
-			Metric:  spec.Pods.Metric,
-			Current: autoscalingv2.MetricValueStatus{AverageValue: resource.NewMilliQuantity(avg, resource.DecimalSI)},
-		}}, "pods metric " + spec.Pods.Metric.Name, "", nil
-
+		failed = "FailedGetPodsMetric"
+		r, err = c.podsMetric(ctx, in, spec.Pods)
 	case autoscalingv2.ObjectMetricSourceType:
-		const failed = "FailedGetObjectMetric"
-		if spec.Object == nil {
-			return 0, none, "", failed, errors.New("metric of type Object has no object")
-		}
-		if c.opts.Custom == nil {
-			return 0, none, "", failed, errors.New("object metrics need the custom metrics API, which this controller was not given")
-		}
-		metricSel, err := metav1.LabelSelectorAsSelector(spec.Object.Metric.Selector)
-		if err != nil {
-			return 0, none, "", failed, fmt.Errorf("failed to get object metric value: %w", err)
-		}
-		t := spec.Object.Target
-		if t.Value == nil && t.AverageValue == nil {
-			return 0, none, "", failed, errors.New("invalid object metric source: neither a value target nor an average value target was set")
-		}
-		usage, err := c.opts.Custom.ObjectMetric(ctx, namespace, spec.Object.Metric.Name, spec.Object.DescribedObject, metricSel)
-		if err != nil {
-			return 0, none, "", failed, fmt.Errorf("failed to get object metric value: unable to get metric %s: %w", spec.Object.Metric.Name, err)
-		}
-		name := fmt.Sprintf("%s metric %s", spec.Object.DescribedObject.Kind, spec.Object.Metric.Name)
-		st := &autoscalingv2.ObjectMetricStatus{Metric: spec.Object.Metric, DescribedObject: spec.Object.DescribedObject}
-		var proposal int32
-		if t.Value != nil {
-			proposal, err = c.calc.ratioReplicas(current, float64(usage)/float64(t.Value.MilliValue()), podList)
-			st.Current.Value = resource.NewMilliQuantity(usage, resource.DecimalSI)
-		} else {
-			var avg int64
-			proposal, avg = c.calc.perPodReplicas(current, usage, t.AverageValue.MilliValue())
-			st.Current.AverageValue = resource.NewMilliQuantity(avg, resource.DecimalSI)
-		}
-		if err != nil {
-			return 0, none, "", failed, fmt.Errorf("failed to get object metric value: %w", err)
-		}
-		return proposal, autoscalingv2.MetricStatus{Type: spec.Type, Object: st}, name, "", nil
-
+		failed = "FailedGetObjectMetric"
+		r, err = c.objectMetric(ctx, in, spec.Object)
 	case autoscalingv2.ExternalMetricSourceType:
-		const failed = "FailedGetExternalMetric"
-		if spec.External == nil {
-			return 0, none, "", failed, errors.New("metric of type External has no external")
-		}
-		if c.opts.Custom == nil {
-			return 0, none, "", failed, errors.New("external metrics need the external metrics API, which this controller was not given")
-		}
-		metricSel, err := metav1.LabelSelectorAsSelector(spec.External.Metric.Selector)
-		if err != nil {
-			return 0, none, "", failed, fmt.Errorf("failed to get external metric value: %w", err)
-		}
-		t := spec.External.Target
-		if t.Value == nil && t.AverageValue == nil {
-			return 0, none, "", failed, errors.New("invalid external metric source: neither a value target nor an average value target was set")
-		}
-		values, err := c.opts.Custom.ExternalMetric(ctx, namespace, spec.External.Metric.Name, metricSel)
-		if err != nil {
-			return 0, none, "", failed, fmt.Errorf("failed to get external metric value: unable to get external metric %s/%s/%+v: %w", namespace, spec.External.Metric.Name, spec.External.Metric.Selector, err)
-		}
-		var usage int64
-		for _, v := range values {
-			usage += v
-		}
-		name := fmt.Sprintf("external metric %s(%+v)", spec.External.Metric.Name, spec.External.Metric.Selector)
-		st := &autoscalingv2.ExternalMetricStatus{Metric: spec.External.Metric}
-		var proposal int32
-		if t.AverageValue != nil {
-			var avg int64
-			proposal, avg = c.calc.perPodReplicas(current, usage, t.AverageValue.MilliValue())
-			st.Current.AverageValue = resource.NewMilliQuantity(avg, resource.DecimalSI)
-		} else {
-			proposal, err = c.calc.ratioReplicas(current, float64(usage)/float64(t.Value.MilliValue()), podList)
-			st.Current.Value = resource.NewMilliQuantity(usage, resource.DecimalSI)
-		}
-		if err != nil {
-			return 0, none, "", failed, fmt.Errorf("failed to get external metric value: %w", err)
-		}
-		return proposal, autoscalingv2.MetricStatus{Type: spec.Type, External: st}, name, "", nil
+		failed = "FailedGetExternalMetric"
+		r, err = c.externalMetric(ctx, in, spec.External)
+	default:
+		return 0, autoscalingv2.MetricStatus{}, "", "InvalidMetricSourceType", fmt.Errorf("unknown metric source type %q", spec.Type)
 	}
-	return 0, none, "", "InvalidMetricSourceType", fmt.Errorf("unknown metric source type %q", spec.Type)
+	if err != nil {
+		return 0, autoscalingv2.MetricStatus{}, "", failed, err
+	}
+	r.status.Type = spec.Type
+	return r.proposal, r.status, r.name, "", nil
+}
+
+// metricInput is what every metric's evaluation starts from: the scale
+// target's namespace, replicas, pod selector and pods.
+type metricInput struct {
+	namespace string
+	current   int32
+	selector  labels.Selector
+	pods      []*corev1.Pod
+}
+
+// metricResult is a metric's proposal, its status (its type set by the
+// caller) and its name for conditions.
+type metricResult struct {
+	proposal int32
+	status   autoscalingv2.MetricStatus
+	name     string
+}
+
+// podsMetric proposes replicas from a Pods metric: the resource arithmetic
+// with an average target and no resource, so no CPU start-up rules.
+func (c *Controller) podsMetric(ctx context.Context, in metricInput, src *autoscalingv2.PodsMetricSource) (metricResult, error) {
+	if src == nil {
+		return metricResult{}, errors.New("metric of type Pods has no pods")
+	}
+	if c.opts.Custom == nil {
+		return metricResult{}, errors.New("pods metrics need the custom metrics API, which this controller was not given")
+	}
+	metricSel, err := metav1.LabelSelectorAsSelector(src.Metric.Selector)
+	if err != nil {
+		return metricResult{}, fmt.Errorf("failed to get pods metric value: %w", err)
+	}
+	if src.Target.AverageValue == nil {
+		return metricResult{}, errors.New("invalid pods metric source: the target has no averageValue")
+	}
+	metrics, err := c.opts.Custom.PodsMetric(ctx, in.namespace, src.Metric.Name, in.selector, metricSel)
+	if err != nil {
+		return metricResult{}, fmt.Errorf("failed to get pods metric value: unable to get metric %s: %w", src.Metric.Name, err)
+	}
+	proposal, _, avg, err := c.calc.resourceReplicas(in.current, nil, src.Target.AverageValue.MilliValue(), "", "", metrics, in.pods)
+	if err != nil {
+		return metricResult{}, fmt.Errorf("failed to get pods metric value: %w", err)
+	}
+	return metricResult{proposal: proposal, name: "pods metric " + src.Metric.Name, status: autoscalingv2.MetricStatus{Pods: &autoscalingv2.PodsMetricStatus{
+		Metric:  src.Metric,
+		Current: autoscalingv2.MetricValueStatus{AverageValue: resource.NewMilliQuantity(avg, resource.DecimalSI)},
+	}}}, nil
+}
+
+// objectMetric proposes replicas from an Object metric, against a value
+// target or an average one.
+func (c *Controller) objectMetric(ctx context.Context, in metricInput, src *autoscalingv2.ObjectMetricSource) (metricResult, error) {
+	if src == nil {
+		return metricResult{}, errors.New("metric of type Object has no object")
+	}
+	if c.opts.Custom == nil {
+		return metricResult{}, errors.New("object metrics need the custom metrics API, which this controller was not given")
+	}
+	metricSel, err := metav1.LabelSelectorAsSelector(src.Metric.Selector)
+	if err != nil {
+		return metricResult{}, fmt.Errorf("failed to get object metric value: %w", err)
+	}
+	t := src.Target
+	if t.Value == nil && t.AverageValue == nil {
+		return metricResult{}, errors.New("invalid object metric source: neither a value target nor an average value target was set")
+	}
+	usage, err := c.opts.Custom.ObjectMetric(ctx, in.namespace, src.Metric.Name, src.DescribedObject, metricSel)
+	if err != nil {
+		return metricResult{}, fmt.Errorf("failed to get object metric value: unable to get metric %s: %w", src.Metric.Name, err)
+	}
+	st := &autoscalingv2.ObjectMetricStatus{Metric: src.Metric, DescribedObject: src.DescribedObject}
+	var proposal int32
+	if t.Value != nil {
+		proposal, err = c.calc.ratioReplicas(in.current, float64(usage)/float64(t.Value.MilliValue()), in.pods)
+		st.Current.Value = resource.NewMilliQuantity(usage, resource.DecimalSI)
+	} else {
+		var avg int64
+		proposal, avg = c.calc.perPodReplicas(in.current, usage, t.AverageValue.MilliValue())
+		st.Current.AverageValue = resource.NewMilliQuantity(avg, resource.DecimalSI)
+	}
+	if err != nil {
+		return metricResult{}, fmt.Errorf("failed to get object metric value: %w", err)
+	}
+	return metricResult{proposal: proposal, name: fmt.Sprintf("%s metric %s", src.DescribedObject.Kind, src.Metric.Name),
+		status: autoscalingv2.MetricStatus{Object: st}}, nil
+}
+
+// externalMetric proposes replicas from an External metric, the sum of
+// its series, against an average target or a value one.
+func (c *Controller) externalMetric(ctx context.Context, in metricInput, src *autoscalingv2.ExternalMetricSource) (metricResult, error) {
+	if src == nil {
+		return metricResult{}, errors.New("metric of type External has no external")
+	}
+	if c.opts.Custom == nil {
+		return metricResult{}, errors.New("external metrics need the external metrics API, which this controller was not given")
+	}
+	metricSel, err := metav1.LabelSelectorAsSelector(src.Metric.Selector)
+	if err != nil {
+		return metricResult{}, fmt.Errorf("failed to get external metric value: %w", err)
+	}
+	t := src.Target
+	if t.Value == nil && t.AverageValue == nil {
+		return metricResult{}, errors.New("invalid external metric source: neither a value target nor an average value target was set")
+	}
+	values, err := c.opts.Custom.ExternalMetric(ctx, in.namespace, src.Metric.Name, metricSel)
+	if err != nil {
+		return metricResult{}, fmt.Errorf("failed to get external metric value: unable to get external metric %s/%s/%+v: %w", in.namespace, src.Metric.Name, src.Metric.Selector, err)
+	}
+	var usage int64
+	for _, v := range values {
+		usage += v
+	}
+	st := &autoscalingv2.ExternalMetricStatus{Metric: src.Metric}
+	var proposal int32
+	if t.AverageValue != nil {
+		var avg int64
+		proposal, avg = c.calc.perPodReplicas(in.current, usage, t.AverageValue.MilliValue())
+		st.Current.AverageValue = resource.NewMilliQuantity(avg, resource.DecimalSI)
+	} else {
+		proposal, err = c.calc.ratioReplicas(in.current, float64(usage)/float64(t.Value.MilliValue()), in.pods)
+		st.Current.Value = resource.NewMilliQuantity(usage, resource.DecimalSI)
+	}
+	if err != nil {
+		return metricResult{}, fmt.Errorf("failed to get external metric value: %w", err)
+	}
+	return metricResult{proposal: proposal, name: fmt.Sprintf("external metric %s(%+v)", src.Metric.Name, src.Metric.Selector),
+		status: autoscalingv2.MetricStatus{External: st}}, nil
 }
 
 // ratioReplicas scales the ready pods by a usage ratio (a value target):
