@@ -5,6 +5,8 @@
 //     --config read under the flags, injected args and output streams);
 //   - serving: the HTTPS endpoint with delegated authentication and
 //     authorization, /healthz /livez /readyz, /metrics and pprof;
+//   - clientconn: the client configuration from upstream's clientConnection
+//     settings (kubeconfig or in-cluster, QPS, burst, content types);
 //   - leaderelection: one identity format, upstream's --leader-elect-*
 //     flags, work run only while the Lease is held;
 //   - logging: zap under logr, klog routed to it;

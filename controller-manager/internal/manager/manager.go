@@ -18,11 +18,10 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/clientcmd"
 	clientleaderelection "k8s.io/client-go/tools/leaderelection"
 	certutil "k8s.io/client-go/util/cert"
-	componentbaseconfig "k8s.io/component-base/config/v1alpha1"
 
+	"trireme.dev/componentbase/clientconn"
 	"trireme.dev/componentbase/leaderelection"
 	"trireme.dev/componentbase/serving"
 	"trireme.dev/controller-manager/internal/clientbuilder"
@@ -46,7 +45,7 @@ type Manager struct {
 // New checks o's client configuration and root CA, ready to Run the given
 // controllers (controllers.All in production).
 func New(o *options.Options, list []controllers.Descriptor) (*Manager, error) {
-	cfg, err := clientConfig(o.Config.Generic.ClientConnection)
+	cfg, err := clientconn.Config("", o.Config.Generic.ClientConnection.Kubeconfig, o.Config.Generic.ClientConnection)
 	if err != nil {
 		return nil, err
 	}
@@ -152,28 +151,6 @@ func (m *Manager) runControllers(ctx context.Context) error {
 // twice min, so that the managers of a cluster do not resync in step.
 func resyncPeriod(min time.Duration) time.Duration {
 	return min + time.Duration(rand.Int64N(int64(min)+1))
-}
-
-// clientConfig loads the kubeconfig (in-cluster config when none is given)
-// and applies the connection settings.
-func clientConfig(cc componentbaseconfig.ClientConnectionConfiguration) (*rest.Config, error) {
-	var (
-		cfg *rest.Config
-		err error
-	)
-	if cc.Kubeconfig == "" {
-		cfg, err = rest.InClusterConfig()
-	} else {
-		cfg, err = clientcmd.BuildConfigFromFlags("", cc.Kubeconfig)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("client configuration: %w", err)
-	}
-	cfg.QPS = cc.QPS
-	cfg.Burst = int(cc.Burst)
-	cfg.ContentType = cc.ContentType
-	cfg.AcceptContentTypes = cc.AcceptContentTypes
-	return cfg, nil
 }
 
 // rootCA reads the bundle the root CA publisher publishes: --root-ca-file,

@@ -19,11 +19,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/version"
+	kubeproxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
 
 	"trireme.dev/api/config/kubeproxy"
+	"trireme.dev/componentbase/clientconn"
 	"trireme.dev/componentbase/command"
 	"trireme.dev/componentbase/logging"
 	"trireme.dev/proxy/internal/backend"
@@ -174,12 +175,10 @@ func run(ctx context.Context, o *options.Options) error {
 	if err != nil {
 		return err
 	}
-	restCfg, err := clientcmd.BuildConfigFromFlags(o.Master, o.Kubeconfig)
+	restCfg, err := clientconn.Config(o.Master, o.Kubeconfig, c.ClientConnection)
 	if err != nil {
-		return fmt.Errorf("client configuration: %w", err)
+		return err
 	}
-	restCfg.QPS, restCfg.Burst = c.ClientConnection.QPS, int(c.ClientConnection.Burst)
-	restCfg.ContentType = c.ClientConnection.ContentType
 	restCfg.UserAgent = "trireme-proxy/" + version.Get().GitVersion
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
@@ -187,21 +186,10 @@ func run(ctx context.Context, o *options.Options) error {
 	}
 
 	fams := families(c.ClusterCIDR, nodeAddresses(ctx, client, nodeName))
-	var bes []proxier.Backend
+	bes := backends(c, mode, fams, masqBit)
 	var healthNames, famNames []string
 	for _, fam := range fams {
 		famNames = append(famNames, fam.String())
-		clusterCIDR := clusterCIDRs(c.ClusterCIDR, fam)
-		var be backend.Interface
-		switch mode {
-		case kubeproxy.ModeNFTables:
-			ncfg := nftables.Config{Family: fam, ClusterCIDR: clusterCIDR, MasqueradeAll: c.NFTables.MasqueradeAll, MasqueradeBit: int(masqBit)}
-			be = nftables.New(ncfg, nftables.NewNetlink(ncfg))
-		default:
-			be = iptables.New(iptables.Config{Family: fam, ClusterCIDR: clusterCIDR, MasqueradeAll: c.IPTables.MasqueradeAll, MasqueradeBit: int(masqBit)},
-				iptables.Commands{IPv6: fam == model.IPv6})
-		}
-		bes = append(bes, proxier.Backend{Family: fam, Backend: be})
 		if len(fams) > 1 {
 			healthNames = append(healthNames, fam.String())
 		}
@@ -219,13 +207,7 @@ func run(ctx context.Context, o *options.Options) error {
 		ResyncPeriod: c.ConfigSyncPeriod.Duration, Conntrack: conntrack.Exec,
 		Recorder: broadcaster.NewRecorder(scheme.Scheme, "trireme-proxy"),
 	}
-	for _, a := range c.NodePortAddresses {
-		if a == kubeproxy.NodePortAddressesPrimary {
-			pcfg.NodePortPrimary = true
-		} else if p, err := netip.ParsePrefix(a); err == nil {
-			pcfg.NodePortCIDRs = append(pcfg.NodePortCIDRs, p.Masked())
-		}
-	}
+	pcfg.NodePortPrimary, pcfg.NodePortCIDRs = nodePortAddresses(c.NodePortAddresses)
 	m := metrics.New()
 	health := healthcheck.NewProxyHealth(2*syncPeriod, healthNames...)
 	services := &healthcheck.Services{Log: log.WithName("healthcheck")}
@@ -234,18 +216,8 @@ func run(ctx context.Context, o *options.Options) error {
 	}
 
 	serveErr := make(chan error, 2)
-	if c.HealthzBindAddress != "" {
-		if err := serve(ctx, c.HealthzBindAddress, health.Mux(), serveErr); err != nil {
-			return err
-		}
-	}
-	if c.MetricsBindAddress != "" {
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
-		mux.Handle("/healthz", health)
-		if err := serve(ctx, c.MetricsBindAddress, mux, serveErr); err != nil {
-			return err
-		}
+	if err := serveEndpoints(ctx, c, health, m, serveErr); err != nil {
+		return err
 	}
 	log.Info("Starting trireme-proxy", "version", version.Get().GitVersion, "mode", mode, "node", nodeName,
 		"families", famNames, "clusterCIDR", c.ClusterCIDR, "minSyncPeriod", minSync, "syncPeriod", syncPeriod)
@@ -258,6 +230,57 @@ func run(ctx context.Context, o *options.Options) error {
 	case err := <-serveErr:
 		return err
 	}
+}
+
+// backends makes one back end of the mode per IP family.
+func backends(c *kubeproxyv1alpha1.KubeProxyConfiguration, mode kubeproxyv1alpha1.ProxyMode, fams []model.Family, masqBit int32) []proxier.Backend {
+	var bes []proxier.Backend
+	for _, fam := range fams {
+		clusterCIDR := clusterCIDRs(c.ClusterCIDR, fam)
+		var be backend.Interface
+		switch mode {
+		case kubeproxy.ModeNFTables:
+			ncfg := nftables.Config{Family: fam, ClusterCIDR: clusterCIDR, MasqueradeAll: c.NFTables.MasqueradeAll, MasqueradeBit: int(masqBit)}
+			be = nftables.New(ncfg, nftables.NewNetlink(ncfg))
+		default:
+			be = iptables.New(iptables.Config{Family: fam, ClusterCIDR: clusterCIDR, MasqueradeAll: c.IPTables.MasqueradeAll, MasqueradeBit: int(masqBit)},
+				iptables.Commands{IPv6: fam == model.IPv6})
+		}
+		bes = append(bes, proxier.Backend{Family: fam, Backend: be})
+	}
+	return bes
+}
+
+// nodePortAddresses reads --nodeport-addresses: "primary" or CIDRs
+// (entries that parse as neither were refused by validation).
+func nodePortAddresses(addrs []string) (primary bool, cidrs []netip.Prefix) {
+	for _, a := range addrs {
+		if a == kubeproxy.NodePortAddressesPrimary {
+			primary = true
+		} else if p, err := netip.ParsePrefix(a); err == nil {
+			cidrs = append(cidrs, p.Masked())
+		}
+	}
+	return primary, cidrs
+}
+
+// serveEndpoints serves /healthz and /metrics on their addresses, when
+// set; a server that stops reports on errs.
+func serveEndpoints(ctx context.Context, c *kubeproxyv1alpha1.KubeProxyConfiguration, health *healthcheck.ProxyHealth, m *metrics.Metrics, errs chan<- error) error {
+	if c.HealthzBindAddress != "" {
+		if err := serve(ctx, c.HealthzBindAddress, health.Mux(), errs); err != nil {
+			return err
+		}
+	}
+	if c.MetricsBindAddress != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
+		mux.Handle("/healthz", health)
+		if err := serve(ctx, c.MetricsBindAddress, mux, errs); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // serve listens on addr and serves h until ctx ends.

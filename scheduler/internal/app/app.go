@@ -16,13 +16,12 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	clientleaderelection "k8s.io/client-go/tools/leaderelection"
 	componentbaseconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
 	"k8s.io/component-base/version"
-	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"trireme.dev/api/config/kubescheduler"
+	"trireme.dev/componentbase/clientconn"
 	"trireme.dev/componentbase/command"
 	"trireme.dev/componentbase/leaderelection"
 	"trireme.dev/componentbase/logging"
@@ -70,10 +69,11 @@ func run(ctx context.Context, o *options.Options) error {
 	// pages of the executable, and freed heap, back while idle.
 	go memtrim.RunIdleTrimmer(ctx, log, memtrim.IdleInterval, memtrim.IdleAllocations)
 
-	restCfg, err := clientConfig(o.Config)
+	restCfg, err := clientconn.Config("", o.Config.ClientConnection.Kubeconfig, o.Config.ClientConnection)
 	if err != nil {
 		return err
 	}
+	restCfg = rest.AddUserAgent(restCfg, UserAgent)
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return fmt.Errorf("client: %w", err)
@@ -154,27 +154,6 @@ func lead(ctx context.Context, restCfg *rest.Config, le componentbaseconfigv1alp
 		work(ctx)
 		return nil
 	})
-}
-
-func clientConfig(cfg *configv1.KubeSchedulerConfiguration) (*rest.Config, error) {
-	cc := cfg.ClientConnection
-	var restCfg *rest.Config
-	var err error
-	if cc.Kubeconfig == "" {
-		restCfg, err = rest.InClusterConfig()
-	} else {
-		restCfg, err = clientcmd.BuildConfigFromFlags("", cc.Kubeconfig)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("client configuration: %w", err)
-	}
-	restCfg.QPS = cc.QPS
-	restCfg.Burst = int(cc.Burst)
-	restCfg.ContentType = cc.ContentType
-	if cc.ContentType != "" && cc.ContentType != "application/json" {
-		restCfg.AcceptContentTypes = cc.ContentType + ",application/json"
-	}
-	return rest.AddUserAgent(restCfg, UserAgent), nil
 }
 
 // dropManagedFields keeps informer caches small: the scheduler never
