@@ -375,22 +375,7 @@ func measure(ctx context.Context, cs kubernetes.Interface, c config, startSchedu
 	created := make(map[string]time.Time, c.pods)
 	bound := make(map[string]time.Time, c.pods)
 	done := make(chan error, 1)
-	go func() {
-		// The server may end a watch at any time; resume from the last
-		// resource version seen.
-		for ctx.Err() == nil {
-			w, err := cs.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{ResourceVersion: rv, LabelSelector: "app=schedload", AllowWatchBookmarks: true})
-			if err != nil {
-				time.Sleep(100 * time.Millisecond)
-				continue
-			}
-			if consume(w, &rv, &mu, bound, r, c.pods) {
-				done <- nil
-				return
-			}
-		}
-		done <- ctx.Err()
-	}()
+	go func() { done <- watchBindings(ctx, cs, rv, &mu, bound, r, c.pods) }()
 
 	bg, stopBackground := context.WithCancel(ctx)
 	var bgDone sync.WaitGroup
@@ -448,6 +433,16 @@ func measure(ctx context.Context, cs kubernetes.Interface, c config, startSchedu
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	r.latenciesOf(created, bound)
+	stopBackground()
+	bgDone.Wait()
+	r.countZones(c)
+	return r, nil
+}
+
+// latenciesOf records each pod's time from creation to binding, sorted,
+// and the first and last binding.
+func (r *result) latenciesOf(created, bound map[string]time.Time) {
 	for name, b := range bound {
 		if b.After(r.lastBind) {
 			r.lastBind = b
@@ -460,8 +455,11 @@ func measure(ctx context.Context, cs kubernetes.Interface, c config, startSchedu
 		}
 	}
 	sort.Slice(r.latencies, func(i, j int) bool { return r.latencies[i] < r.latencies[j] })
-	stopBackground()
-	bgDone.Wait()
+}
+
+// countZones sums the pods per zone (node i is in zone i mod zones) and
+// in the preferred zones.
+func (r *result) countZones(c config) {
 	for node, n := range r.perNode {
 		i, _ := strconv.Atoi(strings.TrimPrefix(node, "schedload-node-"))
 		zone := fmt.Sprintf("zone-%d", i%c.zones)
@@ -470,7 +468,23 @@ func measure(ctx context.Context, cs kubernetes.Interface, c config, startSchedu
 			r.inPreferred += n
 		}
 	}
-	return r, nil
+}
+
+// watchBindings records bindings until want pods are bound or ctx ends.
+// The server may end a watch at any time; it resumes from the last
+// resource version seen.
+func watchBindings(ctx context.Context, cs kubernetes.Interface, rv string, mu *sync.Mutex, bound map[string]time.Time, r *result, want int) error {
+	for ctx.Err() == nil {
+		w, err := cs.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{ResourceVersion: rv, LabelSelector: "app=schedload", AllowWatchBookmarks: true})
+		if err != nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		if consume(w, &rv, mu, bound, r, want) {
+			return nil
+		}
+	}
+	return ctx.Err()
 }
 
 // consume records bindings from one watch; it reports whether every pod
