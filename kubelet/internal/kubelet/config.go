@@ -253,8 +253,11 @@ func (k *Kubelet) dnsConfig(pod *corev1.Pod) (*runtimeapi.DNSConfig, error) {
 	return cfg, nil
 }
 
-func (k *Kubelet) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev1.Container, ctype string, restartCount int32, imageRef string, volumePaths map[string]string, podIPs []string) (*runtimeapi.ContainerConfig, error) {
-	env, err := k.containerEnv(ctx, pod, c, podIPs)
+// containerConfig is the CRI configuration of container c (of type ctype,
+// at restartCount, running imageRef) in the pod s syncs.
+func (k *Kubelet) containerConfig(ctx context.Context, s *podSync, c *corev1.Container, ctype string, restartCount int32, imageRef string) (*runtimeapi.ContainerConfig, error) {
+	pod, volumePaths := s.pod, s.volumePaths
+	env, err := k.containerEnv(ctx, pod, c, s.podIPs)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +276,7 @@ func (k *Kubelet) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("container log directory: %w", err)
 	}
-	mounts, err := k.mounts(pod, c, volumePaths, podIPs)
+	mounts, err := k.mounts(pod, c, volumePaths, s.podIPs)
 	if err != nil {
 		return nil, err
 	}

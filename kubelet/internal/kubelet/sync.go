@@ -261,9 +261,25 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 		}
 		steps.step("runPodSandbox")
 		log.V(2).Info("Started pod sandbox", "sandbox", id)
-		return 0, k.startNext(ctx, w, pod, rt, sandboxConfig, id, volumePaths)
+		return 0, k.startNext(ctx, &podSync{w: w, pod: pod, rt: rt, sandbox: sandboxConfig, sandboxID: id, volumePaths: volumePaths})
 	}
-	return k.syncContainers(ctx, w, pod, rt, sandboxConfig, sandbox.Id, volumePaths)
+	return k.syncContainers(ctx, &podSync{w: w, pod: pod, rt: rt, sandbox: sandboxConfig, sandboxID: sandbox.Id, volumePaths: volumePaths})
+}
+
+// podSync is one sync of a running pod's containers: the pod, its worker
+// and runtime state, and the sandbox they run in, read by each step in
+// place of a long parameter list.
+type podSync struct {
+	w   *podWorker
+	pod *corev1.Pod
+	rt  *podRuntime
+	// sandbox is the sandbox's configuration, sandboxID the sandbox.
+	sandbox   *runtimeapi.PodSandboxConfig
+	sandboxID string
+	// volumePaths are the host paths of the pod's volumes, by name.
+	volumePaths map[string]string
+	// podIPs are the sandbox's addresses.
+	podIPs []string
 }
 
 // mayRestartAfterSandbox says whether a pod whose sandbox died gets a new
@@ -284,7 +300,8 @@ func mayRestartAfterSandbox(pod *corev1.Pod, rt *podRuntime) bool {
 // those observed before it was made (they belong to older sandboxes, and
 // their restart counts and back-off carry over); only the new sandbox's
 // status (its IPs) is read.
-func (k *Kubelet) startNext(ctx context.Context, w *podWorker, pod *corev1.Pod, old *podRuntime, sc *runtimeapi.PodSandboxConfig, sandboxID string, volumePaths map[string]string) error {
+func (k *Kubelet) startNext(ctx context.Context, s *podSync) error {
+	sandboxID, old := s.sandboxID, s.rt
 	st, err := k.cfg.Runtime.PodSandboxStatus(ctx, sandboxID, false)
 	if err != nil {
 		changesFrom(ctx).changed()
@@ -292,19 +309,20 @@ func (k *Kubelet) startNext(ctx context.Context, w *podWorker, pod *corev1.Pod, 
 	}
 	changesFrom(ctx).madeSandbox(st.GetStatus())
 	stepsFrom(ctx).step("sandboxStatus")
-	rt := &podRuntime{
+	s.rt = &podRuntime{
 		sandboxes:     append([]*runtimeapi.PodSandbox{{Id: sandboxID, State: st.GetStatus().GetState(), CreatedAt: st.GetStatus().GetCreatedAt()}}, old.sandboxes...),
 		containers:    old.containers,
 		sandboxStatus: st.GetStatus(),
 	}
-	_, err = k.syncContainers(ctx, w, pod, rt, sc, sandboxID, volumePaths)
+	_, err = k.syncContainers(ctx, s)
 	return err
 }
 
 // syncContainers runs init containers in order, then the app containers,
 // restarting exited ones as the restart policy and back-off allow.
-func (k *Kubelet) syncContainers(ctx context.Context, w *podWorker, pod *corev1.Pod, rt *podRuntime, sc *runtimeapi.PodSandboxConfig, sandboxID string, volumePaths map[string]string) (time.Duration, error) {
-	podIPs := sandboxIPs(rt.sandboxStatus)
+func (k *Kubelet) syncContainers(ctx context.Context, s *podSync) (time.Duration, error) {
+	pod, rt := s.pod, s.rt
+	s.podIPs = sandboxIPs(rt.sandboxStatus)
 	var requeue time.Duration
 	earliest := func(d time.Duration) {
 		if d > 0 && (requeue == 0 || d < requeue) {
@@ -316,7 +334,7 @@ func (k *Kubelet) syncContainers(ctx context.Context, w *podWorker, pod *corev1.
 		cur, _ := rt.latest(c.Name)
 		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 		if sidecar {
-			d, err := k.ensureContainer(ctx, w, pod, c, cur, containerTypeInit, corev1.RestartPolicyAlways, sc, sandboxID, volumePaths, podIPs)
+			d, err := k.ensureContainer(ctx, s, c, cur, containerTypeInit, corev1.RestartPolicyAlways)
 			if err != nil {
 				return 0, err
 			}
@@ -333,7 +351,7 @@ func (k *Kubelet) syncContainers(ctx context.Context, w *podWorker, pod *corev1.
 		if policy == corev1.RestartPolicyAlways {
 			policy = corev1.RestartPolicyOnFailure
 		}
-		d, err := k.ensureContainer(ctx, w, pod, c, cur, containerTypeInit, policy, sc, sandboxID, volumePaths, podIPs)
+		d, err := k.ensureContainer(ctx, s, c, cur, containerTypeInit, policy)
 		if err != nil {
 			return 0, err
 		}
@@ -344,7 +362,7 @@ func (k *Kubelet) syncContainers(ctx context.Context, w *podWorker, pod *corev1.
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		cur, _ := rt.latest(c.Name)
-		d, err := k.ensureContainer(ctx, w, pod, c, cur, containerTypeRegular, pod.Spec.RestartPolicy, sc, sandboxID, volumePaths, podIPs)
+		d, err := k.ensureContainer(ctx, s, c, cur, containerTypeRegular, pod.Spec.RestartPolicy)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -356,7 +374,8 @@ func (k *Kubelet) syncContainers(ctx context.Context, w *podWorker, pod *corev1.
 // ensureContainer starts c when it has never run, restarts it when it
 // exited and policy and back-off allow, and kills it when its liveness
 // probe failed. It returns when to look again.
-func (k *Kubelet) ensureContainer(ctx context.Context, w *podWorker, pod *corev1.Pod, c *corev1.Container, cur *runtimeapi.ContainerStatus, ctype string, policy corev1.RestartPolicy, sc *runtimeapi.PodSandboxConfig, sandboxID string, volumePaths map[string]string, podIPs []string) (time.Duration, error) {
+func (k *Kubelet) ensureContainer(ctx context.Context, s *podSync, c *corev1.Container, cur *runtimeapi.ContainerStatus, ctype string, policy corev1.RestartPolicy) (time.Duration, error) {
+	w, pod := s.w, s.pod
 	log := logr.FromContextOrDiscard(ctx).WithValues("container", c.Name)
 	key := backoffKey(pod, c)
 	restartCount := int32(0)
@@ -394,7 +413,7 @@ func (k *Kubelet) ensureContainer(ctx context.Context, w *podWorker, pod *corev1
 		}
 		k.backoff.Next(key, time.Now())
 	}
-	return 0, k.startContainer(ctx, w, pod, c, ctype, restartCount, sc, sandboxID, volumePaths, podIPs)
+	return 0, k.startContainer(ctx, s, c, ctype, restartCount)
 }
 
 func backoffKey(pod *corev1.Pod, c *corev1.Container) string {
@@ -420,23 +439,24 @@ func (w *podWorker) getStartErr(name string) (waitingReason, bool) {
 
 // startContainer pulls the image as the pull policy says, creates and
 // starts the container and runs its postStart hook.
-func (k *Kubelet) startContainer(ctx context.Context, w *podWorker, pod *corev1.Pod, c *corev1.Container, ctype string, restartCount int32, sc *runtimeapi.PodSandboxConfig, sandboxID string, volumePaths map[string]string, podIPs []string) error {
+func (k *Kubelet) startContainer(ctx context.Context, s *podSync, c *corev1.Container, ctype string, restartCount int32) error {
+	w, pod := s.w, s.pod
 	log := logr.FromContextOrDiscard(ctx).WithValues("container", c.Name)
 	steps := stepsFrom(ctx)
-	imageRef, reason, err := k.ensureImage(ctx, w, pod, c, sc)
+	imageRef, reason, err := k.ensureImage(ctx, pod, c, s.sandbox)
 	if err != nil {
 		w.setStartErr(c.Name, reason, err.Error())
 		return err
 	}
 	steps.step("image")
-	config, err := k.containerConfig(ctx, pod, c, ctype, restartCount, imageRef, volumePaths, podIPs)
+	config, err := k.containerConfig(ctx, s, c, ctype, restartCount, imageRef)
 	if err != nil {
 		w.setStartErr(c.Name, "CreateContainerConfigError", err.Error())
 		k.event(pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Error: %v", err))
 		return fmt.Errorf("container %s config: %w", c.Name, err)
 	}
 	steps.step("containerConfig")
-	id, err := k.cfg.Runtime.CreateContainer(ctx, sandboxID, config, sc)
+	id, err := k.cfg.Runtime.CreateContainer(ctx, s.sandboxID, config, s.sandbox)
 	changes := changesFrom(ctx)
 	if err != nil {
 		changes.changed()
@@ -458,7 +478,7 @@ func (k *Kubelet) startContainer(ctx context.Context, w *podWorker, pod *corev1.
 	k.event(pod, corev1.EventTypeNormal, "Started", fmt.Sprintf("Started container %s", c.Name))
 	log.V(2).Info("Started container", "id", id, "restartCount", restartCount)
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
-		if err := k.runHook(ctx, pod, c, id, c.Lifecycle.PostStart, 30*time.Second, podIPs); err != nil {
+		if err := k.runHook(ctx, pod, c, id, c.Lifecycle.PostStart, 30*time.Second, s.podIPs); err != nil {
 			k.event(pod, corev1.EventTypeWarning, "FailedPostStartHook", err.Error())
 			if kerr := k.killContainer(ctx, pod, c, id, ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, 30)); kerr != nil {
 				return kerr
@@ -471,7 +491,7 @@ func (k *Kubelet) startContainer(ctx context.Context, w *podWorker, pod *corev1.
 
 // ensureImage returns the image reference to run, pulling the image when
 // the pull policy says so. On failure it also returns the waiting reason.
-func (k *Kubelet) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod, c *corev1.Container, sc *runtimeapi.PodSandboxConfig) (string, string, error) {
+func (k *Kubelet) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container, sc *runtimeapi.PodSandboxConfig) (string, string, error) {
 	spec := &runtimeapi.ImageSpec{Image: c.Image}
 	policy := c.ImagePullPolicy
 	if policy != corev1.PullAlways {
