@@ -3,7 +3,6 @@
 package alwaysadmit
 
 import (
-	"context"
 	"io"
 
 	"k8s.io/apiserver/pkg/admission"
@@ -15,20 +14,4 @@ const Name = "AlwaysAdmit"
 // Register adds AlwaysAdmit to plugins.
 func Register(plugins *admission.Plugins) {
 	plugins.Register(Name, func(io.Reader) (admission.Interface, error) { return Plugin{}, nil })
-}
-
-// Plugin admits every request.
-type Plugin struct{}
-
-// Handles implements admission.Interface: every operation.
-func (Plugin) Handles(admission.Operation) bool { return true }
-
-// Admit implements admission.MutationInterface.
-func (Plugin) Admit(context.Context, admission.Attributes, admission.ObjectInterfaces) error {
-	return nil
-}
-
-// Validate implements admission.ValidationInterface.
-func (Plugin) Validate(context.Context, admission.Attributes, admission.ObjectInterfaces) error {
-	return nil
 }
