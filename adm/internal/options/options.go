@@ -109,114 +109,16 @@ func HostEnvironment() Environment {
 // Resolve builds the configuration from the file (if any), the flags the user set
 // in fs, static and dynamic defaults, then validates it.
 func (o *Init) Resolve(fs *pflag.FlagSet, root string, env Environment) (*Config, error) {
-	init, cluster := &v1alpha1.InitConfiguration{}, &v1alpha1.ClusterConfiguration{}
-	var kubelet *kubeletv1beta1.KubeletConfiguration
-	if o.ConfigFile != "" {
-		data, err := os.ReadFile(o.ConfigFile)
-		if err != nil {
-			return nil, fmt.Errorf("read --config: %w", err)
-		}
-		data, kubelet, err = SplitComponentConfigs(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", o.ConfigFile, err)
-		}
-		docs, err := v1alpha1.Decode(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", o.ConfigFile, err)
-		}
-		if docs.Join != nil {
-			return nil, fmt.Errorf("%s: a JoinConfiguration is for `triremeadm join`, not init", o.ConfigFile)
-		}
-		if docs.Init != nil {
-			init = docs.Init
-		}
-		if docs.Cluster != nil {
-			cluster = docs.Cluster
-		}
+	init, cluster, kubelet, err := o.readConfigFile()
+	if err != nil {
+		return nil, err
 	}
-	set := func(name string) bool { return fs != nil && fs.Changed(name) }
-	if set("apiserver-advertise-address") {
-		init.LocalAPIEndpoint.AdvertiseAddress = o.AdvertiseAddress
-	}
-	if set("apiserver-bind-port") {
-		init.LocalAPIEndpoint.BindPort = o.BindPort
-	}
-	if set("apiserver-cert-extra-sans") {
-		cluster.APIServer.CertSANs = o.CertSANs
-	}
-	if set("cert-dir") {
-		cluster.CertificatesDir = o.CertDir
-	}
-	if set("control-plane-endpoint") {
-		cluster.ControlPlaneEndpoint = o.ControlPlaneEndpoint
-	}
-	if set("kubernetes-version") {
-		cluster.KubernetesVersion = o.KubernetesVersion
-	}
-	if set("node-name") {
-		init.NodeRegistration.Name = o.NodeName
-	}
-	if set("pod-network-cidr") {
-		cluster.Networking.PodSubnet = o.PodCIDR
-	}
-	if set("service-cidr") {
-		cluster.Networking.ServiceSubnet = o.ServiceCIDR
-	}
-	if set("service-dns-domain") {
-		cluster.Networking.DNSDomain = o.DNSDomain
-	}
-	if set("image-repository") {
-		cluster.ImageRepository = o.ImageRepository
-	}
-	if set("certificate-key") {
-		init.CertificateKey = o.CertificateKey
-	}
-	if o.ControlPlaneVIP || set("vip-interface") {
-		if cluster.VirtualIP == nil {
-			cluster.VirtualIP = &v1alpha1.VirtualIP{}
-		}
-		if set("vip-interface") {
-			cluster.VirtualIP.Interface = o.VIPInterface
-		}
-	}
-	if set("cri-socket") {
-		init.NodeRegistration.CRISocket = o.CRISocket
-	}
-	if set("ignore-preflight-errors") {
-		init.NodeRegistration.IgnorePreflightErrors = o.IgnorePreflightErrors
-	}
-	if set("skip-phases") {
-		init.SkipPhases = o.SkipPhases
-	}
-	if set("token") || set("token-ttl") {
-		if len(init.BootstrapTokens) == 0 {
-			init.BootstrapTokens = []v1alpha1.BootstrapToken{{}}
-		}
-		if set("token") {
-			init.BootstrapTokens[0].Token = o.Token
-		}
-		if set("token-ttl") {
-			init.BootstrapTokens[0].TTL = &metav1.Duration{Duration: o.TokenTTL}
-		}
-	}
+	o.applyInitFlags(fs, init)
+	o.applyClusterFlags(fs, cluster)
 	v1alpha1.SetDefaultsInitConfiguration(init)
 	v1alpha1.SetDefaultsClusterConfiguration(cluster)
-	if init.NodeRegistration.Name == "" {
-		h, err := env.Hostname()
-		if err != nil {
-			return nil, fmt.Errorf("node name: %w", err)
-		}
-		init.NodeRegistration.Name = strings.ToLower(h)
-	}
-	if init.LocalAPIEndpoint.AdvertiseAddress == "" {
-		ip, err := env.DefaultAddress()
-		if err != nil {
-			return nil, fmt.Errorf("advertise address (set --apiserver-advertise-address): %w", err)
-		}
-		init.LocalAPIEndpoint.AdvertiseAddress = ip.String()
-	}
-	if cluster.KubernetesVersion == "" {
-		cluster.KubernetesVersion = env.DefaultK8sVersion
+	if err := defaultFromEnvironment(init, cluster, env); err != nil {
+		return nil, err
 	}
 	errs := v1alpha1.ValidateInitConfiguration(init)
 	errs = append(errs, v1alpha1.ValidateClusterConfiguration(cluster)...)
@@ -224,6 +126,145 @@ func (o *Init) Resolve(fs *pflag.FlagSet, root string, env Environment) (*Config
 		return nil, fmt.Errorf("invalid configuration: %w", err)
 	}
 	return &Config{Init: init, Cluster: cluster, Kubelet: kubelet, Paths: paths.Paths{Root: root}, SingleNode: o.SingleNode, UploadCerts: o.UploadCerts}, nil
+}
+
+// readConfigFile decodes --config: its InitConfiguration and
+// ClusterConfiguration (empty ones when it has none, or no file is
+// given) and its KubeletConfiguration, if any. A JoinConfiguration is an
+// error: the user ran the wrong command.
+func (o *Init) readConfigFile() (*v1alpha1.InitConfiguration, *v1alpha1.ClusterConfiguration, *kubeletv1beta1.KubeletConfiguration, error) {
+	init, cluster := &v1alpha1.InitConfiguration{}, &v1alpha1.ClusterConfiguration{}
+	if o.ConfigFile == "" {
+		return init, cluster, nil, nil
+	}
+	data, err := os.ReadFile(o.ConfigFile)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("read --config: %w", err)
+	}
+	data, kubelet, err := SplitComponentConfigs(data)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %w", o.ConfigFile, err)
+	}
+	docs, err := v1alpha1.Decode(data)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %w", o.ConfigFile, err)
+	}
+	if docs.Join != nil {
+		return nil, nil, nil, fmt.Errorf("%s: a JoinConfiguration is for `triremeadm join`, not init", o.ConfigFile)
+	}
+	if docs.Init != nil {
+		init = docs.Init
+	}
+	if docs.Cluster != nil {
+		cluster = docs.Cluster
+	}
+	return init, cluster, kubelet, nil
+}
+
+// changed reports whether the user set flag name in fs; with no fs, none
+// was set. Only flags the user set override the file, so that a flag's
+// default does not hide the file's value.
+func changed(fs *pflag.FlagSet, name string) bool {
+	return fs != nil && fs.Changed(name)
+}
+
+// applyInitFlags overrides init with the node's flags the user set.
+func (o *Init) applyInitFlags(fs *pflag.FlagSet, init *v1alpha1.InitConfiguration) {
+	if changed(fs, "apiserver-advertise-address") {
+		init.LocalAPIEndpoint.AdvertiseAddress = o.AdvertiseAddress
+	}
+	if changed(fs, "apiserver-bind-port") {
+		init.LocalAPIEndpoint.BindPort = o.BindPort
+	}
+	if changed(fs, "node-name") {
+		init.NodeRegistration.Name = o.NodeName
+	}
+	if changed(fs, "certificate-key") {
+		init.CertificateKey = o.CertificateKey
+	}
+	if changed(fs, "cri-socket") {
+		init.NodeRegistration.CRISocket = o.CRISocket
+	}
+	if changed(fs, "ignore-preflight-errors") {
+		init.NodeRegistration.IgnorePreflightErrors = o.IgnorePreflightErrors
+	}
+	if changed(fs, "skip-phases") {
+		init.SkipPhases = o.SkipPhases
+	}
+	if changed(fs, "token") || changed(fs, "token-ttl") {
+		if len(init.BootstrapTokens) == 0 {
+			init.BootstrapTokens = []v1alpha1.BootstrapToken{{}}
+		}
+		if changed(fs, "token") {
+			init.BootstrapTokens[0].Token = o.Token
+		}
+		if changed(fs, "token-ttl") {
+			init.BootstrapTokens[0].TTL = &metav1.Duration{Duration: o.TokenTTL}
+		}
+	}
+}
+
+// applyClusterFlags overrides cluster with the cluster-wide flags the
+// user set. --control-plane-vip (a bool, so its default is off) or
+// --vip-interface ask for a virtual IP even if the file does not.
+func (o *Init) applyClusterFlags(fs *pflag.FlagSet, cluster *v1alpha1.ClusterConfiguration) {
+	if changed(fs, "apiserver-cert-extra-sans") {
+		cluster.APIServer.CertSANs = o.CertSANs
+	}
+	if changed(fs, "cert-dir") {
+		cluster.CertificatesDir = o.CertDir
+	}
+	if changed(fs, "control-plane-endpoint") {
+		cluster.ControlPlaneEndpoint = o.ControlPlaneEndpoint
+	}
+	if changed(fs, "kubernetes-version") {
+		cluster.KubernetesVersion = o.KubernetesVersion
+	}
+	if changed(fs, "pod-network-cidr") {
+		cluster.Networking.PodSubnet = o.PodCIDR
+	}
+	if changed(fs, "service-cidr") {
+		cluster.Networking.ServiceSubnet = o.ServiceCIDR
+	}
+	if changed(fs, "service-dns-domain") {
+		cluster.Networking.DNSDomain = o.DNSDomain
+	}
+	if changed(fs, "image-repository") {
+		cluster.ImageRepository = o.ImageRepository
+	}
+	if o.ControlPlaneVIP || changed(fs, "vip-interface") {
+		if cluster.VirtualIP == nil {
+			cluster.VirtualIP = &v1alpha1.VirtualIP{}
+		}
+		if changed(fs, "vip-interface") {
+			cluster.VirtualIP.Interface = o.VIPInterface
+		}
+	}
+}
+
+// defaultFromEnvironment fills what neither the file, the flags nor the
+// static defaults set, from the machine: the node's name (its host name,
+// lowercased as a Node name must be), its advertise address and the
+// Kubernetes version.
+func defaultFromEnvironment(init *v1alpha1.InitConfiguration, cluster *v1alpha1.ClusterConfiguration, env Environment) error {
+	if init.NodeRegistration.Name == "" {
+		h, err := env.Hostname()
+		if err != nil {
+			return fmt.Errorf("node name: %w", err)
+		}
+		init.NodeRegistration.Name = strings.ToLower(h)
+	}
+	if init.LocalAPIEndpoint.AdvertiseAddress == "" {
+		ip, err := env.DefaultAddress()
+		if err != nil {
+			return fmt.Errorf("advertise address (set --apiserver-advertise-address): %w", err)
+		}
+		init.LocalAPIEndpoint.AdvertiseAddress = ip.String()
+	}
+	if cluster.KubernetesVersion == "" {
+		cluster.KubernetesVersion = env.DefaultK8sVersion
+	}
+	return nil
 }
 
 // PKIDir is the certificates directory, below the root.

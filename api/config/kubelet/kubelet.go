@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
-	"k8s.io/utils/ptr"
 )
 
 // Kind is the configuration kind this package serves.
@@ -69,21 +68,32 @@ func Default() *kubeletv1beta1.KubeletConfiguration {
 	return cfg
 }
 
+// defaultDuration sets *d to v if it is zero.
 func defaultDuration(d *metav1.Duration, v time.Duration) {
 	if d.Duration == 0 {
 		d.Duration = v
 	}
 }
 
+// defaultString sets *s to v if it is empty.
 func defaultString(s *string, v string) {
 	if *s == "" {
 		*s = v
 	}
 }
 
+// defaultInt32 sets *i to v if it is zero.
 func defaultInt32(i *int32, v int32) {
 	if *i == 0 {
 		*i = v
+	}
+}
+
+// defaultPtr points *p at a copy of v if it is nil: the optional fields
+// whose zero value is a setting of its own (false, 0) are pointers.
+func defaultPtr[T any](p **T, v T) {
+	if *p == nil {
+		*p = &v
 	}
 }
 
@@ -94,96 +104,85 @@ func defaultInt32(i *int32, v int32) {
 func SetDefaults(cfg *kubeletv1beta1.KubeletConfiguration) {
 	cfg.APIVersion = kubeletv1beta1.SchemeGroupVersion.String()
 	cfg.Kind = Kind
-	if cfg.EnableServer == nil {
-		cfg.EnableServer = ptr.To(true)
-	}
-	defaultString(&cfg.PodLogsDir, "/var/log/pods")
-	defaultDuration(&cfg.SyncFrequency, time.Minute)
-	defaultDuration(&cfg.FileCheckFrequency, 20*time.Second)
-	defaultDuration(&cfg.HTTPCheckFrequency, 20*time.Second)
+	defaultServing(cfg)
+	defaultAPIClient(cfg)
+	defaultPods(cfg)
+	defaultImages(cfg)
+	defaultEviction(cfg)
+	defaultResources(cfg)
+	defaultContainerLogs(cfg)
+}
+
+// defaultServing defaults the kubelet's HTTPS server (address, who may
+// call it, which handlers it serves) and its healthz endpoint.
+func defaultServing(cfg *kubeletv1beta1.KubeletConfiguration) {
+	defaultPtr(&cfg.EnableServer, true)
 	defaultString(&cfg.Address, "0.0.0.0")
 	defaultInt32(&cfg.Port, 10250)
-	if cfg.Authentication.Anonymous.Enabled == nil {
-		cfg.Authentication.Anonymous.Enabled = ptr.To(false)
-	}
-	if cfg.Authentication.Webhook.Enabled == nil {
-		cfg.Authentication.Webhook.Enabled = ptr.To(true)
-	}
+	defaultPtr(&cfg.Authentication.Anonymous.Enabled, false)
+	defaultPtr(&cfg.Authentication.Webhook.Enabled, true)
 	defaultDuration(&cfg.Authentication.Webhook.CacheTTL, 2*time.Minute)
 	if cfg.Authorization.Mode == "" {
 		cfg.Authorization.Mode = kubeletv1beta1.KubeletAuthorizationModeWebhook
 	}
 	defaultDuration(&cfg.Authorization.Webhook.CacheAuthorizedTTL, 5*time.Minute)
 	defaultDuration(&cfg.Authorization.Webhook.CacheUnauthorizedTTL, 30*time.Second)
-	if cfg.RegistryPullQPS == nil {
-		cfg.RegistryPullQPS = ptr.To[int32](5)
-	}
-	defaultInt32(&cfg.RegistryBurst, 10)
-	if cfg.EventRecordQPS == nil {
-		cfg.EventRecordQPS = ptr.To[int32](50)
-	}
-	defaultInt32(&cfg.EventBurst, 100)
-	if cfg.EnableDebuggingHandlers == nil {
-		cfg.EnableDebuggingHandlers = ptr.To(true)
-	}
-	if cfg.HealthzPort == nil {
-		cfg.HealthzPort = ptr.To[int32](10248)
-	}
-	defaultString(&cfg.HealthzBindAddress, "127.0.0.1")
-	if cfg.OOMScoreAdj == nil {
-		cfg.OOMScoreAdj = ptr.To[int32](-999)
-	}
+	defaultPtr(&cfg.EnableDebuggingHandlers, true)
+	defaultPtr(&cfg.EnableSystemLogHandler, true)
+	defaultPtr(&cfg.EnableProfilingHandler, true)
+	defaultPtr(&cfg.EnableDebugFlagsHandler, true)
 	defaultDuration(&cfg.StreamingConnectionIdleTimeout, 4*time.Hour)
+	defaultPtr(&cfg.HealthzPort, int32(10248))
+	defaultString(&cfg.HealthzBindAddress, "127.0.0.1")
+}
+
+// defaultAPIClient defaults how the kubelet talks to the API server: its
+// rate limits, its events', and how often it reports the Node.
+func defaultAPIClient(cfg *kubeletv1beta1.KubeletConfiguration) {
+	defaultString(&cfg.ContentType, "application/vnd.kubernetes.protobuf")
+	defaultPtr(&cfg.KubeAPIQPS, int32(50))
+	defaultInt32(&cfg.KubeAPIBurst, 100)
+	defaultPtr(&cfg.EventRecordQPS, int32(50))
+	defaultInt32(&cfg.EventBurst, 100)
+	defaultPtr(&cfg.RegisterNode, true)
 	defaultDuration(&cfg.NodeStatusReportFrequency, 5*time.Minute)
 	defaultDuration(&cfg.NodeStatusUpdateFrequency, 10*time.Second)
 	defaultInt32(&cfg.NodeLeaseDurationSeconds, 40)
-	defaultDuration(&cfg.ImageMinimumGCAge, 2*time.Minute)
-	if cfg.ImageGCHighThresholdPercent == nil {
-		cfg.ImageGCHighThresholdPercent = ptr.To[int32](85)
-	}
-	if cfg.ImageGCLowThresholdPercent == nil {
-		cfg.ImageGCLowThresholdPercent = ptr.To[int32](80)
-	}
-	defaultDuration(&cfg.VolumeStatsAggPeriod, time.Minute)
-	if cfg.CgroupsPerQOS == nil {
-		cfg.CgroupsPerQOS = ptr.To(true)
-	}
-	defaultString(&cfg.CgroupDriver, "cgroupfs")
-	defaultString(&cfg.CgroupRoot, "/")
-	defaultString(&cfg.CPUManagerPolicy, "none")
-	defaultDuration(&cfg.CPUManagerReconcilePeriod, 10*time.Second)
-	defaultString(&cfg.MemoryManagerPolicy, "None")
-	defaultString(&cfg.TopologyManagerPolicy, "none")
-	defaultString(&cfg.TopologyManagerScope, "container")
+	defaultPtr(&cfg.NodeStatusMaxImages, int32(50))
+	defaultString((*string)(&cfg.ConfigMapAndSecretChangeDetectionStrategy), string(kubeletv1beta1.WatchChangeDetectionStrategy))
+	defaultPtr(&cfg.EnableControllerAttachDetach, true)
+}
+
+// defaultPods defaults where pods come from and how they run: sync
+// periods, the container runtime, their network and volumes.
+func defaultPods(cfg *kubeletv1beta1.KubeletConfiguration) {
+	defaultDuration(&cfg.SyncFrequency, time.Minute)
+	defaultDuration(&cfg.FileCheckFrequency, 20*time.Second)
+	defaultDuration(&cfg.HTTPCheckFrequency, 20*time.Second)
+	defaultString(&cfg.ContainerRuntimeEndpoint, DefaultContainerRuntimeEndpoint)
 	defaultDuration(&cfg.RuntimeRequestTimeout, 2*time.Minute)
-	defaultString(&cfg.HairpinMode, "promiscuous-bridge")
 	defaultInt32(&cfg.MaxPods, 110)
-	if cfg.PodPidsLimit == nil {
-		cfg.PodPidsLimit = ptr.To[int64](-1)
-	}
-	if cfg.ResolverConfig == nil {
-		cfg.ResolverConfig = ptr.To("/etc/resolv.conf")
-	}
-	if cfg.CPUCFSQuota == nil {
-		cfg.CPUCFSQuota = ptr.To(true)
-	}
-	if cfg.CPUCFSQuotaPeriod == nil {
-		cfg.CPUCFSQuotaPeriod = &metav1.Duration{Duration: 100 * time.Millisecond}
-	}
-	if cfg.NodeStatusMaxImages == nil {
-		cfg.NodeStatusMaxImages = ptr.To[int32](50)
-	}
-	if cfg.MaxOpenFiles == 0 {
-		cfg.MaxOpenFiles = 1000000
-	}
-	defaultString(&cfg.ContentType, "application/vnd.kubernetes.protobuf")
-	if cfg.KubeAPIQPS == nil {
-		cfg.KubeAPIQPS = ptr.To[int32](50)
-	}
-	defaultInt32(&cfg.KubeAPIBurst, 100)
-	if cfg.SerializeImagePulls == nil {
-		cfg.SerializeImagePulls = ptr.To(true)
-	}
+	defaultPtr(&cfg.SeccompDefault, false)
+	defaultString(&cfg.HairpinMode, "promiscuous-bridge")
+	defaultPtr(&cfg.ResolverConfig, "/etc/resolv.conf")
+	defaultPtr(&cfg.MakeIPTablesUtilChains, true)
+	defaultString(&cfg.VolumePluginDir, "/usr/libexec/kubernetes/kubelet-plugins/volume/exec/")
+	defaultDuration(&cfg.VolumeStatsAggPeriod, time.Minute)
+}
+
+// defaultImages defaults image pulls and image garbage collection.
+func defaultImages(cfg *kubeletv1beta1.KubeletConfiguration) {
+	defaultPtr(&cfg.RegistryPullQPS, int32(5))
+	defaultInt32(&cfg.RegistryBurst, 10)
+	defaultPtr(&cfg.SerializeImagePulls, true)
+	defaultDuration(&cfg.ImageMinimumGCAge, 2*time.Minute)
+	defaultPtr(&cfg.ImageGCHighThresholdPercent, int32(85))
+	defaultPtr(&cfg.ImageGCLowThresholdPercent, int32(80))
+}
+
+// defaultEviction defaults the thresholds at which the kubelet evicts
+// pods, and how long a pressure condition outlasts them.
+func defaultEviction(cfg *kubeletv1beta1.KubeletConfiguration) {
 	if cfg.EvictionHard == nil {
 		cfg.EvictionHard = map[string]string{
 			"memory.available":  "100Mi",
@@ -193,54 +192,43 @@ func SetDefaults(cfg *kubeletv1beta1.KubeletConfiguration) {
 		}
 	}
 	defaultDuration(&cfg.EvictionPressureTransitionPeriod, 5*time.Minute)
-	if cfg.EnableControllerAttachDetach == nil {
-		cfg.EnableControllerAttachDetach = ptr.To(true)
+	defaultPtr(&cfg.LocalStorageCapacityIsolation, true)
+}
+
+// defaultResources defaults what the kubelet asks of the host: cgroups,
+// its own OOM score and open files, the CPU, memory and topology managers,
+// pod limits and what node allocatable enforces.
+func defaultResources(cfg *kubeletv1beta1.KubeletConfiguration) {
+	defaultPtr(&cfg.FailCgroupV1, true)
+	defaultPtr(&cfg.CgroupsPerQOS, true)
+	defaultString(&cfg.CgroupDriver, "cgroupfs")
+	defaultString(&cfg.CgroupRoot, "/")
+	defaultPtr(&cfg.OOMScoreAdj, int32(-999))
+	if cfg.MaxOpenFiles == 0 {
+		cfg.MaxOpenFiles = 1000000
 	}
-	if cfg.MakeIPTablesUtilChains == nil {
-		cfg.MakeIPTablesUtilChains = ptr.To(true)
-	}
-	if cfg.FailSwapOn == nil {
-		cfg.FailSwapOn = ptr.To(true)
-	}
-	defaultString(&cfg.ContainerLogMaxSize, "10Mi")
-	if cfg.ContainerLogMaxFiles == nil {
-		cfg.ContainerLogMaxFiles = ptr.To[int32](5)
-	}
-	if cfg.ContainerLogMaxWorkers == nil {
-		cfg.ContainerLogMaxWorkers = ptr.To[int32](1)
-	}
-	if cfg.ContainerLogMonitorInterval == nil {
-		cfg.ContainerLogMonitorInterval = &metav1.Duration{Duration: 10 * time.Second}
-	}
-	defaultString((*string)(&cfg.ConfigMapAndSecretChangeDetectionStrategy), string(kubeletv1beta1.WatchChangeDetectionStrategy))
+	defaultPtr(&cfg.FailSwapOn, true)
+	defaultString(&cfg.CPUManagerPolicy, "none")
+	defaultDuration(&cfg.CPUManagerReconcilePeriod, 10*time.Second)
+	defaultString(&cfg.MemoryManagerPolicy, "None")
+	defaultString(&cfg.TopologyManagerPolicy, "none")
+	defaultString(&cfg.TopologyManagerScope, "container")
+	defaultPtr(&cfg.CPUCFSQuota, true)
+	defaultPtr(&cfg.CPUCFSQuotaPeriod, metav1.Duration{Duration: 100 * time.Millisecond})
+	defaultPtr(&cfg.MemoryThrottlingFactor, 0.9)
+	defaultPtr(&cfg.PodPidsLimit, int64(-1))
 	if cfg.EnforceNodeAllocatable == nil {
 		cfg.EnforceNodeAllocatable = []string{"pods"}
 	}
-	defaultString(&cfg.VolumePluginDir, "/usr/libexec/kubernetes/kubelet-plugins/volume/exec/")
-	if cfg.LocalStorageCapacityIsolation == nil {
-		cfg.LocalStorageCapacityIsolation = ptr.To(true)
-	}
-	if cfg.RegisterNode == nil {
-		cfg.RegisterNode = ptr.To(true)
-	}
-	if cfg.SeccompDefault == nil {
-		cfg.SeccompDefault = ptr.To(false)
-	}
-	if cfg.MemoryThrottlingFactor == nil {
-		cfg.MemoryThrottlingFactor = ptr.To(0.9)
-	}
-	defaultString(&cfg.ContainerRuntimeEndpoint, DefaultContainerRuntimeEndpoint)
-	if cfg.FailCgroupV1 == nil {
-		cfg.FailCgroupV1 = ptr.To(true)
-	}
-	if cfg.EnableSystemLogHandler == nil {
-		cfg.EnableSystemLogHandler = ptr.To(true)
-	}
-	if cfg.EnableProfilingHandler == nil {
-		cfg.EnableProfilingHandler = ptr.To(true)
-	}
-	if cfg.EnableDebugFlagsHandler == nil {
-		cfg.EnableDebugFlagsHandler = ptr.To(true)
-	}
+}
+
+// defaultContainerLogs defaults where pod logs go, their rotation, and
+// the kubelet's own log format.
+func defaultContainerLogs(cfg *kubeletv1beta1.KubeletConfiguration) {
+	defaultString(&cfg.PodLogsDir, "/var/log/pods")
+	defaultString(&cfg.ContainerLogMaxSize, "10Mi")
+	defaultPtr(&cfg.ContainerLogMaxFiles, int32(5))
+	defaultPtr(&cfg.ContainerLogMaxWorkers, int32(1))
+	defaultPtr(&cfg.ContainerLogMonitorInterval, metav1.Duration{Duration: 10 * time.Second})
 	defaultString(&cfg.Logging.Format, "text")
 }

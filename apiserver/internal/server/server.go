@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -31,6 +33,7 @@ import (
 	"trireme.dev/api/scheme"
 	"trireme.dev/apiserver/internal/apiregistration"
 	"trireme.dev/apiserver/internal/apis"
+	"trireme.dev/apiserver/internal/authn"
 	"trireme.dev/apiserver/internal/authz"
 	"trireme.dev/apiserver/internal/bootstrap"
 	"trireme.dev/apiserver/internal/devpki"
@@ -65,51 +68,114 @@ func Run(ctx context.Context, o *Options) error {
 // New builds the server. The cleanup func stops what New started (embedded
 // etcd, storage) and is non-nil even on error.
 func New(ctx context.Context, o *Options, zl *zap.Logger) (*Server, func(), error) {
-	log := logr.FromContextOrDiscard(ctx)
-	var cleanups []func()
-	cleanup := func() {
-		for i := len(cleanups) - 1; i >= 0; i-- {
-			cleanups[i]()
-		}
-	}
+	b := &build{o: o, log: logr.FromContextOrDiscard(ctx)}
 	if errs := o.Validate(); len(errs) > 0 {
-		return nil, cleanup, fmt.Errorf("invalid options: %v", errs)
+		return nil, b.cleanup, fmt.Errorf("invalid options: %v", errs)
 	}
-	cidrs, nodePorts, _ := o.serviceRanges()
-
-	if len(o.Etcd.StorageConfig.Transport.ServerList) == 0 {
-		start := time.Now()
-		e, err := etcd.Start(ctx, o.etcdDir(), zl)
-		if err != nil {
-			return nil, cleanup, err
-		}
-		cleanups = append(cleanups, e.Stop)
-		o.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
-		log.Info("Started embedded etcd", "dir", o.etcdDir(), "took", time.Since(start))
+	b.cidrs, b.nodePorts, _ = o.serviceRanges()
+	if err := b.startEtcd(ctx, zl); err != nil {
+		return nil, b.cleanup, err
 	}
-
-	advertise, err := o.advertiseAddress()
+	if err := b.newConfig(); err != nil {
+		return nil, b.cleanup, err
+	}
+	if err := b.applyOptions(ctx); err != nil {
+		return nil, b.cleanup, err
+	}
+	if err := b.newServers(); err != nil {
+		return nil, b.cleanup, err
+	}
+	if err := b.installAPIs(); err != nil {
+		return nil, b.cleanup, err
+	}
+	if err := b.addPostStartHooks(); err != nil {
+		return nil, b.cleanup, err
+	}
+	agg, err := b.newAggregator()
 	if err != nil {
-		return nil, cleanup, err
+		return nil, b.cleanup, err
 	}
-	if err := o.ensureDevCerts(advertise); err != nil {
-		return nil, cleanup, err
-	}
+	return &Server{aggregator: agg}, b.cleanup, nil
+}
 
+// build is one call of New: what its steps make, in the order New calls
+// them, for the steps after.
+type build struct {
+	o   *Options
+	log logr.Logger
+	// cleanups stop what the steps started, in reverse order.
+	cleanups []func()
+
+	cidrs     []netip.Prefix
+	nodePorts utilnet.PortRange
+	advertise net.IP
+
+	// config is the core server's, from which the other two servers' are
+	// copied; client and factory reach the server through its loopback.
+	config        *genericapiserver.Config
+	client        kubernetes.Interface
+	factory       informers.SharedInformerFactory
+	authn         *authn.Result
+	authorization *authz.Built
+
+	// aggConfig waits for the aggregator, which is made last.
+	aggConfig *aggregatorapiserver.Config
+	extServer *apiextensionsapiserver.CustomResourceDefinitions
+	core      *genericapiserver.GenericAPIServer
+	built     *apis.Built
+}
+
+// cleanup stops what the steps so far started, last first.
+func (b *build) cleanup() {
+	for i := len(b.cleanups) - 1; i >= 0; i-- {
+		b.cleanups[i]()
+	}
+}
+
+// startEtcd starts the embedded etcd when no etcd servers are given, and
+// points the storage options at it.
+func (b *build) startEtcd(ctx context.Context, zl *zap.Logger) error {
+	o := b.o
+	if len(o.Etcd.StorageConfig.Transport.ServerList) != 0 {
+		return nil
+	}
+	start := time.Now()
+	e, err := etcd.Start(ctx, o.etcdDir(), zl)
+	if err != nil {
+		return err
+	}
+	b.cleanups = append(b.cleanups, e.Stop)
+	o.Etcd.StorageConfig.Transport.ServerList = []string{e.ClientURL}
+	b.log.Info("Started embedded etcd", "dir", o.etcdDir(), "took", time.Since(start))
+	return nil
+}
+
+// newConfig makes the core server's config with its serving settings (the
+// dev-mode certificates first, if it needs them), and the loopback client
+// and informers the later steps use.
+func (b *build) newConfig() error {
+	o := b.o
+	var err error
+	if b.advertise, err = o.advertiseAddress(); err != nil {
+		return err
+	}
+	if err := o.ensureDevCerts(b.advertise); err != nil {
+		return err
+	}
 	config := genericapiserver.NewConfig(scheme.Codecs)
 	if err := o.ServerRun.ApplyTo(config); err != nil {
-		return nil, cleanup, fmt.Errorf("serving options: %w", err)
+		return fmt.Errorf("serving options: %w", err)
 	}
 	// After ServerRun, which would set the library's own build version and
 	// the unresolved advertise address.
 	config.EffectiveVersion = compatibility.NewEffectiveVersionFromString(binaryVersion, "", "")
-	config.PublicAddress = advertise
+	config.PublicAddress = b.advertise
 	config.LongRunningFunc = genericfilters.BasicLongRunningRequestCheck(
 		sets.NewString("watch", "proxy"),
 		sets.NewString("attach", "exec", "proxy", "log", "portforward"),
 	)
 	if err := o.SecureServing.ApplyTo(&config.SecureServing, &config.LoopbackClientConfig); err != nil {
-		return nil, cleanup, fmt.Errorf("secure serving: %w", err)
+		return fmt.Errorf("secure serving: %w", err)
 	}
 	// The server's own writes (Endpoints for the kubernetes Service) would
 	// otherwise log the deprecation warnings meant for users.
@@ -117,15 +183,24 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*Server, func(), erro
 	loopback.WarningHandler = rest.NoWarnings{}
 	client, err := kubernetes.NewForConfig(loopback)
 	if err != nil {
-		return nil, cleanup, fmt.Errorf("loopback client: %w", err)
+		return fmt.Errorf("loopback client: %w", err)
 	}
-	factory := informers.NewSharedInformerFactory(client, 10*time.Minute)
+	b.config, b.client = config, client
+	b.factory = informers.NewSharedInformerFactory(client, 10*time.Minute)
+	return nil
+}
+
+// applyOptions applies authentication, OpenAPI, storage, audit, features,
+// authorization and admission to the core config, in that order: the
+// later ones use what the earlier ones set (the authorizer, the storage).
+func (b *build) applyOptions(ctx context.Context) error {
+	o, config := b.o, b.config
 	if err := o.Authentication.EnsureServiceAccountKey(filepath.Join(o.DataDir, "pki")); err != nil {
-		return nil, cleanup, err
+		return err
 	}
-	authnResult, err := o.Authentication.ApplyTo(ctx, config, client, factory)
-	if err != nil {
-		return nil, cleanup, err
+	var err error
+	if b.authn, err = o.Authentication.ApplyTo(ctx, config, b.client, b.factory); err != nil {
+		return err
 	}
 	setOpenAPI(config)
 	// One aggregated discovery for the chain: each server adds its groups.
@@ -133,120 +208,140 @@ func New(ctx context.Context, o *Options, zl *zap.Logger) (*Server, func(), erro
 
 	storageFactory, err := newStorageFactory(o)
 	if err != nil {
-		return nil, cleanup, err
+		return err
 	}
 	if err := o.Etcd.ApplyWithStorageFactoryTo(storageFactory, config); err != nil {
-		return nil, cleanup, fmt.Errorf("etcd: %w", err)
+		return fmt.Errorf("etcd: %w", err)
 	}
 	if err := o.Audit.ApplyTo(config); err != nil {
-		return nil, cleanup, fmt.Errorf("audit: %w", err)
+		return fmt.Errorf("audit: %w", err)
 	}
+	if err := o.Features.ApplyTo(config, b.client, b.factory); err != nil {
+		return fmt.Errorf("features: %w", err)
+	}
+	if b.authorization, err = o.Authorization.ApplyTo(config, b.factory); err != nil {
+		return err
+	}
+	return o.Admission.ApplyTo(config, b.client, b.factory)
+}
 
-	if err := o.Features.ApplyTo(config, client, factory); err != nil {
-		return nil, cleanup, fmt.Errorf("features: %w", err)
-	}
-	authorization, err := o.Authorization.ApplyTo(config, factory)
+// newServers makes the apiextensions server and the core server in front
+// of it, and the aggregator's config. The other two servers' configs are
+// copied from the core's before Complete fills it in.
+func (b *build) newServers() error {
+	o, config := b.o, b.config
+	resolver, err := o.serviceResolver(b.factory)
 	if err != nil {
-		return nil, cleanup, err
+		return err
 	}
-	if err := o.Admission.ApplyTo(config, client, factory); err != nil {
-		return nil, cleanup, err
-	}
-
-	resolver, err := o.serviceResolver(factory)
+	extConfig, err := o.apiExtensionsConfig(*config, b.factory, resolver)
 	if err != nil {
-		return nil, cleanup, err
+		return err
 	}
-	extConfig, err := o.apiExtensionsConfig(*config, factory, resolver)
-	if err != nil {
-		return nil, cleanup, err
-	}
-	aggConfig, err := o.aggregatorConfig(*config, factory, resolver)
-	if err != nil {
-		return nil, cleanup, err
+	if b.aggConfig, err = o.aggregatorConfig(*config, b.factory, resolver); err != nil {
+		return err
 	}
 	notFound := notfoundhandler.New(config.Serializer, genericapifilters.NoMuxAndDiscoveryIncompleteKey)
-	extServer, err := extConfig.Complete().New(genericapiserver.NewEmptyDelegateWithCustomHandler(notFound))
-	if err != nil {
-		return nil, cleanup, fmt.Errorf("create apiextensions server: %w", err)
+	if b.extServer, err = extConfig.Complete().New(genericapiserver.NewEmptyDelegateWithCustomHandler(notFound)); err != nil {
+		return fmt.Errorf("create apiextensions server: %w", err)
 	}
-	srv, err := config.Complete(factory).New("trireme-apiserver", extServer.GenericAPIServer)
-	if err != nil {
-		return nil, cleanup, fmt.Errorf("create server: %w", err)
+	if b.core, err = config.Complete(b.factory).New("trireme-apiserver", b.extServer.GenericAPIServer); err != nil {
+		return fmt.Errorf("create server: %w", err)
 	}
+	return nil
+}
+
+// installAPIs builds the storage of every built-in group, installs it in
+// the core server, and starts the informers once the server runs.
+func (b *build) installAPIs() error {
+	config := b.config
 	built, err := apis.Build(config.RESTOptionsGetter, apis.Config{
-		ServiceCIDRs:       cidrs,
-		NodePorts:          nodePorts,
-		Kubelet:            o.Kubelet,
-		Authorization:      apis.AuthorizationConfig{Authorizer: config.Authorization.Authorizer, RuleResolver: config.RuleResolver, RBACRules: authorization.RBAC},
-		TokenIssuer:        authnResult.TokenIssuer,
-		TokenAuthenticator: authnResult.TokenAuthenticator,
+		ServiceCIDRs:       b.cidrs,
+		NodePorts:          b.nodePorts,
+		Kubelet:            b.o.Kubelet,
+		Authorization:      apis.AuthorizationConfig{Authorizer: config.Authorization.Authorizer, RuleResolver: config.RuleResolver, RBACRules: b.authorization.RBAC},
+		TokenIssuer:        b.authn.TokenIssuer,
+		TokenAuthenticator: b.authn.TokenAuthenticator,
 	})
 	if err != nil {
-		return nil, cleanup, err
+		return err
 	}
-	cleanups = append(cleanups, built.Destroy)
-	if err := apis.Install(srv, built.ByGroupVersion); err != nil {
-		return nil, cleanup, err
+	b.built = built
+	b.cleanups = append(b.cleanups, built.Destroy)
+	if err := apis.Install(b.core, built.ByGroupVersion); err != nil {
+		return err
 	}
-	srv.AddPostStartHookOrDie("start-informers", func(hc genericapiserver.PostStartHookContext) error {
-		factory.Start(hc.Done())
+	b.core.AddPostStartHookOrDie("start-informers", func(hc genericapiserver.PostStartHookContext) error {
+		b.factory.Start(hc.Done())
 		return nil
 	})
+	return nil
+}
+
+// addPostStartHooks adds the core server's start-up work: returning
+// start-up's memory, the bootstrap objects (kubernetes Service, priority
+// classes, ...), the RBAC policy and authentication's hooks.
+func (b *build) addPostStartHooks() error {
+	config := b.config
 	_, port, err := config.SecureServing.HostPort()
 	if err != nil {
-		return nil, cleanup, err
+		return err
 	}
 	boot := &bootstrap.Bootstrap{
-		Client:        client,
-		Stores:        built.Stores,
-		Allocators:    built.Allocators,
-		ServiceCIDRs:  cidrs,
-		AdvertiseIP:   advertise,
+		Client:        b.client,
+		Stores:        b.built.Stores,
+		Allocators:    b.built.Allocators,
+		ServiceCIDRs:  b.cidrs,
+		AdvertiseIP:   b.advertise,
 		AdvertisePort: port,
 		ServerID:      config.APIServerID,
 	}
-	srv.AddPostStartHookOrDie("trireme-release-startup-memory", func(hc genericapiserver.PostStartHookContext) error {
-		// Building the served groups and their OpenAPI leaves much garbage;
-		// give it back once start-up is over rather than when the collector
-		// next runs, then free heap (and start-up's pages of the
-		// executable) whenever the server is idle; see package memtrim.
-		// From then on the collector's target follows the live heap; see
-		// package gcgoal.
-		go func() {
-			select {
-			case <-hc.Done():
-				return
-			case <-time.After(10 * time.Second):
-				if o.GCPercentAfterStartup > 0 {
-					go gcgoal.Bound(hc, log, gcgoal.Headroom, o.GCPercentAfterStartup, gcgoal.Interval)
-				}
-				debug.FreeOSMemory()
+	b.core.AddPostStartHookOrDie("trireme-release-startup-memory", b.releaseStartupMemory)
+	if err := boot.AddHooks(b.core); err != nil {
+		return err
+	}
+	if err := authz.AddPolicyHook(b.core, b.client, b.authorization.RBAC); err != nil {
+		return err
+	}
+	return b.o.Authentication.AddPostStartHooks(b.core, b.client)
+}
+
+// releaseStartupMemory is a post-start hook. Building the served groups
+// and their OpenAPI leaves much garbage; give it back once start-up is
+// over rather than when the collector next runs, then free heap (and
+// start-up's pages of the executable) whenever the server is idle; see
+// package memtrim. From then on the collector's target follows the live
+// heap; see package gcgoal.
+func (b *build) releaseStartupMemory(hc genericapiserver.PostStartHookContext) error {
+	o, log := b.o, b.log
+	go func() {
+		select {
+		case <-hc.Done():
+			return
+		case <-time.After(10 * time.Second):
+			if o.GCPercentAfterStartup > 0 {
+				go gcgoal.Bound(hc, log, gcgoal.Headroom, o.GCPercentAfterStartup, gcgoal.Interval)
 			}
-			memtrim.RunIdleTrimmer(hc, log, memtrim.IdleInterval, memtrim.IdleAllocations)
-		}()
-		return nil
-	})
-	if err := boot.AddHooks(srv); err != nil {
-		return nil, cleanup, err
-	}
-	if err := authz.AddPolicyHook(srv, client, authorization.RBAC); err != nil {
-		return nil, cleanup, err
-	}
-	if err := o.Authentication.AddPostStartHooks(srv, client); err != nil {
-		return nil, cleanup, err
-	}
-	// The aggregator comes last: it registers an APIService for every
-	// group version the servers behind it list.
-	agg, err := aggConfig.Complete().NewWithDelegate(srv)
+			debug.FreeOSMemory()
+		}
+		memtrim.RunIdleTrimmer(hc, log, memtrim.IdleInterval, memtrim.IdleAllocations)
+	}()
+	return nil
+}
+
+// newAggregator puts the aggregator in front of the core server. It comes
+// last: it registers an APIService for every group version the servers
+// behind it list.
+func (b *build) newAggregator() (*aggregatorapiserver.APIAggregator, error) {
+	agg, err := b.aggConfig.Complete().NewWithDelegate(b.core)
 	if err != nil {
-		return nil, cleanup, fmt.Errorf("create aggregator: %w", err)
+		return nil, fmt.Errorf("create aggregator: %w", err)
 	}
-	crds := extServer.Informers.Apiextensions().V1().CustomResourceDefinitions()
-	if err := apiregistration.Install(agg, srv, crds, apiregistration.BuiltinPriorities()); err != nil {
-		return nil, cleanup, err
+	crds := b.extServer.Informers.Apiextensions().V1().CustomResourceDefinitions()
+	if err := apiregistration.Install(agg, b.core, crds, apiregistration.BuiltinPriorities()); err != nil {
+		return nil, err
 	}
-	return &Server{aggregator: agg}, cleanup, nil
+	return agg, nil
 }
 
 // Server is the assembled chain of servers.

@@ -96,133 +96,185 @@ func New(ctx context.Context, registry Registry, profile *configv1.KubeScheduler
 	if f.Parallelism <= 0 {
 		f.Parallelism = kubescheduler.DefaultParallelism
 	}
-	args := map[string]runtime.Object{}
-	for _, pc := range profile.PluginConfig {
-		args[pc.Name] = pc.Args.Object
-	}
 	plugins := profile.Plugins
 	if plugins == nil {
 		plugins = &configv1.Plugins{}
 	}
-
-	instances := map[string]fwk.Plugin{}
-	instance := func(name string) (fwk.Plugin, error) {
-		if p, ok := instances[name]; ok {
-			return p, nil
-		}
-		factory, ok := registry[name]
-		if !ok {
-			if slices.Contains(kubescheduler.KnownPlugins, name) {
-				if !slices.Contains(f.Skipped, name) {
-					f.Skipped = append(f.Skipped, name)
-				}
-				return nil, nil
-			}
-			return nil, fmt.Errorf("profile %q: plugin %q does not exist", f.profileName, name)
-		}
-		p, err := factory(ctx, args[name], f)
-		if err != nil {
-			return nil, fmt.Errorf("profile %q: initialize plugin %q: %w", f.profileName, name, err)
-		}
-		instances[name] = p
-		return p, nil
+	b := &builder{
+		f:         f,
+		registry:  registry,
+		args:      map[string]runtime.Object{},
+		instances: map[string]fwk.Plugin{},
+		multi:     plugins.MultiPoint,
 	}
-
-	multi := plugins.MultiPoint
-	// point returns the plugins of one extension point: those enabled there
-	// explicitly first, then the multiPoint ones implementing it, minus
-	// those disabled there ("*" disables every multiPoint plugin).
-	point := func(set configv1.PluginSet, implements func(fwk.Plugin) bool) ([]fwk.Plugin, error) {
-		var out []fwk.Plugin
-		seen := sets.New[string]()
-		disabled := sets.New[string]()
-		for _, d := range set.Disabled {
-			disabled.Insert(d.Name)
-		}
-		for _, e := range set.Enabled {
-			p, err := instance(e.Name)
-			if err != nil {
-				return nil, err
-			}
-			if p == nil || seen.Has(e.Name) {
-				continue
-			}
-			if !implements(p) {
-				return nil, fmt.Errorf("profile %q: plugin %q does not implement this extension point", f.profileName, e.Name)
-			}
-			seen.Insert(e.Name)
-			out = append(out, p)
-		}
-		if disabled.Has("*") {
-			return out, nil
-		}
-		for _, e := range multi.Enabled {
-			if seen.Has(e.Name) || disabled.Has(e.Name) || slices.ContainsFunc(multi.Disabled, func(d configv1.Plugin) bool { return d.Name == e.Name }) {
-				continue
-			}
-			p, err := instance(e.Name)
-			if err != nil {
-				return nil, err
-			}
-			if p == nil || !implements(p) {
-				continue
-			}
-			seen.Insert(e.Name)
-			out = append(out, p)
-		}
-		return out, nil
+	for _, pc := range profile.PluginConfig {
+		b.args[pc.Name] = pc.Args.Object
 	}
-	var err error
-	assign := func(set configv1.PluginSet, implements func(fwk.Plugin) bool, each func(fwk.Plugin)) {
-		if err != nil {
-			return
-		}
-		var list []fwk.Plugin
-		list, err = point(set, implements)
-		for _, p := range list {
-			each(p)
-		}
-	}
-	assign(plugins.PreEnqueue, is[fwk.PreEnqueuePlugin], func(p fwk.Plugin) { f.preEnqueue = append(f.preEnqueue, p.(fwk.PreEnqueuePlugin)) })
-	var sorts []fwk.QueueSortPlugin
-	assign(plugins.QueueSort, is[fwk.QueueSortPlugin], func(p fwk.Plugin) { sorts = append(sorts, p.(fwk.QueueSortPlugin)) })
-	assign(plugins.PreFilter, is[fwk.PreFilterPlugin], func(p fwk.Plugin) { f.preFilter = append(f.preFilter, p.(fwk.PreFilterPlugin)) })
-	assign(plugins.Filter, is[fwk.FilterPlugin], func(p fwk.Plugin) { f.filter = append(f.filter, p.(fwk.FilterPlugin)) })
-	assign(plugins.PostFilter, is[fwk.PostFilterPlugin], func(p fwk.Plugin) { f.postFilter = append(f.postFilter, p.(fwk.PostFilterPlugin)) })
-	assign(plugins.PreScore, is[fwk.PreScorePlugin], func(p fwk.Plugin) { f.preScore = append(f.preScore, p.(fwk.PreScorePlugin)) })
-	assign(plugins.Score, is[fwk.ScorePlugin], func(p fwk.Plugin) { f.score = append(f.score, p.(fwk.ScorePlugin)) })
-	assign(plugins.Reserve, is[fwk.ReservePlugin], func(p fwk.Plugin) { f.reserve = append(f.reserve, p.(fwk.ReservePlugin)) })
-	assign(plugins.Permit, is[fwk.PermitPlugin], func(p fwk.Plugin) { f.permit = append(f.permit, p.(fwk.PermitPlugin)) })
-	assign(plugins.PreBind, is[fwk.PreBindPlugin], func(p fwk.Plugin) { f.preBind = append(f.preBind, p.(fwk.PreBindPlugin)) })
-	assign(plugins.Bind, is[fwk.BindPlugin], func(p fwk.Plugin) { f.bind = append(f.bind, p.(fwk.BindPlugin)) })
-	assign(plugins.PostBind, is[fwk.PostBindPlugin], func(p fwk.Plugin) { f.postBind = append(f.postBind, p.(fwk.PostBindPlugin)) })
-	if err != nil {
+	if err := b.assignPlugins(ctx, plugins); err != nil {
 		return nil, err
 	}
+	b.setWeights(plugins)
+	if err := b.registerEvents(ctx); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// builder is one call of New: the framework it fills in and the plugins
+// made so far, so that a plugin enabled at several extension points is
+// one instance.
+type builder struct {
+	f        *Framework
+	registry Registry
+	// args are each plugin's args from the profile's pluginConfig.
+	args      map[string]runtime.Object
+	instances map[string]fwk.Plugin
+	// multi are the profile's multiPoint plugins.
+	multi configv1.PluginSet
+}
+
+// instance returns plugin name, made on first use. A known upstream
+// plugin trireme-scheduler does not implement is nil, and listed in
+// f.Skipped, so that upstream profiles load.
+func (b *builder) instance(ctx context.Context, name string) (fwk.Plugin, error) {
+	f := b.f
+	if p, ok := b.instances[name]; ok {
+		return p, nil
+	}
+	factory, ok := b.registry[name]
+	if !ok {
+		if slices.Contains(kubescheduler.KnownPlugins, name) {
+			if !slices.Contains(f.Skipped, name) {
+				f.Skipped = append(f.Skipped, name)
+			}
+			return nil, nil
+		}
+		return nil, fmt.Errorf("profile %q: plugin %q does not exist", f.profileName, name)
+	}
+	p, err := factory(ctx, b.args[name], f)
+	if err != nil {
+		return nil, fmt.Errorf("profile %q: initialize plugin %q: %w", f.profileName, name, err)
+	}
+	b.instances[name] = p
+	return p, nil
+}
+
+// point returns the plugins of one extension point: those enabled there
+// explicitly first, then the multiPoint ones implementing it, minus
+// those disabled there ("*" disables every multiPoint plugin).
+func (b *builder) point(ctx context.Context, set configv1.PluginSet, implements func(fwk.Plugin) bool) ([]fwk.Plugin, error) {
+	var out []fwk.Plugin
+	seen := sets.New[string]()
+	disabled := sets.New[string]()
+	for _, d := range set.Disabled {
+		disabled.Insert(d.Name)
+	}
+	for _, e := range set.Enabled {
+		p, err := b.instance(ctx, e.Name)
+		if err != nil {
+			return nil, err
+		}
+		if p == nil || seen.Has(e.Name) {
+			continue
+		}
+		if !implements(p) {
+			return nil, fmt.Errorf("profile %q: plugin %q does not implement this extension point", b.f.profileName, e.Name)
+		}
+		seen.Insert(e.Name)
+		out = append(out, p)
+	}
+	if disabled.Has("*") {
+		return out, nil
+	}
+	for _, e := range b.multi.Enabled {
+		if seen.Has(e.Name) || disabled.Has(e.Name) || slices.ContainsFunc(b.multi.Disabled, func(d configv1.Plugin) bool { return d.Name == e.Name }) {
+			continue
+		}
+		p, err := b.instance(ctx, e.Name)
+		if err != nil {
+			return nil, err
+		}
+		if p == nil || !implements(p) {
+			continue
+		}
+		seen.Insert(e.Name)
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// collect appends to *dst the plugins of extension point set, which
+// implement T. Once *err is set it does nothing, so that a list of calls
+// stops at the first error.
+func collect[T fwk.Plugin](ctx context.Context, b *builder, err *error, set configv1.PluginSet, dst *[]T) {
+	if *err != nil {
+		return
+	}
+	var list []fwk.Plugin
+	list, *err = b.point(ctx, set, is[T])
+	for _, p := range list {
+		*dst = append(*dst, p.(T))
+	}
+}
+
+// assignPlugins fills in every extension point, in the order a pod goes
+// through them, so plugins are made in that order; a profile needs one
+// queueSort plugin and a bind plugin.
+func (b *builder) assignPlugins(ctx context.Context, plugins *configv1.Plugins) error {
+	f := b.f
+	var err error
+	var sorts []fwk.QueueSortPlugin
+	collect(ctx, b, &err, plugins.PreEnqueue, &f.preEnqueue)
+	collect(ctx, b, &err, plugins.QueueSort, &sorts)
+	collect(ctx, b, &err, plugins.PreFilter, &f.preFilter)
+	collect(ctx, b, &err, plugins.Filter, &f.filter)
+	collect(ctx, b, &err, plugins.PostFilter, &f.postFilter)
+	collect(ctx, b, &err, plugins.PreScore, &f.preScore)
+	collect(ctx, b, &err, plugins.Score, &f.score)
+	collect(ctx, b, &err, plugins.Reserve, &f.reserve)
+	collect(ctx, b, &err, plugins.Permit, &f.permit)
+	collect(ctx, b, &err, plugins.PreBind, &f.preBind)
+	collect(ctx, b, &err, plugins.Bind, &f.bind)
+	collect(ctx, b, &err, plugins.PostBind, &f.postBind)
+	if err != nil {
+		return err
+	}
 	if len(sorts) != 1 {
-		return nil, fmt.Errorf("profile %q: exactly one queueSort plugin is required, have %d", f.profileName, len(sorts))
+		return fmt.Errorf("profile %q: exactly one queueSort plugin is required, have %d", f.profileName, len(sorts))
 	}
 	f.queueSort = sorts[0]
 	if len(f.bind) == 0 {
-		return nil, fmt.Errorf("profile %q: at least one bind plugin is required", f.profileName)
+		return fmt.Errorf("profile %q: at least one bind plugin is required", f.profileName)
 	}
+	return nil
+}
 
+// setWeights gives each Score plugin its weight: 1 unless the multiPoint
+// or score set gives one, the score set's winning.
+func (b *builder) setWeights(plugins *configv1.Plugins) {
+	f := b.f
 	for _, s := range f.score {
 		f.weights[s.Name()] = 1
 	}
-	for _, set := range []configv1.PluginSet{multi, plugins.Score} {
+	for _, set := range []configv1.PluginSet{b.multi, plugins.Score} {
 		for _, e := range set.Enabled {
 			if e.Weight != nil && *e.Weight > 0 {
 				f.weights[e.Name] = int64(*e.Weight)
 			}
 		}
 	}
+}
 
-	for name, p := range instances {
+// registerEvents records, for each plugin that may reject a pod, the
+// cluster events that may make the pod schedulable again, so the queue
+// retries the pod only on those.
+func (b *builder) registerEvents(ctx context.Context) error {
+	f := b.f
+	for name, p := range b.instances {
 		if ext, ok := p.(fwk.EnqueueExtensions); ok {
 			evs, err := ext.EventsToRegister(ctx)
 			if err != nil {
-				return nil, fmt.Errorf("profile %q: events of plugin %q: %w", f.profileName, name, err)
+				return fmt.Errorf("profile %q: events of plugin %q: %w", f.profileName, name, err)
 			}
 			f.Events[name] = evs
 		} else if rejects(p) {
@@ -230,7 +282,7 @@ func New(ctx context.Context, registry Registry, profile *configv1.KubeScheduler
 			f.Events[name] = []fwk.ClusterEventWithHint{{Event: fwk.ClusterEvent{Resource: fwk.WildCard, ActionType: fwk.All}}}
 		}
 	}
-	return f, nil
+	return nil
 }
 
 func is[T any](p fwk.Plugin) bool {

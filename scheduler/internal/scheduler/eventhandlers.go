@@ -21,7 +21,21 @@ var errPodDeleted = errors.New("pod deleted")
 // the queue, assigned pods and nodes to the cache, and both as cluster
 // events that may make unschedulable pods schedulable.
 func (s *Scheduler) addEventHandlers(ctx context.Context) error {
-	log := klog.FromContext(ctx)
+	if err := s.addAssignedPodHandler(ctx); err != nil {
+		return err
+	}
+	if err := s.addPendingPodHandler(ctx); err != nil {
+		return err
+	}
+	if err := s.addNodeHandler(ctx); err != nil {
+		return err
+	}
+	return s.addStorageEventHandlers(ctx)
+}
+
+// addAssignedPodHandler keeps the cache's view of bound pods, whose
+// changes are cluster events: a pod leaving a node may make room.
+func (s *Scheduler) addAssignedPodHandler(ctx context.Context) error {
 	pods := s.informers.Core().V1().Pods().Informer()
 	if _, err := pods.AddEventHandler(cache.FilteringResourceEventHandler{
 		FilterFunc: func(obj any) bool {
@@ -53,6 +67,15 @@ func (s *Scheduler) addEventHandlers(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("add assigned pod handler: %w", err)
 	}
+	return nil
+}
+
+// addPendingPodHandler queues the pods our profiles are to schedule,
+// and takes a deleted one out of the queue and out of any binding cycle
+// it waits in.
+func (s *Scheduler) addPendingPodHandler(ctx context.Context) error {
+	log := klog.FromContext(ctx)
+	pods := s.informers.Core().V1().Pods().Informer()
 	if _, err := pods.AddEventHandler(cache.FilteringResourceEventHandler{
 		FilterFunc: func(obj any) bool {
 			pod := asPod(obj)
@@ -87,6 +110,12 @@ func (s *Scheduler) addEventHandlers(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("add pending pod handler: %w", err)
 	}
+	return nil
+}
+
+// addNodeHandler keeps the cache's nodes, and turns added and changed
+// nodes into cluster events.
+func (s *Scheduler) addNodeHandler(ctx context.Context) error {
 	nodes := s.informers.Core().V1().Nodes().Informer()
 	if _, err := nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
@@ -122,7 +151,7 @@ func (s *Scheduler) addEventHandlers(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("add node handler: %w", err)
 	}
-	return s.addStorageEventHandlers(ctx)
+	return nil
 }
 
 // addStorageEventHandlers turns changes to claims, volumes, classes and
