@@ -266,7 +266,7 @@ func (c *Containerd) LogTail(n int) string {
 
 // RuntimeService returns a CRI client; the caller closes it.
 func (c *Containerd) RuntimeService(ctx context.Context) (cri.RuntimeService, error) {
-	return remote.NewRemoteRuntimeService(ctx, c.Endpoint(), 10*time.Second, noop.NewTracerProvider(), false)
+	return remote.NewRemoteRuntimeService(ctx, c.Endpoint(), 30*time.Second, noop.NewTracerProvider(), false)
 }
 
 // Import loads a docker-archive or OCI tarball into the k8s.io namespace
@@ -355,15 +355,27 @@ func (c *Containerd) removeSandboxes() error {
 	}
 	var errs []error
 	for _, s := range sandboxes {
-		// A kubelet stopping a moment ago may have removed it meanwhile.
-		if err := rs.StopPodSandbox(ctx, s.Id); err != nil && status.Code(err) != codes.NotFound {
-			errs = append(errs, fmt.Errorf("stop sandbox %s: %w", s.Id, err))
-		}
-		if err := rs.RemovePodSandbox(ctx, s.Id); err != nil && status.Code(err) != codes.NotFound {
-			errs = append(errs, fmt.Errorf("remove sandbox %s: %w", s.Id, err))
+		if err := removeSandbox(rs, s.Id); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeSandbox stops and removes one sandbox, with a time of its own: on a
+// loaded machine the network teardown of each may take seconds, and one
+// budget for them all ran out.
+func removeSandbox(rs cri.RuntimeService, id string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// A kubelet stopping a moment ago may have removed it meanwhile.
+	if err := rs.StopPodSandbox(ctx, id); err != nil && status.Code(err) != codes.NotFound {
+		return fmt.Errorf("stop sandbox %s: %w", id, err)
+	}
+	if err := rs.RemovePodSandbox(ctx, id); err != nil && status.Code(err) != codes.NotFound {
+		return fmt.Errorf("remove sandbox %s: %w", id, err)
+	}
+	return nil
 }
 
 // cleanupFiles unmounts what is left under the directory (snapshots,
