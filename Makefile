@@ -20,7 +20,7 @@ GO_LDFLAGS    := -s -w \
 TEST_PKGS     := ./api/... ./apiserver/... ./componentbase/... ./controller-manager/... ./images/... ./adm/... ./kubelet/... ./proxy/... ./scheduler/...
 GO_TEST_FLAGS ?=
 
-.PHONY: all build test e2e e2e-cluster bench generate verify fix images check clean run up down helm
+.PHONY: all build test test-unit e2e e2e-cluster bench generate verify fix images check clean run up down helm
 
 all: build
 
@@ -66,6 +66,11 @@ $(BIN)/helm3: FORCE
 ## test: unit and integration tests of every module
 test:
 	go test $(GO_TEST_FLAGS) $(TEST_PKGS)
+
+## test-unit: unit tests only (-short leaves out the tests that start an
+## apiserver, etcd or triremeadm's phases)
+test-unit:
+	go test -short $(GO_TEST_FLAGS) $(TEST_PKGS)
 
 ## e2e: end-to-end suites against the built binaries; as root also e2e/cluster,
 ## a cluster installed by triremeadm on this machine (E2E_CLUSTER=0 leaves it out)

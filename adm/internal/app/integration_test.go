@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -31,6 +32,11 @@ import (
 var triremeadm string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("skipped with -short: the command's tests build triremeadm and run its phases")
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "triremeadm-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -155,6 +155,9 @@ func eventually(t *testing.T, what string, fn func() error) {
 }
 
 func TestAdmissionChain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an apiserver")
+	}
 	c, adminConfig := startServer(t)
 	ctx := context.Background()
 

@@ -13,6 +13,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"flag"
 	"fmt"
 	"math/big"
 	"net"
@@ -54,6 +55,11 @@ type testServer struct {
 var shared *testServer
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("skipped with -short: the server's tests start an apiserver")
+		os.Exit(0)
+	}
 	// The reload controller polls the encryption config once a minute; the
 	// rotation test should not take minutes.
 	encryptionconfigcontroller.EncryptionConfigFileChangePollDuration = time.Second

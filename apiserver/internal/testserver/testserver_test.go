@@ -15,6 +15,9 @@ import (
 // server serves, a restart keeps the data and the address, and Stop removes
 // the directory it created.
 func TestStartRestartStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an apiserver")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()

@@ -32,6 +32,10 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if testing.Short() {
+		fmt.Println("skipped with -short: the integration tests start an apiserver and etcd")
+		os.Exit(0)
+	}
 	os.Exit(run(m))
 }
 

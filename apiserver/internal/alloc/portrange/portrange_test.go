@@ -3,6 +3,7 @@ package portrange
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -27,6 +28,11 @@ import (
 var etcdURL string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("skipped with -short: the allocator's tests share an embedded etcd")
+		os.Exit(0)
+	}
 	os.Exit(run(m))
 }
 

@@ -36,6 +36,9 @@ import (
 // on a test host in a network namespace: the apiserver refuses loopback
 // backends, as upstream does.
 func TestProxyThroughAPIServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an apiserver")
+	}
 	host := newTestHost(t)
 	hostIP := host.IP
 	dir := t.TempDir()
