@@ -5,7 +5,9 @@ package backend
 
 import (
 	"context"
+	"maps"
 	"net/netip"
+	"slices"
 
 	"trireme.dev/proxy/internal/model"
 )
@@ -23,6 +25,27 @@ type Request struct {
 	// NodePortIPs are the addresses NodePorts answer on; nil means every
 	// local address but loopback.
 	NodePortIPs []netip.Addr
+}
+
+// Render renders the ports a sync rebuilds, every port of State on a full
+// sync and the changed ones otherwise: it returns their names, sorted, and
+// each one's piece, the zero P for a port that is gone.
+func Render[P any](req Request, full bool, render func(*model.ServicePort) P) ([]model.ServicePortName, map[model.ServicePortName]P) {
+	var names []model.ServicePortName
+	if full {
+		names = slices.SortedFunc(maps.Keys(req.State), model.Compare)
+	} else {
+		names = slices.SortedFunc(maps.Keys(req.Changed), model.Compare)
+	}
+	pieces := make(map[model.ServicePortName]P, len(names))
+	for _, n := range names {
+		var pc P
+		if sp, ok := req.State[n]; ok {
+			pc = render(sp)
+		}
+		pieces[n] = pc
+	}
+	return names, pieces
 }
 
 // Result says what a sync wrote.

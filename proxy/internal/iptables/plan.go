@@ -39,7 +39,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, existing map[string][]str
 		existing = nil
 	}
 	pl := &plan{p: p, req: req, full: full}
-	pl.render()
+	pl.names, pl.pieces = backend.Render(req, full, p.render)
 	pl.fixedChains()
 	pl.writeFixedChains()
 	for _, c := range existing[tableFilter] {
@@ -85,24 +85,6 @@ type plan struct {
 	filter, nat section
 	lines       int
 	out         *bytes.Buffer
-}
-
-// render picks the ports to rebuild, every port on a full sync, and
-// renders their pieces.
-func (pl *plan) render() {
-	if pl.full {
-		pl.names = slices.SortedFunc(maps.Keys(pl.req.State), model.Compare)
-	} else {
-		pl.names = slices.SortedFunc(maps.Keys(pl.req.Changed), model.Compare)
-	}
-	pl.pieces = make(map[model.ServicePortName]*piece, len(pl.names))
-	for _, n := range pl.names {
-		if sp, ok := pl.req.State[n]; ok {
-			pl.pieces[n] = pl.p.render(sp)
-		} else {
-			pl.pieces[n] = nil
-		}
-	}
 }
 
 func fixedKey(table, chain string) string { return table + " " + chain }

@@ -33,7 +33,7 @@ func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transac
 		p.old = p.pieces
 	}
 	pl := &plan{p: p, req: req, full: full, tx: p.newTransaction()}
-	pl.render()
+	pl.names, pl.pieces = backend.Render(req, full, p.render)
 	pl.shareElements()
 	pl.countHairpins()
 	if full {
@@ -72,24 +72,6 @@ type plan struct {
 	hairpinIPs   []netip.Addr
 	// newBuckets are the endpoints maps to create.
 	newBuckets map[string]bool
-}
-
-// render picks the ports to rebuild, every port on a full sync, and
-// renders their pieces.
-func (pl *plan) render() {
-	if pl.full {
-		pl.names = slices.SortedFunc(maps.Keys(pl.req.State), model.Compare)
-	} else {
-		pl.names = slices.SortedFunc(maps.Keys(pl.req.Changed), model.Compare)
-	}
-	pl.pieces = make(map[model.ServicePortName]*piece, len(pl.names))
-	for _, n := range pl.names {
-		if sp, ok := pl.req.State[n]; ok {
-			pl.pieces[n] = pl.p.render(sp)
-		} else {
-			pl.pieces[n] = nil
-		}
-	}
 }
 
 // shareElements moves the rebuilt ports' shared elements from their old
