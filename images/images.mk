@@ -135,16 +135,16 @@ $(IMAGES_DIR)/local-path-provisioner.tar: _output/bin/local-path-provisioner $(I
 		--file _output/bin/local-path-provisioner=/usr/local/bin/local-path-provisioner:0755 \
 		--entrypoint /usr/local/bin/local-path-provisioner --user 65534:65534
 
-# metrics-server's own main (sigs.k8s.io/metrics-server/cmd/metrics-server,
-# a `tool` of images/metrics-server/go.mod), in a module of its own outside
-# go.work as CoreDNS is; its k8s.io libraries are pinned to ours (see its
-# README for why v0.9.0). Its --version reads client-go's version variables,
-# as upstream's Makefile sets them.
+# metrics-server (sigs.k8s.io/metrics-server's cmd/metrics-server/app), run by
+# a main of images/metrics-server that adds componentbase's idle memory trimmer;
+# a module of its own outside go.work as CoreDNS is, its k8s.io libraries
+# pinned to ours (see its README for why v0.9.0). Its --version reads
+# client-go's version variables, as upstream's Makefile sets them.
 METRICS_SERVER_VERSION := $(shell sed -n 's|^\tsigs.k8s.io/metrics-server \(v[^ ]*\).*|\1|p' images/metrics-server/go.mod)
 _output/bin/metrics-server:
 	cd images/metrics-server && GOWORK=off CGO_ENABLED=0 go build -trimpath \
 		-ldflags='-s -w -X k8s.io/client-go/pkg/version.gitVersion=$(METRICS_SERVER_VERSION)' \
-		-o ../../$@ sigs.k8s.io/metrics-server/cmd/metrics-server
+		-o ../../$@ ./cmd/metrics-server
 
 # The chart's helm test: reads metrics.k8s.io from inside the cluster.
 _output/bin/metrics-check:
