@@ -20,7 +20,7 @@ GO_LDFLAGS    := -s -w \
 TEST_PKGS     := ./api/... ./apiserver/... ./componentbase/... ./controller-manager/... ./images/... ./adm/... ./kubelet/... ./proxy/... ./scheduler/...
 GO_TEST_FLAGS ?=
 
-.PHONY: all build test test-unit e2e e2e-cluster bench generate verify fix images check clean run up down helm
+.PHONY: all build test test-unit e2e e2e-cluster bench bench-cluster generate verify fix images check clean run up down helm
 
 all: build
 
@@ -94,6 +94,12 @@ bench: build
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench PodStartup -benchtime=1x -timeout 30m ./e2e/kubelet/
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench 'BenchmarkGCDependents10000|BenchmarkEndpointSliceChurn|BenchmarkDeploymentRollout1000' -benchtime=1x -timeout 30m ./e2e/controllermanager/
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) ./e2e/bench/run-schedload.sh
+	@if [ "$(E2E_CLUSTER)" = 1 ]; then $(MAKE) --no-print-directory bench-cluster; fi
+
+# bench-cluster: load drivers on a cluster triremeadm installs on this machine
+# (as e2e-cluster, it takes the host's ports): kubectl top pods -A with 500 pods.
+bench-cluster: build images
+	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_CLUSTER=1 go test -count=1 -run '^$$' -bench TopPods -benchtime=10x -timeout 25m ./e2e/cluster/
 
 ## generate: regenerate generated code
 generate:

@@ -17,9 +17,9 @@ BUSYBOX           ?= /bin/busybox
 IMAGE_BUILD       := _output/bin/image-build
 IMAGES_DIR        := _output/images
 
-.PHONY: images _output/bin/image-build _output/bin/pause _output/bin/etcd _output/bin/coredns _output/bin/echo _output/bin/local-path-provisioner
+.PHONY: images _output/bin/image-build _output/bin/pause _output/bin/etcd _output/bin/coredns _output/bin/echo _output/bin/local-path-provisioner _output/bin/metrics-server _output/bin/metrics-check
 
-images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/trireme-scheduler.tar $(IMAGES_DIR)/proxy.tar $(IMAGES_DIR)/etcd.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar $(IMAGES_DIR)/coredns.tar $(IMAGES_DIR)/echo.tar $(IMAGES_DIR)/trireme-vip.tar $(IMAGES_DIR)/local-path-provisioner.tar
+images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/trireme-scheduler.tar $(IMAGES_DIR)/proxy.tar $(IMAGES_DIR)/etcd.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar $(IMAGES_DIR)/coredns.tar $(IMAGES_DIR)/echo.tar $(IMAGES_DIR)/trireme-vip.tar $(IMAGES_DIR)/local-path-provisioner.tar $(IMAGES_DIR)/metrics-server.tar
 
 # go decides what is stale, so the binaries are always "rebuilt" (cheaply, from cache).
 _output/bin/image-build:
@@ -134,3 +134,26 @@ $(IMAGES_DIR)/local-path-provisioner.tar: _output/bin/local-path-provisioner $(I
 	$(IMAGE_BUILD) --name trireme.dev/local-path-provisioner:$(IMAGE_VERSION) --out $@ \
 		--file _output/bin/local-path-provisioner=/usr/local/bin/local-path-provisioner:0755 \
 		--entrypoint /usr/local/bin/local-path-provisioner --user 65534:65534
+
+# metrics-server (sigs.k8s.io/metrics-server's cmd/metrics-server/app), run by
+# a main of images/metrics-server that adds componentbase's idle memory trimmer;
+# a module of its own outside go.work as CoreDNS is, its k8s.io libraries
+# pinned to ours (see its README for why v0.9.0). Its --version reads
+# client-go's version variables, as upstream's Makefile sets them.
+METRICS_SERVER_VERSION := $(shell sed -n 's|^\tsigs.k8s.io/metrics-server \(v[^ ]*\).*|\1|p' images/metrics-server/go.mod)
+_output/bin/metrics-server:
+	cd images/metrics-server && GOWORK=off CGO_ENABLED=0 go build -trimpath \
+		-ldflags='-s -w -X k8s.io/client-go/pkg/version.gitVersion=$(METRICS_SERVER_VERSION)' \
+		-o ../../$@ ./cmd/metrics-server
+
+# The chart's helm test: reads metrics.k8s.io from inside the cluster.
+_output/bin/metrics-check:
+	cd images/metrics-server && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o ../../$@ ./cmd/metrics-check
+
+# Non-root, as upstream's image runs (the chart sets uid 65534 and a read-only
+# root); it carries the chart's test binary too, so the test needs no image of its own.
+$(IMAGES_DIR)/metrics-server.tar: _output/bin/metrics-server _output/bin/metrics-check $(IMAGE_BUILD)
+	$(IMAGE_BUILD) --name trireme.dev/metrics-server:$(IMAGE_VERSION) --out $@ \
+		--file _output/bin/metrics-server=/metrics-server:0755 \
+		--file _output/bin/metrics-check=/metrics-check:0755 \
+		--entrypoint /metrics-server --user 65534:65534

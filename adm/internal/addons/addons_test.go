@@ -25,14 +25,32 @@ var inputs = Inputs{
 	PodSubnet: "10.244.0.0/16", ServiceSubnet: "10.96.0.0/12",
 }
 
+// fixedTLS gives metrics-server's aggregated API a certificate from
+// testdata, so that the golden files do not change with the one the chart
+// would otherwise generate at every render.
+func fixedTLS(t *testing.T) map[string]any {
+	t.Helper()
+	tls := map[string]any{}
+	for key, file := range map[string]string{"ca": "ca.crt", "cert": "tls.crt", "key": "tls.key"} {
+		pem, err := os.ReadFile(filepath.Join("testdata", "metrics-server-tls", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tls[key] = string(pem)
+	}
+	return map[string]any{"metrics-server": map[string]any{"tls": tls}}
+}
+
 func TestGolden(t *testing.T) {
-	single := inputs
+	fixed := inputs
+	fixed.User = fixedTLS(t)
+	single := fixed
 	single.SingleNode = true
 	for _, tc := range []struct {
 		name string
 		in   Inputs
 	}{
-		{"defaults", inputs},
+		{"defaults", fixed},
 		{"single-node", single},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,6 +129,8 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 		{"unknown addon", map[string]any{"nosuchaddon": map[string]any{"enabled": true}}, "nosuchaddon"},
 		{"unknown global", map[string]any{"global": map[string]any{"imageRegistery": "x"}}, "imageRegistery"},
 		{"bad enabled", map[string]any{"coredns": map[string]any{"enabled": "yes"}}, "enabled"},
+		{"unknown metrics-server key", map[string]any{"metrics-server": map[string]any{"replica": 2}}, "replica"},
+		{"metrics-server flag without dashes", map[string]any{"metrics-server": map[string]any{"extraArgs": []any{"v=2"}}}, "extraArgs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := inputs

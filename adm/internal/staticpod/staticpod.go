@@ -181,10 +181,14 @@ func APIServerPod(cfg *options.Config) (*corev1.Pod, error) {
 		"requestheader-username-headers":     "X-Remote-User",
 		"requestheader-group-headers":        "X-Remote-Group",
 		"requestheader-extra-headers-prefix": "X-Remote-Extra-",
-		"service-account-issuer":             "https://kubernetes.default.svc." + cfg.Cluster.Networking.DNSDomain,
-		"service-account-key-file":           in("sa.pub"),
-		"service-account-signing-key-file":   in("sa.key"),
-		"service-cluster-ip-range":           cfg.Cluster.Networking.ServiceSubnet,
+		// The aggregator's identity towards extension apiservers
+		// (metrics-server): without it they see its requests as anonymous.
+		"proxy-client-cert-file":           in("front-proxy-client.crt"),
+		"proxy-client-key-file":            in("front-proxy-client.key"),
+		"service-account-issuer":           "https://kubernetes.default.svc." + cfg.Cluster.Networking.DNSDomain,
+		"service-account-key-file":         in("sa.pub"),
+		"service-account-signing-key-file": in("sa.key"),
+		"service-cluster-ip-range":         cfg.Cluster.Networking.ServiceSubnet,
 	}
 	if x := cfg.Cluster.Etcd.External; x != nil {
 		flags["etcd-servers"] = strings.Join(x.Endpoints, ",")
