@@ -264,7 +264,7 @@ func (d *initData) images(ctx context.Context, s *workflow.Status) error {
 // ensureImages checks that containerd holds the images of what triremeadm
 // starts on this node, pulling those it lacks: every pod's sandbox (pause)
 // and, on a control-plane node, its static pods. The addons' images (proxy,
-// CoreDNS) are the kubelet's to pull, with their errors on the pods.
+// CoreDNS, flannel) are the kubelet's to pull, with their errors on the pods.
 func ensureImages(ctx context.Context, cfg *options.Config, controlPlane bool, s *workflow.Status) error {
 	refs := []string{cfg.Image("pause")}
 	if controlPlane {

@@ -28,6 +28,7 @@ var Names = []string{
 	"trireme-scheduler",
 	"proxy",
 	"coredns",
+	"flannel",
 	"pause",
 	"trireme-vip",
 	// The local-path addon's provisioner, and busybox for the helper pods that
