@@ -87,3 +87,7 @@ func (p Paths) CNIDataDir() string { return p.In("/var/lib/cni/networks") }
 // CNIBinDir holds the CNI plugin binaries (Debian's containernetworking-plugins); it
 // is a system directory and never moved below the root.
 const CNIBinDir = "/usr/lib/cni"
+
+// FlannelRunDir holds flanneld's subnet file (subnet.env), which reset reads
+// for the pod network whose routes it removes.
+func (p Paths) FlannelRunDir() string { return p.In("/run/flannel") }
