@@ -280,7 +280,8 @@ func nodeSysctls() error {
 
 // teardown resets the cluster (workers first), removes the bridge and checks
 // that nothing of the cluster is left: no process, mount, nftables table or
-// iptables chain of the proxy, CNI bridge, pod log or file below the root.
+// iptables chain of the proxy or flannel, CNI bridge, flannel device, route
+// into the pod network, pod log or file below the root.
 func teardown() error {
 	var problems []string
 	teardownWorkers()
@@ -307,6 +308,18 @@ func teardown() error {
 	}
 	if _, err := net.InterfaceByName("trireme0"); err == nil {
 		problems = append(problems, "the CNI bridge trireme0 is left")
+	}
+	if _, err := net.InterfaceByName("flannel.1"); err == nil {
+		problems = append(problems, "flannel's device flannel.1 is left")
+	}
+	if out, _ := exec.Command("ip", "route", "show", "root", "10.244.0.0/16").CombinedOutput(); strings.TrimSpace(string(out)) != "" {
+		problems = append(problems, fmt.Sprintf("routes into the pod network are left: %s", out))
+	}
+	if out, _ := exec.Command("nft", "list", "tables").CombinedOutput(); strings.Contains(string(out), "flannel") {
+		problems = append(problems, fmt.Sprintf("flannel's nftables tables are left: %s", out))
+	}
+	if out, _ := exec.Command("iptables-save").CombinedOutput(); strings.Contains(string(out), "FLANNEL") {
+		problems = append(problems, "flannel's iptables chains are left")
 	}
 	for _, node := range append([]string{nodeName}, workerNames()...) {
 		for _, hierarchy := range []string{"memory", "unified"} {

@@ -149,21 +149,6 @@ func teardownWorkers() {
 	}
 }
 
-// podCIDR is a node's pod range, once the controller-manager allocated it.
-func podCIDR(t *testing.T, node string) string {
-	t.Helper()
-	var cidr string
-	eventually(t, 60*time.Second, "pod CIDR of "+node, func() error {
-		out, err := kubectl("get", "node", node, "-o", "jsonpath={.spec.podCIDR}")
-		if err == nil && out == "" {
-			err = fmt.Errorf("no podCIDR yet")
-		}
-		cidr = out
-		return err
-	})
-	return cidr
-}
-
 const spread = `apiVersion: apps/v1
 kind: DaemonSet
 metadata: {name: everywhere, namespace: demo}
@@ -216,9 +201,10 @@ spec:
         command: ["sleep", "3600"]
 `
 
-// TestMultiNode: two workers join with the command init printed; pod CIDRs are
-// routed between the nodes; a DaemonSet runs on all three; pods and Services
-// answer across nodes; a worker whose kubelet stops goes NotReady and its pods
+// TestMultiNode: two workers join with the command init printed; flannel
+// routes the pod network between the nodes; a DaemonSet runs on all three;
+// pods, Services and NodePorts answer across nodes, pods see each other's own
+// addresses, and keep talking while flannel restarts; a worker whose kubelet stops goes NotReady and its pods
 // are evicted and recreated on another node.
 func TestMultiNode(t *testing.T) {
 	begin(t)
@@ -243,27 +229,8 @@ func TestMultiNode(t *testing.T) {
 		}
 		fmt.Printf("e2e/cluster: triremeadm join to a Ready node (%s): %s\n", w.name, time.Since(start).Round(100*time.Millisecond))
 	}
-	// Routes between the nodes' pod ranges, as a cloud's route controller or a
-	// network plugin would set them.
-	cidrs := map[string]string{nodeName: podCIDR(t, nodeName)}
-	ips := map[string]string{nodeName: nodeIP}
-	for _, w := range workers {
-		cidrs[w.name], ips[w.name] = podCIDR(t, w.name), w.ip
-	}
-	for node, cidr := range cidrs {
-		if node != nodeName {
-			if err := runCmd("ip", "route", "replace", cidr, "via", ips[node], "dev", hostBridge); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, w := range workers {
-			if w.name != node {
-				if err := runCmd("ip", "-n", w.netns, "route", "replace", cidr, "via", ips[node], "dev", "eth0"); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
+	// The pod network between the nodes is flannel's alone: no route by hand.
+	installFlannel(t)
 	must(t, "label", "node", workers[1].name, "trireme.dev/e2e-pool=movers")
 	must(t, "label", "node", workers[0].name, "trireme.dev/e2e-pool=movers-later")
 	apply(t, spread)
@@ -324,6 +291,9 @@ func TestMultiNode(t *testing.T) {
 			return nil
 		})
 	}
+	checkNoSNAT(t, byNode)
+	checkNodePort(t, byNode)
+	checkFlannelRestart(t, byNode)
 	// Stop the second worker's kubelet: its node goes NotReady and the mover is
 	// evicted and recreated on the other worker.
 	must(t, "-n", "demo", "rollout", "status", "deployment/mover", "--timeout=60s")

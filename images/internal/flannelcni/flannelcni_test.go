@@ -3,6 +3,8 @@ package flannelcni
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"slices"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -11,6 +13,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 func TestParseSubnetFile(t *testing.T) {
@@ -233,6 +239,63 @@ func TestCheck(t *testing.T) {
 			err := Check(path)
 			if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
 				t.Fatalf("Check: %v, want error containing %q", err, tt.err)
+			}
+		})
+	}
+}
+
+func TestCheckNodes(t *testing.T) {
+	good := func(name, cidr, backend string) *corev1.Node {
+		return &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
+				AnnotationPrefix + "/backend-type": backend, AnnotationPrefix + "/public-ip": "10.0.0.1"}},
+			Spec:   corev1.NodeSpec{PodCIDR: cidr},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeNetworkUnavailable, Status: corev1.ConditionFalse}}},
+		}
+	}
+	noCIDR := good("b", "", "vxlan")
+	noAnnotation := good("c", "10.244.2.0/24", "vxlan")
+	delete(noAnnotation.Annotations, AnnotationPrefix+"/public-ip")
+	down := good("d", "10.244.3.0/24", "vxlan")
+	down.Status.Conditions[0].Status = corev1.ConditionTrue
+	tests := []struct {
+		name    string
+		nodes   []runtime.Object
+		failing string // the healthz URL that fails
+		err     []string
+		urls    []string
+	}{
+		{name: "vxlan nodes", nodes: []runtime.Object{good("a", "10.244.0.0/24", "vxlan"), good("b", "10.244.1.0/24", "vxlan")},
+			urls: []string{"http://10.244.0.0:8471/healthz", "http://10.244.1.0:8471/healthz"}},
+		{name: "host-gw nodes are not dialled", nodes: []runtime.Object{good("a", "10.244.0.0/24", "host-gw")}},
+		{name: "no nodes", err: []string{"no nodes"}},
+		{name: "broken nodes", nodes: []runtime.Object{good("a", "10.244.0.0/24", "vxlan"), noCIDR, noAnnotation, down},
+			err:  []string{"node b: no spec.podCIDR", "node c: no flannel.alpha.coreos.com/backend-type or public-ip", "node d: condition NetworkUnavailable"},
+			urls: []string{"http://10.244.0.0:8471/healthz"}},
+		{name: "overlay unreachable", nodes: []runtime.Object{good("a", "10.244.0.0/24", "vxlan")}, failing: "http://10.244.0.0:8471/healthz",
+			err: []string{"node a: flanneld through the overlay: timeout"}, urls: []string{"http://10.244.0.0:8471/healthz"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var urls []string
+			get := func(_ context.Context, url string) error {
+				urls = append(urls, url)
+				if url == tt.failing {
+					return errors.New("timeout")
+				}
+				return nil
+			}
+			err := CheckNodes(context.Background(), fake.NewClientset(tt.nodes...), 8471, get)
+			if len(tt.err) == 0 && err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tt.err {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("error %v, want one containing %q", err, want)
+				}
+			}
+			if !slices.Equal(urls, tt.urls) {
+				t.Errorf("got %v, want %v", urls, tt.urls)
 			}
 		})
 	}
