@@ -39,7 +39,7 @@ func Targets(in Inputs) []string {
 	p := in.Paths
 	out := []string{p.ManifestsDir(), in.PKIDir, in.EtcdDataDir, p.KubeletDir(), p.ContainerdDir(),
 		filepath.Dir(p.CNITemplate()), filepath.Join(p.CNIConfDir(), containerd.GeneratedCNIConfig),
-		filepath.Join(p.CNIDataDir(), "trireme"),
+		p.PodNetworkDataDir(),
 		filepath.Join(p.CNIConfDir(), FlannelConflist), p.FlannelRunDir(),
 		// containerd leaves its sockets behind when it stops.
 		p.ContainerdSocket(), p.ContainerdSocket() + ".ttrpc",
