@@ -117,11 +117,17 @@ func (w *worker) join() error {
 	return nil
 }
 
+// reset resets the worker, then deletes its network namespace; what of the pod
+// network its reset left there goes to workerLeftovers, which the suite's
+// teardown reports.
 func (w *worker) reset() {
 	if _, err := os.Stat("/var/run/netns/" + w.netns); err == nil {
 		if out, err := w.in(suite.adm, "reset", "-f", "--root-dir", w.root).CombinedOutput(); err != nil {
 			fmt.Printf("e2e/cluster: reset %s: %v\n%s", w.name, err, out)
 		}
+		workerLeftovers = append(workerLeftovers, podNetworkLeftovers(w.name, func(name string, args ...string) *exec.Cmd {
+			return w.in(append([]string{name}, args...)...)
+		})...)
 	}
 	_ = exec.Command("ip", "netns", "delete", w.netns).Run()
 	_ = exec.Command("ip", "link", "delete", w.veth).Run()
@@ -141,6 +147,9 @@ func workerNames() []string {
 	}
 	return names
 }
+
+// workerLeftovers are what workers' resets left in their network namespaces.
+var workerLeftovers []string
 
 // teardownWorkers resets the worker nodes of the multi-node test, if any.
 func teardownWorkers() {
@@ -217,6 +226,10 @@ func TestMultiNode(t *testing.T) {
 		}
 		fmt.Printf("e2e/cluster: %s: network namespace, containerd and image import: %s\n", w.name, time.Since(start).Round(100*time.Millisecond))
 	}
+	// The pod network between the nodes is flannel's alone (no route by
+	// hand); each worker's flannel works below its root from the start.
+	setFlannelNodePaths(t)
+	joined := time.Now()
 	for _, w := range workers {
 		start := time.Now()
 		if err := w.join(); err != nil {
@@ -229,8 +242,7 @@ func TestMultiNode(t *testing.T) {
 		}
 		fmt.Printf("e2e/cluster: triremeadm join to a Ready node (%s): %s\n", w.name, time.Since(start).Round(100*time.Millisecond))
 	}
-	// The pod network between the nodes is flannel's alone: no route by hand.
-	installFlannel(t)
+	checkFlannel(t, joined)
 	must(t, "label", "node", workers[1].name, "trireme.dev/e2e-pool=movers")
 	must(t, "label", "node", workers[0].name, "trireme.dev/e2e-pool=movers-later")
 	apply(t, spread)
