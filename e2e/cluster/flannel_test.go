@@ -41,14 +41,50 @@ func setFlannelNodePaths(t *testing.T) {
 // and answers at its VXLAN address through the overlay.
 func checkFlannel(t *testing.T, start time.Time) {
 	t.Helper()
-	for _, ds := range strings.Fields(must(t, "-n", releaseNS, "get", "daemonsets", "-l", "app.kubernetes.io/name=flannel", "-o", "jsonpath={.items[*].metadata.name}")) {
+	waitFlannel(t, append([]string{nodeName}, workerNames()...)...)
+	fmt.Printf("e2e/cluster: flannel on every node: %s after the first join\n", time.Since(start).Round(100*time.Millisecond))
+	mustHelm(t, "helm", "test", release, "-n", releaseNS, "--filter", "name=flannel-test", "--logs", "--timeout", "2m")
+}
+
+// waitFlannel waits until the flannel DaemonSets that run on nodes are rolled
+// out (each node is in one of them: the default one or its own).
+func waitFlannel(t *testing.T, nodes ...string) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, n := range nodes {
+		want[n] = true
+	}
+	var sets []string
+	eventually(t, 60*time.Second, fmt.Sprintf("flannel pods on %v", nodes), func() error {
+		out, err := kubectl("-n", releaseNS, "get", "pods", "-l", "app.kubernetes.io/name=flannel", "-o",
+			`jsonpath={range .items[*]}{.spec.nodeName} {.metadata.ownerReferences[0].name}{"\n"}{end}`)
+		if err != nil {
+			return err
+		}
+		seen, found := map[string]bool{}, map[string]bool{}
+		sets = nil
+		for _, l := range strings.Split(out, "\n") {
+			f := strings.Fields(l)
+			if len(f) != 2 || !want[f[0]] {
+				continue
+			}
+			found[f[0]] = true
+			if !seen[f[1]] {
+				seen[f[1]] = true
+				sets = append(sets, f[1])
+			}
+		}
+		if len(found) < len(want) {
+			return fmt.Errorf("flannel pods on %v only", found)
+		}
+		return nil
+	})
+	for _, ds := range sets {
 		if _, err := kubectl("-n", releaseNS, "rollout", "status", "daemonset/"+ds, "--timeout=120s"); err != nil {
 			state, _ := kubectl("-n", releaseNS, "get", "pods", "-o", "wide")
 			t.Fatalf("%v\n%s", err, state)
 		}
 	}
-	fmt.Printf("e2e/cluster: flannel on every node: %s after the first join\n", time.Since(start).Round(100*time.Millisecond))
-	mustHelm(t, "helm", "test", release, "-n", releaseNS, "--filter", "name=flannel-test", "--logs", "--timeout", "2m")
 }
 
 // checkNoSNAT: a pod on another node sees the client pod's own address.
@@ -143,9 +179,7 @@ func checkFlannelRestart(t *testing.T, byNode map[string][2]string) {
 		must(t, "-n", releaseNS, "delete", "pods", "-l", "app.kubernetes.io/name=flannel",
 			"--field-selector", "spec.nodeName="+node, "--wait=false")
 	}
-	for _, ds := range strings.Fields(must(t, "-n", releaseNS, "get", "daemonsets", "-l", "app.kubernetes.io/name=flannel", "-o", "jsonpath={.items[*].metadata.name}")) {
-		must(t, "-n", releaseNS, "rollout", "status", "daemonset/"+ds, "--timeout=120s")
-	}
+	waitFlannel(t, nodeName, workers[0].name)
 	restarted := time.Since(start)
 	r := <-done
 	if r.err != nil {
