@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -43,7 +45,38 @@ func checkFlannel(t *testing.T, start time.Time) {
 	t.Helper()
 	waitFlannel(t, append([]string{nodeName}, workerNames()...)...)
 	fmt.Printf("e2e/cluster: flannel on every node: %s after the first join\n", time.Since(start).Round(100*time.Millisecond))
+	checkFlannelRoutes(t)
 	mustHelm(t, "helm", "test", release, "-n", releaseNS, "--filter", "name=flannel-test", "--logs", "--timeout", "2m")
+}
+
+// checkFlannelRoutes: in every node's network namespace, the route to each
+// other node's pod range is flannel's, through its VXLAN device; none goes
+// through the default gateway.
+func checkFlannelRoutes(t *testing.T) {
+	t.Helper()
+	run := map[string]func(args ...string) *exec.Cmd{nodeName: func(args ...string) *exec.Cmd { return exec.Command(args[0], args[1:]...) }}
+	for _, w := range workers {
+		run[w.name] = w.in
+	}
+	for from, in := range run {
+		for to := range run {
+			if from == to {
+				continue
+			}
+			cidr := must(t, "get", "node", to, "-o", "jsonpath={.spec.podCIDR}")
+			prefix, err := netip.ParsePrefix(cidr)
+			if err != nil {
+				t.Fatalf("podCIDR of %s: %v", to, err)
+			}
+			eventually(t, 30*time.Second, fmt.Sprintf("flannel's route on %s to %s's pods", from, to), func() error {
+				out, err := in("ip", "route", "get", prefix.Addr().Next().String()).CombinedOutput()
+				if err == nil && !strings.Contains(string(out), "dev flannel.1") {
+					err = fmt.Errorf("route to %s: %s", cidr, out)
+				}
+				return err
+			})
+		}
+	}
 }
 
 // waitFlannel waits until the flannel DaemonSets that run on nodes are rolled

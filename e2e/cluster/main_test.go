@@ -283,7 +283,7 @@ func nodeSysctls() error {
 // into the pod network, flannel's nftables tables and iptables chains.
 func podNetworkLeftovers(node string, run func(name string, args ...string) *exec.Cmd) []string {
 	var problems []string
-	if out, _ := run("ip", "-o", "link", "show", "flannel.1").CombinedOutput(); strings.Contains(string(out), "flannel.1") {
+	if err := run("ip", "link", "show", "flannel.1").Run(); err == nil {
 		problems = append(problems, node+": flannel's device flannel.1 is left")
 	}
 	if out, _ := run("ip", "route", "show", "root", "10.244.0.0/16").CombinedOutput(); strings.TrimSpace(string(out)) != "" {

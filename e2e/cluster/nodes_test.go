@@ -58,6 +58,11 @@ func (w *worker) create() error {
 		{"ip", "-n", w.netns, "addr", "add", w.ip + "/24", "dev", "eth0"},
 		{"ip", "-n", w.netns, "link", "set", "eth0", "up"},
 		{"ip", "-n", w.netns, "link", "set", "lo", "up"},
+		// A machine's default gateway (the host), which ClusterIPs need from
+		// the node itself: without a route the kernel refuses the connection
+		// before the proxy's DNAT picks the real destination. The pod ranges
+		// of other nodes are flannel's routes, more specific (checkFlannel).
+		{"ip", "-n", w.netns, "route", "add", "default", "via", nodeIP},
 		{"ip", "netns", "exec", w.netns, "sysctl", "-qw", "net.ipv4.ip_forward=1"},
 	} {
 		if err := runCmd(c...); err != nil {
