@@ -46,7 +46,9 @@ func checkFlannel(t *testing.T, start time.Time) {
 	waitFlannel(t, append([]string{nodeName}, workerNames()...)...)
 	fmt.Printf("e2e/cluster: flannel on every node: %s after the first join\n", time.Since(start).Round(100*time.Millisecond))
 	checkFlannelRoutes(t)
-	mustHelm(t, "helm", "test", release, "-n", releaseNS, "--filter", "name=flannel-test", "--logs", "--timeout", "2m")
+	// The filter names every hook of the test: its ServiceAccount and pod,
+	// and its ClusterRole and binding.
+	mustHelm(t, "helm", "test", release, "-n", releaseNS, "--filter", "name=flannel-test,name=trireme:flannel-test", "--logs", "--timeout", "2m")
 }
 
 // checkFlannelRoutes: in every node's network namespace, the route to each

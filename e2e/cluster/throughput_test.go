@@ -33,7 +33,8 @@ const perfDuration = 10 * time.Second
 // TestPodNetworkThroughput measures the pod network between two nodes against
 // the nodes' own addresses: TCP throughput for 10 s and the median round trip
 // of one byte, from a pod on the host node to a pod on the first worker,
-// through VXLAN and then host-gw (the flannel addon's backends); and
+// through VXLAN and then host-gw (the flannel addon's backends), the best of
+// two alternating rounds each; and
 // flanneld's idle resident memory. It prints figures and checks only that
 // every measurement ran (the targets, ≥70 % of the nodes' throughput through
 // VXLAN and ≥90 % through host-gw, are the report's to judge).
@@ -66,9 +67,14 @@ func TestPodNetworkThroughput(t *testing.T) {
 	podIP := func(name string) string {
 		return must(t, "-n", "perf", "get", "pod", name, "-o", "jsonpath={.status.podIP}")
 	}
-	nodes := measurePath(t, "node-client", podIP("node-server"))
 	report := func(backend string) {
-		pods := measurePath(t, "pod-client", podIP("pod-server"))
+		// Two rounds each, alternating, the best of each kept: the machine's
+		// cores are shared, and a busy moment should not decide the ratio.
+		var nodes, pods pathFigures
+		for range 2 {
+			nodes = nodes.best(measurePath(t, "node-client", podIP("node-server")))
+			pods = pods.best(measurePath(t, "pod-client", podIP("pod-server")))
+		}
 		fmt.Printf("e2e/cluster: pod network %-8s %6.2f Gbit/s (%3.0f %% of the nodes' %6.2f Gbit/s), 1-byte RTT median %5.0f µs (nodes' %5.0f µs)\n",
 			backend, pods.Gbps, 100*pods.Gbps/nodes.Gbps, nodes.Gbps, pods.MedianMicros, nodes.MedianMicros)
 	}
@@ -93,6 +99,15 @@ func TestPodNetworkThroughput(t *testing.T) {
 type pathFigures struct {
 	Gbps         float64
 	MedianMicros float64
+}
+
+// best keeps the higher throughput and the lower round trip of p and q.
+func (p pathFigures) best(q pathFigures) pathFigures {
+	if p.MedianMicros == 0 || (q.MedianMicros > 0 && q.MedianMicros < p.MedianMicros) {
+		p.MedianMicros = q.MedianMicros
+	}
+	p.Gbps = max(p.Gbps, q.Gbps)
+	return p
 }
 
 // measurePath measures from the client pod to the server at ip: throughput,
