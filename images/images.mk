@@ -17,9 +17,9 @@ BUSYBOX           ?= /bin/busybox
 IMAGE_BUILD       := _output/bin/image-build
 IMAGES_DIR        := _output/images
 
-.PHONY: images _output/bin/image-build _output/bin/pause _output/bin/etcd _output/bin/coredns _output/bin/echo _output/bin/local-path-provisioner _output/bin/metrics-server _output/bin/metrics-check
+.PHONY: images _output/bin/image-build _output/bin/pause _output/bin/etcd _output/bin/coredns _output/bin/echo _output/bin/local-path-provisioner _output/bin/metrics-server _output/bin/metrics-check _output/bin/flanneld _output/bin/flannel-cni-config
 
-images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/trireme-scheduler.tar $(IMAGES_DIR)/proxy.tar $(IMAGES_DIR)/etcd.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar $(IMAGES_DIR)/coredns.tar $(IMAGES_DIR)/echo.tar $(IMAGES_DIR)/trireme-vip.tar $(IMAGES_DIR)/local-path-provisioner.tar $(IMAGES_DIR)/metrics-server.tar
+images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/trireme-scheduler.tar $(IMAGES_DIR)/proxy.tar $(IMAGES_DIR)/etcd.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar $(IMAGES_DIR)/coredns.tar $(IMAGES_DIR)/echo.tar $(IMAGES_DIR)/trireme-vip.tar $(IMAGES_DIR)/local-path-provisioner.tar $(IMAGES_DIR)/metrics-server.tar $(IMAGES_DIR)/flannel.tar
 
 # go decides what is stale, so the binaries are always "rebuilt" (cheaply, from cache).
 _output/bin/image-build:
@@ -81,11 +81,11 @@ $(IMAGES_DIR)/etcd.tar: _output/bin/etcd $(IMAGE_BUILD)
 		--entrypoint /usr/local/bin/etcd
 
 # The proxy runs nft, iptables-restore and conntrack, which Debian links
-# dynamically: proxy/image/rootfs.sh lays out the host's binaries with their
+# dynamically: images/rootfs/netfilter.sh lays out the host's binaries with their
 # libraries, loader and iptables extensions, and the image carries them. It
 # runs as root with hostNetwork and NET_ADMIN, as upstream's kube-proxy does.
 $(IMAGES_DIR)/proxy.tar: _output/bin/trireme-proxy $(IMAGE_BUILD)
-	./proxy/image/rootfs.sh _output/rootfs/proxy
+	./images/rootfs/netfilter.sh _output/rootfs/proxy
 	$(IMAGE_BUILD) --name trireme.dev/proxy:$(IMAGE_VERSION) --out $@ \
 		--base-dir _output/rootfs/proxy \
 		--file _output/bin/trireme-proxy=/usr/local/bin/trireme-proxy:0755 \
@@ -157,3 +157,24 @@ $(IMAGES_DIR)/metrics-server.tar: _output/bin/metrics-server _output/bin/metrics
 		--file _output/bin/metrics-server=/metrics-server:0755 \
 		--file _output/bin/metrics-check=/metrics-check:0755 \
 		--entrypoint /metrics-server --user 65534:65534
+
+# flanneld from flannel's Go packages (images/flannel/main.go: the kube subnet
+# manager with the vxlan and host-gw backends), a module of its own outside
+# go.work as CoreDNS is; its k8s.io libraries are pinned to ours.
+_output/bin/flanneld:
+	cd images/flannel && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o ../../$@ .
+
+_output/bin/flannel-cni-config:
+	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $@ ./images/cmd/flannel-cni-config
+
+# The pod network's node agent and the sidecar that writes the node's CNI
+# configuration. flanneld runs iptables/ip6tables (or nft) as Debian links them,
+# so the image carries the same netfilter tools as the proxy's. Root with
+# hostNetwork and privileged, as upstream's flannel DaemonSet runs.
+$(IMAGES_DIR)/flannel.tar: _output/bin/flanneld _output/bin/flannel-cni-config $(IMAGE_BUILD)
+	./images/rootfs/netfilter.sh _output/rootfs/flannel
+	$(IMAGE_BUILD) --name trireme.dev/flannel:$(IMAGE_VERSION) --out $@ \
+		--base-dir _output/rootfs/flannel \
+		--file _output/bin/flanneld=/opt/bin/flanneld:0755 \
+		--file _output/bin/flannel-cni-config=/usr/local/bin/flannel-cni-config:0755 \
+		--entrypoint /opt/bin/flanneld

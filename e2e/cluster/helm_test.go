@@ -54,6 +54,23 @@ func mustHelm(t *testing.T, bin string, args ...string) string {
 	return out
 }
 
+// upgradeAddons upgrades the addons' release with the chart in this tree,
+// every value kept but the --set-json ones given. It does not wait (callers
+// wait for the workloads they changed): after TestMultiNode a worker whose
+// kubelet it stopped keeps a flannel pod that never turns ready.
+func upgradeAddons(t *testing.T, setJSON ...string) {
+	t.Helper()
+	chart, err := filepath.Abs("../../charts/trireme-addons")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"upgrade", release, chart, "-n", releaseNS, "--reuse-values", "--timeout", "120s"}
+	for _, s := range setJSON {
+		args = append(args, "--set-json", s)
+	}
+	mustHelm(t, "helm", args...)
+}
+
 // revision is the release's current revision as Helm 4 reports it.
 func revision(t *testing.T) int {
 	t.Helper()

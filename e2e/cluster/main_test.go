@@ -278,9 +278,30 @@ func nodeSysctls() error {
 	return nil
 }
 
+// podNetworkLeftovers lists what of the pod network a node's reset left in
+// its network namespace (run runs a command there): flannel's device, routes
+// into the pod network, flannel's nftables tables and iptables chains.
+func podNetworkLeftovers(node string, run func(name string, args ...string) *exec.Cmd) []string {
+	var problems []string
+	if err := run("ip", "link", "show", "flannel.1").Run(); err == nil {
+		problems = append(problems, node+": flannel's device flannel.1 is left")
+	}
+	if out, _ := run("ip", "route", "show", "root", "10.244.0.0/16").CombinedOutput(); strings.TrimSpace(string(out)) != "" {
+		problems = append(problems, fmt.Sprintf("%s: routes into the pod network are left: %s", node, out))
+	}
+	if out, _ := run("nft", "list", "tables").CombinedOutput(); strings.Contains(string(out), "flannel") {
+		problems = append(problems, fmt.Sprintf("%s: flannel's nftables tables are left: %s", node, out))
+	}
+	if out, _ := run("iptables-save").CombinedOutput(); strings.Contains(string(out), "FLANNEL") {
+		problems = append(problems, node+": flannel's iptables chains are left")
+	}
+	return problems
+}
+
 // teardown resets the cluster (workers first), removes the bridge and checks
 // that nothing of the cluster is left: no process, mount, nftables table or
-// iptables chain of the proxy, CNI bridge, pod log or file below the root.
+// iptables chain of the proxy or flannel, CNI bridge, flannel device, route
+// into the pod network, pod log or file below the root.
 func teardown() error {
 	var problems []string
 	teardownWorkers()
@@ -308,6 +329,8 @@ func teardown() error {
 	if _, err := net.InterfaceByName("trireme0"); err == nil {
 		problems = append(problems, "the CNI bridge trireme0 is left")
 	}
+	problems = append(problems, podNetworkLeftovers(nodeName, exec.Command)...)
+	problems = append(problems, workerLeftovers...)
 	for _, node := range append([]string{nodeName}, workerNames()...) {
 		for _, hierarchy := range []string{"memory", "unified"} {
 			if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", hierarchy, cgroupRoot(node))); err == nil {

@@ -58,6 +58,11 @@ func (w *worker) create() error {
 		{"ip", "-n", w.netns, "addr", "add", w.ip + "/24", "dev", "eth0"},
 		{"ip", "-n", w.netns, "link", "set", "eth0", "up"},
 		{"ip", "-n", w.netns, "link", "set", "lo", "up"},
+		// A machine's default gateway (the host), which ClusterIPs need from
+		// the node itself: without a route the kernel refuses the connection
+		// before the proxy's DNAT picks the real destination. The pod ranges
+		// of other nodes are flannel's routes, more specific (checkFlannel).
+		{"ip", "-n", w.netns, "route", "add", "default", "via", nodeIP},
 		{"ip", "netns", "exec", w.netns, "sysctl", "-qw", "net.ipv4.ip_forward=1"},
 	} {
 		if err := runCmd(c...); err != nil {
@@ -81,7 +86,7 @@ func (w *worker) create() error {
 	images := filepath.Join(filepath.Dir(framework.BinDir()), "images")
 	imgs := w.images
 	if imgs == nil {
-		imgs = []string{"pause", "busybox", "echo", "proxy", "coredns", "local-path-provisioner", "metrics-server"}
+		imgs = []string{"pause", "busybox", "echo", "proxy", "coredns", "local-path-provisioner", "metrics-server", "flannel"}
 	}
 	for _, img := range imgs {
 		if err := os.Symlink(filepath.Join(images, img+".tar"), filepath.Join(dir, img+".tar")); err != nil {
@@ -117,11 +122,17 @@ func (w *worker) join() error {
 	return nil
 }
 
+// reset resets the worker, then deletes its network namespace; what of the pod
+// network its reset left there goes to workerLeftovers, which the suite's
+// teardown reports.
 func (w *worker) reset() {
 	if _, err := os.Stat("/var/run/netns/" + w.netns); err == nil {
 		if out, err := w.in(suite.adm, "reset", "-f", "--root-dir", w.root).CombinedOutput(); err != nil {
 			fmt.Printf("e2e/cluster: reset %s: %v\n%s", w.name, err, out)
 		}
+		workerLeftovers = append(workerLeftovers, podNetworkLeftovers(w.name, func(name string, args ...string) *exec.Cmd {
+			return w.in(append([]string{name}, args...)...)
+		})...)
 	}
 	_ = exec.Command("ip", "netns", "delete", w.netns).Run()
 	_ = exec.Command("ip", "link", "delete", w.veth).Run()
@@ -142,26 +153,14 @@ func workerNames() []string {
 	return names
 }
 
+// workerLeftovers are what workers' resets left in their network namespaces.
+var workerLeftovers []string
+
 // teardownWorkers resets the worker nodes of the multi-node test, if any.
 func teardownWorkers() {
 	for _, w := range workers {
 		w.reset()
 	}
-}
-
-// podCIDR is a node's pod range, once the controller-manager allocated it.
-func podCIDR(t *testing.T, node string) string {
-	t.Helper()
-	var cidr string
-	eventually(t, 60*time.Second, "pod CIDR of "+node, func() error {
-		out, err := kubectl("get", "node", node, "-o", "jsonpath={.spec.podCIDR}")
-		if err == nil && out == "" {
-			err = fmt.Errorf("no podCIDR yet")
-		}
-		cidr = out
-		return err
-	})
-	return cidr
 }
 
 const spread = `apiVersion: v1
@@ -220,9 +219,10 @@ spec:
         command: ["sleep", "3600"]
 `
 
-// TestMultiNode: two workers join with the command init printed; pod CIDRs are
-// routed between the nodes; a DaemonSet runs on all three; pods and Services
-// answer across nodes; a worker whose kubelet stops goes NotReady and its pods
+// TestMultiNode: two workers join with the command init printed; flannel
+// routes the pod network between the nodes; a DaemonSet runs on all three;
+// pods, Services and NodePorts answer across nodes, pods see each other's own
+// addresses, and keep talking while flannel restarts; a worker whose kubelet stops goes NotReady and its pods
 // are evicted and recreated on another node.
 func TestMultiNode(t *testing.T) {
 	begin(t)
@@ -235,6 +235,10 @@ func TestMultiNode(t *testing.T) {
 		}
 		fmt.Printf("e2e/cluster: %s: network namespace, containerd and image import: %s\n", w.name, time.Since(start).Round(100*time.Millisecond))
 	}
+	// The pod network between the nodes is flannel's alone (no route by
+	// hand); each worker's flannel works below its root from the start.
+	setFlannelNodePaths(t)
+	joined := time.Now()
 	for _, w := range workers {
 		start := time.Now()
 		if err := w.join(); err != nil {
@@ -247,27 +251,7 @@ func TestMultiNode(t *testing.T) {
 		}
 		fmt.Printf("e2e/cluster: triremeadm join to a Ready node (%s): %s\n", w.name, time.Since(start).Round(100*time.Millisecond))
 	}
-	// Routes between the nodes' pod ranges, as a cloud's route controller or a
-	// network plugin would set them.
-	cidrs := map[string]string{nodeName: podCIDR(t, nodeName)}
-	ips := map[string]string{nodeName: nodeIP}
-	for _, w := range workers {
-		cidrs[w.name], ips[w.name] = podCIDR(t, w.name), w.ip
-	}
-	for node, cidr := range cidrs {
-		if node != nodeName {
-			if err := runCmd("ip", "route", "replace", cidr, "via", ips[node], "dev", hostBridge); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, w := range workers {
-			if w.name != node {
-				if err := runCmd("ip", "-n", w.netns, "route", "replace", cidr, "via", ips[node], "dev", "eth0"); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
+	checkFlannel(t, joined)
 	must(t, "label", "node", workers[1].name, "trireme.dev/e2e-pool=movers")
 	must(t, "label", "node", workers[0].name, "trireme.dev/e2e-pool=movers-later")
 	apply(t, spread)
@@ -328,6 +312,9 @@ func TestMultiNode(t *testing.T) {
 			return nil
 		})
 	}
+	checkNoSNAT(t, byNode)
+	checkNodePort(t, byNode)
+	checkFlannelRestart(t, byNode)
 	// Stop the second worker's kubelet: its node goes NotReady and the mover is
 	// evicted and recreated on the other worker.
 	must(t, "-n", "demo", "rollout", "status", "deployment/mover", "--timeout=60s")

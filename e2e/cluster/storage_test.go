@@ -150,12 +150,7 @@ func setNodePaths(t *testing.T, dirs map[string]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chart, err := filepath.Abs("../../charts/trireme-addons")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustHelm(t, "helm", "upgrade", release, chart, "-n", releaseNS, "--reuse-values",
-		"--set-json", "local-path.nodePathMap="+string(js), "--wait", "--timeout", "120s")
+	upgradeAddons(t, "local-path.nodePathMap="+string(js))
 	must(t, "-n", "local-path-storage", "rollout", "status", "deployment/local-path-provisioner", "--timeout=120s")
 }
 

@@ -77,8 +77,21 @@ type Inputs struct {
 	// that volumes stay inside it and reset removes them. Empty keeps the
 	// chart's default, the same path on a real machine.
 	LocalPathDir string
+	// FlannelPaths, when set, are the flannel addon's directories for nodes
+	// not listed in its nodePaths: the node's own below a --root-dir, where
+	// its containerd reads CNI configurations and reset looks. Nil keeps the
+	// chart's defaults, the same paths on a real machine.
+	FlannelPaths *FlannelPaths
 	// User are the ClusterConfiguration's addons.values, merged over the above.
 	User map[string]any
+}
+
+// FlannelPaths are where the flannel addon works on a node: the CNI conf_dir
+// its conflist goes to, host-local's dataDir (the one triremeadm's CNI
+// template names, so pods from before flannel and after share one lease
+// store) and flanneld's run directory (its subnet file).
+type FlannelPaths struct {
+	CNIConfDir, CNIDataDir, RunDir string
 }
 
 // Values are the values triremeadm installs the chart with.
@@ -98,7 +111,24 @@ func Values(in Inputs) map[string]any {
 			map[string]any{"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": []any{in.LocalPathDir}},
 		}}
 	}
+	if p := in.FlannelPaths; p != nil {
+		vals["flannel"] = map[string]any{"paths": map[string]any{
+			"cniConfDir": p.CNIConfDir, "cniDataDir": p.CNIDataDir, "runDir": p.RunDir,
+		}}
+	}
 	return loader.MergeMaps(vals, in.User)
+}
+
+// Enabled reports whether user values (a ClusterConfiguration's
+// addons.values) leave addon enabled: every addon is, unless its "enabled"
+// is false.
+func Enabled(user map[string]any, addon string) bool {
+	v, ok := user[addon].(map[string]any)
+	if !ok {
+		return true
+	}
+	on, ok := v["enabled"].(bool)
+	return !ok || on
 }
 
 // fieldManager is the helm CLI's own server-side apply manager.

@@ -46,12 +46,24 @@ func TestGolden(t *testing.T) {
 	fixed.User = fixedTLS(t)
 	single := fixed
 	single.SingleNode = true
+	// The end-to-end suite's nodes: the init node below its --root-dir, two
+	// workers with directories of their own on the same file system.
+	rooted := fixed
+	rooted.LocalPathDir = "/tmp/e2e/host/var/lib/trireme/local-path"
+	rooted.FlannelPaths = &FlannelPaths{CNIConfDir: "/tmp/e2e/host/etc/cni/net.d",
+		CNIDataDir: "/tmp/e2e/host/var/lib/cni/networks/trireme", RunDir: "/tmp/e2e/host/run/flannel"}
+	rooted.User = fixedTLS(t)
+	rooted.User["flannel"] = map[string]any{"backend": "host-gw", "nodePaths": map[string]any{
+		"worker-1": map[string]any{"cniConfDir": "/tmp/e2e/w1/etc/cni/net.d", "cniDataDir": "/tmp/e2e/w1/var/lib/cni/networks/trireme", "runDir": "/tmp/e2e/w1/run/flannel"},
+		"worker-2": map[string]any{"cniConfDir": "/tmp/e2e/w2/etc/cni/net.d"},
+	}}
 	for _, tc := range []struct {
 		name string
 		in   Inputs
 	}{
 		{"defaults", fixed},
 		{"single-node", single},
+		{"node-paths", rooted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ch, err := Chart("v1.37.0-trireme.test")
@@ -131,6 +143,9 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 		{"bad enabled", map[string]any{"coredns": map[string]any{"enabled": "yes"}}, "enabled"},
 		{"unknown metrics-server key", map[string]any{"metrics-server": map[string]any{"replica": 2}}, "replica"},
 		{"metrics-server flag without dashes", map[string]any{"metrics-server": map[string]any{"extraArgs": []any{"v=2"}}}, "extraArgs"},
+		{"unknown flannel backend", map[string]any{"flannel": map[string]any{"backend": "udp"}}, "backend"},
+		{"relative flannel path", map[string]any{"flannel": map[string]any{"nodePaths": map[string]any{"n1": map[string]any{"runDir": "run/flannel"}}}}, "runDir"},
+		{"unknown flannel path", map[string]any{"flannel": map[string]any{"paths": map[string]any{"cniBinDir": "/opt/cni/bin"}}}, "cniBinDir"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := inputs
@@ -164,6 +179,53 @@ func TestValuesLocalPathDir(t *testing.T) {
 			}
 			if s := fmt.Sprint(got); s != tc.want {
 				t.Errorf("local-path.nodePathMap = %s, want %s", s, tc.want)
+			}
+		})
+	}
+}
+
+func TestValuesFlannelPaths(t *testing.T) {
+	rooted := &FlannelPaths{CNIConfDir: "/tmp/r/etc/cni/net.d", CNIDataDir: "/tmp/r/var/lib/cni/networks/trireme", RunDir: "/tmp/r/run/flannel"}
+	for _, tc := range []struct {
+		name  string
+		paths *FlannelPaths
+		user  map[string]any
+		want  string
+	}{
+		{"real machine keeps the chart's default", nil, nil, "<nil>"},
+		{"below a root", rooted, nil, "map[cniConfDir:/tmp/r/etc/cni/net.d cniDataDir:/tmp/r/var/lib/cni/networks/trireme runDir:/tmp/r/run/flannel]"},
+		{"the user's path wins", rooted, map[string]any{"flannel": map[string]any{"paths": map[string]any{"runDir": "/srv/flannel"}}},
+			"map[cniConfDir:/tmp/r/etc/cni/net.d cniDataDir:/tmp/r/var/lib/cni/networks/trireme runDir:/srv/flannel]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := inputs
+			in.FlannelPaths, in.User = tc.paths, tc.user
+			var got any
+			if f, ok := Values(in)["flannel"].(map[string]any); ok {
+				got = f["paths"]
+			}
+			if s := fmt.Sprint(got); s != tc.want {
+				t.Errorf("flannel.paths = %s, want %s", s, tc.want)
+			}
+		})
+	}
+}
+
+func TestEnabled(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		user map[string]any
+		want bool
+	}{
+		{"no values", nil, true},
+		{"other addon off", map[string]any{"coredns": map[string]any{"enabled": false}}, true},
+		{"values without enabled", map[string]any{"flannel": map[string]any{"backend": "host-gw"}}, true},
+		{"on", map[string]any{"flannel": map[string]any{"enabled": true}}, true},
+		{"off", map[string]any{"flannel": map[string]any{"enabled": false}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Enabled(tc.user, "flannel"); got != tc.want {
+				t.Errorf("Enabled(%v, flannel) = %v, want %v", tc.user, got, tc.want)
 			}
 		})
 	}

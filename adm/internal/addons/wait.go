@@ -153,7 +153,10 @@ func ready(ctx context.Context, c kubernetes.Interface, w Workload) (bool, strin
 		}
 		s := d.Status
 		selector, generation, observed = d.Spec.Selector, d.Generation, s.ObservedGeneration
-		ok = s.DesiredNumberScheduled > 0 && s.NumberReady >= s.DesiredNumberScheduled && s.UpdatedNumberScheduled >= s.DesiredNumberScheduled
+		// No node to run on is done once the controller has seen this
+		// generation (as kubectl rollout status has it): the flannel addon's
+		// DaemonSet for a node that has not joined yet waits for nothing.
+		ok = s.NumberReady >= s.DesiredNumberScheduled && s.UpdatedNumberScheduled >= s.DesiredNumberScheduled
 		why = fmt.Sprintf("%d of %d pods ready", s.NumberReady, s.DesiredNumberScheduled)
 	case "StatefulSet":
 		s, err := c.AppsV1().StatefulSets(w.Namespace).Get(ctx, w.Name, metav1.GetOptions{})

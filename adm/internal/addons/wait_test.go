@@ -1,14 +1,17 @@
 package addons
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 func TestWorkloads(t *testing.T) {
@@ -93,6 +96,36 @@ func TestDescribePods(t *testing.T) {
 			got, failing := describePods([]corev1.Pod{tc.pod}, sel, now)
 			if !strings.Contains(got, tc.want) || (tc.want == "" && got != "") || failing != tc.wantFailing {
 				t.Errorf("describePods = %q, %v; want %q, %v", got, failing, tc.want, tc.wantFailing)
+			}
+		})
+	}
+}
+
+func TestReadyDaemonSet(t *testing.T) {
+	ds := func(generation, observed int64, desired, ready, updated int32) *appsv1.DaemonSet {
+		return &appsv1.DaemonSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "flannel", Namespace: Namespace, Generation: generation},
+			Spec:       appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "flannel"}}},
+			Status: appsv1.DaemonSetStatus{ObservedGeneration: observed, DesiredNumberScheduled: desired,
+				NumberReady: ready, UpdatedNumberScheduled: updated},
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		ds   *appsv1.DaemonSet
+		want bool
+	}{
+		{"every pod ready", ds(1, 1, 3, 3, 3), true},
+		{"a pod not ready", ds(1, 1, 3, 2, 3), false},
+		{"a pod of the old template", ds(2, 2, 3, 3, 2), false},
+		{"not yet seen by the controller", ds(1, 0, 0, 0, 0), false},
+		{"no node to run on, seen", ds(1, 1, 0, 0, 0), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fake.NewClientset(tc.ds)
+			ok, why, err := ready(context.Background(), c, Workload{Kind: "DaemonSet", Namespace: Namespace, Name: "flannel"})
+			if err != nil || ok != tc.want {
+				t.Errorf("ready = %v (%s, %v), want %v", ok, why, err, tc.want)
 			}
 		})
 	}

@@ -264,7 +264,7 @@ func (d *initData) images(ctx context.Context, s *workflow.Status) error {
 // ensureImages checks that containerd holds the images of what triremeadm
 // starts on this node, pulling those it lacks: every pod's sandbox (pause)
 // and, on a control-plane node, its static pods. The addons' images (proxy,
-// CoreDNS) are the kubelet's to pull, with their errors on the pods.
+// CoreDNS, flannel) are the kubelet's to pull, with their errors on the pods.
 func ensureImages(ctx context.Context, cfg *options.Config, controlPlane bool, s *workflow.Status) error {
 	refs := []string{cfg.Image("pause")}
 	if controlPlane {
@@ -303,7 +303,7 @@ func startContainerd(ctx context.Context, cfg *options.Config, s *workflow.Statu
 	if err := pki.WriteFile(p.ContainerdConfig(), conf, 0o644); err != nil {
 		return err
 	}
-	if err := pki.WriteFile(p.CNITemplate(), containerd.CNITemplate(filepath.Join(p.CNIDataDir(), "trireme")), 0o644); err != nil {
+	if err := pki.WriteFile(p.CNITemplate(), containerd.CNITemplate(p.PodNetworkDataDir(), !addons.Enabled(cfg.Cluster.Addons.Values, "flannel")), 0o644); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(p.CNIConfDir(), 0o755); err != nil {
@@ -657,7 +657,7 @@ func (d *initData) addonChart(ctx context.Context, s *workflow.Status, cfg *opti
 		ClusterDomain: cfg.Cluster.Networking.DNSDomain, DNSServiceIP: dnsIP,
 		PodSubnet: cfg.Cluster.Networking.PodSubnet, ServiceSubnet: cfg.Cluster.Networking.ServiceSubnet,
 		SingleNode: cfg.SingleNode, User: cfg.Cluster.Addons.Values,
-		LocalPathDir: rootedLocalPathDir(cfg.Paths),
+		LocalPathDir: rootedLocalPathDir(cfg.Paths), FlannelPaths: rootedFlannelPaths(cfg.Paths),
 	})
 	getter := genericclioptions.NewConfigFlags(false)
 	server, ns := cfg.LocalURL(), addons.Namespace
@@ -686,11 +686,24 @@ func (d *initData) addonChart(ctx context.Context, s *workflow.Status, cfg *opti
 // rootedLocalPathDir is the node's local-path directory when triremeadm works
 // below a --root-dir, and empty (the chart's default) on the real machine.
 func rootedLocalPathDir(p paths.Paths) string {
-	if p.Root == "" || p.Root == "/" {
+	if !rooted(p) {
 		return ""
 	}
 	return p.LocalPathDir()
 }
+
+// rootedFlannelPaths are the node's flannel directories when triremeadm works
+// below a --root-dir (where its containerd reads CNI configurations and reset
+// looks), and nil (the chart's defaults) on the real machine.
+func rootedFlannelPaths(p paths.Paths) *addons.FlannelPaths {
+	if !rooted(p) {
+		return nil
+	}
+	return &addons.FlannelPaths{CNIConfDir: p.CNIConfDir(), CNIDataDir: p.PodNetworkDataDir(), RunDir: p.FlannelRunDir()}
+}
+
+// rooted reports whether triremeadm works below a --root-dir.
+func rooted(p paths.Paths) bool { return p.Root != "" && p.Root != "/" }
 
 // CAHash is the --discovery-token-ca-cert-hash of a CA certificate.
 func CAHash(ca *x509.Certificate) string { return discovery.CAHash(ca) }

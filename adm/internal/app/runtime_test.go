@@ -159,7 +159,14 @@ func TestContainerRuntimePhase(t *testing.T) {
 		t.Errorf("images phase output:\n%s", out)
 	}
 
-	out = adm(t, "reset", "--force", "--root-dir", root)
+	// reset also clears this network namespace (the CNI bridge, the proxy's
+	// and flannel's rules and devices): in a namespace of its own, it leaves
+	// alone a cluster that runs on this machine meanwhile (the e2e suite's).
+	resetOut, err := exec.Command("unshare", "--net", triremeadm, "reset", "--force", "--root-dir", root).CombinedOutput()
+	if err != nil {
+		t.Fatalf("triremeadm reset: %v\n%s", err, resetOut)
+	}
+	out = string(resetOut)
 	if !strings.Contains(out, "stopped containerd") {
 		t.Errorf("reset output:\n%s", out)
 	}

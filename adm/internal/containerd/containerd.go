@@ -84,7 +84,13 @@ const BridgeName = "trireme0"
 // node's pod CIDRs and portmap for hostPorts. containerd's CRI plugin sets up each
 // sandbox's loopback itself with the loopback plugin from bin_dir, so it is not in
 // the chain. dataDir keeps host-local's leases where reset can find them.
-func CNITemplate(dataDir string) []byte {
+//
+// ipMasq masquerades what pods send beyond the node's range. It is off when a
+// pod network addon (flannel's --ip-masq) masquerades what leaves the pod
+// network: the bridge's own rule, which each pod keeps until it is deleted,
+// would also hide the source address of a pod started before the addon from
+// pods on other nodes.
+func CNITemplate(dataDir string, ipMasq bool) []byte {
 	return []byte(`{
   "cniVersion": "0.4.0",
   "name": "trireme",
@@ -93,7 +99,7 @@ func CNITemplate(dataDir string) []byte {
       "type": "bridge",
       "bridge": "` + BridgeName + `",
       "isGateway": true,
-      "ipMasq": true,
+      "ipMasq": ` + strconv.FormatBool(ipMasq) + `,
       "hairpinMode": true,
       "ipam": {
         "type": "host-local",

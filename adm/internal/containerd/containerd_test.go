@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,7 +51,13 @@ func TestRender(t *testing.T) {
 // TestCNITemplate fills the template as containerd's CRI plugin does (fields
 // PodCIDRRanges and Routes) and checks the result is the conflist we mean.
 func TestCNITemplate(t *testing.T) {
-	tmpl, err := template.New("cni").Parse(string(CNITemplate("/var/lib/cni/networks/trireme")))
+	for _, ipMasq := range []bool{true, false} {
+		t.Run(fmt.Sprintf("ipMasq=%v", ipMasq), func(t *testing.T) { testCNITemplate(t, ipMasq) })
+	}
+}
+
+func testCNITemplate(t *testing.T, ipMasq bool) {
+	tmpl, err := template.New("cni").Parse(string(CNITemplate("/var/lib/cni/networks/trireme", ipMasq)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,11 +69,14 @@ func TestCNITemplate(t *testing.T) {
 	}
 	var conf struct {
 		Plugins []struct {
-			Type string `json:"type"`
-			IPAM struct {
-				Type   string                `json:"type"`
-				Ranges [][]map[string]string `json:"ranges"`
-				Routes []map[string]string   `json:"routes"`
+			Type   string `json:"type"`
+			Bridge string `json:"bridge"`
+			IPMasq bool   `json:"ipMasq"`
+			IPAM   struct {
+				DataDir string                `json:"dataDir"`
+				Type    string                `json:"type"`
+				Ranges  [][]map[string]string `json:"ranges"`
+				Routes  []map[string]string   `json:"routes"`
 			} `json:"ipam"`
 		} `json:"plugins"`
 	}
@@ -78,7 +88,8 @@ func TestCNITemplate(t *testing.T) {
 		types = append(types, p.Type)
 	}
 	if strings.Join(types, ",") != "bridge,portmap" || conf.Plugins[0].IPAM.Type != "host-local" ||
-		conf.Plugins[0].IPAM.Ranges[1][0]["subnet"] != "fd00:1::/64" || conf.Plugins[0].IPAM.Routes[0]["dst"] != "0.0.0.0/0" {
+		conf.Plugins[0].IPAM.Ranges[1][0]["subnet"] != "fd00:1::/64" || conf.Plugins[0].IPAM.Routes[0]["dst"] != "0.0.0.0/0" ||
+		conf.Plugins[0].Bridge != BridgeName || conf.Plugins[0].IPMasq != ipMasq || conf.Plugins[0].IPAM.DataDir != "/var/lib/cni/networks/trireme" {
 		t.Errorf("conflist %s", b.String())
 	}
 }

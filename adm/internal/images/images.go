@@ -29,6 +29,7 @@ var Names = []string{
 	"proxy",
 	"coredns",
 	"metrics-server",
+	"flannel",
 	"pause",
 	"trireme-vip",
 	// The local-path addon's provisioner, and busybox for the helper pods that

@@ -84,6 +84,15 @@ func (p Paths) CNITemplate() string { return p.In("/etc/trireme/cni/10-trireme.c
 // CNIDataDir is host-local IPAM's state.
 func (p Paths) CNIDataDir() string { return p.In("/var/lib/cni/networks") }
 
+// PodNetworkDataDir is host-local's dataDir for the node's pod network: the
+// CNI template's, and the flannel addon's conflist's, so that both hand out
+// addresses from one lease store.
+func (p Paths) PodNetworkDataDir() string { return filepath.Join(p.CNIDataDir(), "trireme") }
+
 // CNIBinDir holds the CNI plugin binaries (Debian's containernetworking-plugins); it
 // is a system directory and never moved below the root.
 const CNIBinDir = "/usr/lib/cni"
+
+// FlannelRunDir holds flanneld's subnet file (subnet.env), which reset reads
+// for the pod network whose routes it removes.
+func (p Paths) FlannelRunDir() string { return p.In("/run/flannel") }

@@ -39,7 +39,8 @@ func Targets(in Inputs) []string {
 	p := in.Paths
 	out := []string{p.ManifestsDir(), in.PKIDir, in.EtcdDataDir, p.KubeletDir(), p.ContainerdDir(),
 		filepath.Dir(p.CNITemplate()), filepath.Join(p.CNIConfDir(), containerd.GeneratedCNIConfig),
-		filepath.Join(p.CNIDataDir(), "trireme"),
+		p.PodNetworkDataDir(),
+		filepath.Join(p.CNIConfDir(), FlannelConflist), p.FlannelRunDir(),
 		// containerd leaves its sockets behind when it stops.
 		p.ContainerdSocket(), p.ContainerdSocket() + ".ttrpc",
 		// The containers' logs, as the kubelet-start phase configures them (the
@@ -119,6 +120,9 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 		errs = append(errs, err)
 	} else if ok {
 		report("removed the proxy's nftables table and iptables chains")
+	}
+	if err := CleanupFlannel(ctx, filepath.Join(in.Paths.FlannelRunDir(), "subnet.env"), report); err != nil {
+		errs = append(errs, fmt.Errorf("clean up flannel: %w", err))
 	}
 	if ok, err := DeleteLink(containerd.BridgeName); err != nil {
 		errs = append(errs, err)

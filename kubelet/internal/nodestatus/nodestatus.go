@@ -249,7 +249,14 @@ func statusEqual(a, b *corev1.NodeStatus) bool {
 }
 
 func (m *Manager) writeStatus(ctx context.Context, node *corev1.Node, st *corev1.NodeStatus) error {
-	patch, err := json.Marshal(map[string]any{"status": st})
+	body := map[string]any{"status": st}
+	if node.ResourceVersion != "" {
+		// The patch replaces the conditions with those read from node:
+		// a condition another writer added since would be lost, so the
+		// write fails on a newer node instead, and the next sync rereads it.
+		body["metadata"] = map[string]any{"resourceVersion": node.ResourceVersion}
+	}
+	patch, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
@@ -399,7 +406,27 @@ func (m *Manager) computeStatus(ctx context.Context, node *corev1.Node) corev1.N
 			"KubeletHasInsufficientPID", "kubelet has insufficient PID available"),
 		cond(corev1.NodeReady, readyStatus, reason, msg),
 	}
+	// Conditions other writers own (a network plugin's NetworkUnavailable, a
+	// problem detector's) stay: the status goes as a JSON merge patch, which
+	// replaces the whole list.
+	st.Conditions = append(st.Conditions, foreignConditions(old)...)
 	return st
+}
+
+// kubeletConditions are the node conditions the kubelet owns.
+var kubeletConditions = map[corev1.NodeConditionType]bool{
+	corev1.NodeMemoryPressure: true, corev1.NodeDiskPressure: true, corev1.NodePIDPressure: true, corev1.NodeReady: true,
+}
+
+// foreignConditions are the conditions of cs the kubelet does not own.
+func foreignConditions(cs []corev1.NodeCondition) []corev1.NodeCondition {
+	var out []corev1.NodeCondition
+	for _, c := range cs {
+		if !kubeletConditions[c.Type] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (m *Manager) nodeImages(ctx context.Context) []corev1.ContainerImage {

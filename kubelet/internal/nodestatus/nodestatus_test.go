@@ -83,3 +83,28 @@ func TestPressureCondition(t *testing.T) {
 		}
 	}
 }
+
+func TestForeignConditions(t *testing.T) {
+	c := func(t corev1.NodeConditionType) corev1.NodeCondition { return corev1.NodeCondition{Type: t} }
+	for _, tc := range []struct {
+		name string
+		in   []corev1.NodeCondition
+		want []corev1.NodeConditionType
+	}{
+		{"none", nil, nil},
+		{"the kubelet's only", []corev1.NodeCondition{c(corev1.NodeReady), c(corev1.NodeMemoryPressure), c(corev1.NodeDiskPressure), c(corev1.NodePIDPressure)}, nil},
+		{"a network plugin's kept", []corev1.NodeCondition{c(corev1.NodeReady), c(corev1.NodeNetworkUnavailable)}, []corev1.NodeConditionType{corev1.NodeNetworkUnavailable}},
+		{"any other kept", []corev1.NodeCondition{c("KernelDeadlock"), c(corev1.NodeReady), c(corev1.NodeNetworkUnavailable)},
+			[]corev1.NodeConditionType{"KernelDeadlock", corev1.NodeNetworkUnavailable}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []corev1.NodeConditionType
+			for _, c := range foreignConditions(tc.in) {
+				got = append(got, c.Type)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("foreignConditions = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

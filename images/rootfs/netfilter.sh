@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# rootfs.sh DIR: lays out in DIR the host's nft, iptables (the nft-backed
+# netfilter.sh DIR: lays out in DIR the host's nft, iptables (the nft-backed
 # xtables-nft-multi, with every iptables/ip6tables name linked to it and
 # its dlopen()ed extensions) and conntrack, with the shared libraries and
-# dynamic loader they need, so that trireme-proxy's image (an otherwise
-# empty base) can run the same tools the host runs. The binaries come from
+# dynamic loader they need, so that an image on an otherwise empty base
+# (trireme-proxy's, flannel's) can run the same tools the host runs. The binaries come from
 # Debian's nftables, iptables and conntrack packages (hack/install-deps.sh).
 set -euo pipefail
 
