@@ -230,11 +230,10 @@ func testMetricsUpgradeKeepsCert(t *testing.T) {
 		return must(t, "get", "apiservice", "v1beta1.metrics.k8s.io", "-o", "jsonpath={.spec.caBundle}")
 	}
 	before := caBundle()
-	chart, err := filepath.Abs("../../charts/trireme-addons")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustHelm(t, "helm", "upgrade", release, chart, "-n", releaseNS, "--reuse-values", "--wait", "--timeout", "120s")
+	// Not --wait: the flannel pod of the worker whose kubelet TestMultiNode
+	// stopped never turns ready; metrics-server's rollout is waited for.
+	upgradeAddons(t)
+	must(t, "-n", "kube-system", "rollout", "status", "deployment/metrics-server", "--timeout=120s")
 	if after := caBundle(); after != before {
 		t.Error("helm upgrade replaced the APIService's CA")
 	}
