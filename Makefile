@@ -97,9 +97,12 @@ bench: build
 	@if [ "$(E2E_CLUSTER)" = 1 ]; then $(MAKE) --no-print-directory bench-cluster; fi
 
 # bench-cluster: load drivers on a cluster triremeadm installs on this machine
-# (as e2e-cluster, it takes the host's ports): kubectl top pods -A with 500 pods.
-bench-cluster: build images
-	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_CLUSTER=1 go test -count=1 -run '^$$' -bench TopPods -benchtime=10x -timeout 25m ./e2e/cluster/
+# (as e2e-cluster, it takes the host's ports): kubectl top pods -A with 500 pods,
+# and pod-to-pod TCP throughput for 10 s through VXLAN and host-gw against the
+# nodes' own addresses (on the suite's two workers).
+bench-cluster: build images helm
+	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_CLUSTER=1 TRIREME_E2E_PERF_DURATION=10s go test -count=1 -v \
+		-run '^(TestWorkload|TestMultiNode|TestPodNetworkThroughput)$$' -bench TopPods -benchtime=10x -timeout 25m ./e2e/cluster/
 
 ## generate: regenerate generated code
 generate:

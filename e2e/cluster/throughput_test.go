@@ -3,6 +3,7 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -27,11 +28,19 @@ spec:
     readinessProbe: {tcpSocket: {port: 15201}, periodSeconds: 1}
 `
 
-// perfDuration is how long each throughput measurement sends.
-const perfDuration = 10 * time.Second
+// perfDuration is how long each throughput measurement sends: 3 s in the
+// suite, where the test checks that both backends carry traffic, and the
+// issue's 10 s when `make bench-cluster` sets TRIREME_E2E_PERF_DURATION=10s
+// for the figures.
+var perfDuration = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("TRIREME_E2E_PERF_DURATION")); err == nil && d > 0 {
+		return d
+	}
+	return 3 * time.Second
+}()
 
 // TestPodNetworkThroughput measures the pod network between two nodes against
-// the nodes' own addresses: TCP throughput for 10 s and the median round trip
+// the nodes' own addresses: TCP throughput for perfDuration and the median round trip
 // of one byte, from a pod on the host node to a pod on the first worker,
 // through VXLAN and then host-gw (the flannel addon's backends), the best of
 // two alternating rounds each; and
