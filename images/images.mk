@@ -123,10 +123,19 @@ $(IMAGES_DIR)/trireme-vip.tar: _output/bin/trireme-vip $(IMAGE_BUILD)
 # Go module: images/local-path-provisioner is a module of its own outside go.work
 # (as images/coredns) whose only content is a `tool` requirement on it, with its
 # k8s.io libraries pinned to ours. Its version flag reads main.VERSION.
+# Upstream's package main is built as the root package of that module, through
+# a go build -overlay that maps its files from the module cache there, so that
+# images/local-path-provisioner/memtrim.go (build tag trireme_overlay) joins it:
+# componentbase's idle trimmer. Nothing of upstream's is copied or changed.
 LOCAL_PATH_VERSION = $(shell cd images/local-path-provisioner && GOWORK=off go list -m -f '{{.Version}}' github.com/rancher/local-path-provisioner 2>/dev/null)
 _output/bin/local-path-provisioner:
-	cd images/local-path-provisioner && GOWORK=off CGO_ENABLED=0 go build -trimpath \
-		-ldflags='-s -w -X main.VERSION=$(LOCAL_PATH_VERSION)' -o ../../$@ github.com/rancher/local-path-provisioner
+	@mkdir -p _output
+	cd images/local-path-provisioner && GOWORK=off go mod download github.com/rancher/local-path-provisioner && \
+		src="$$(GOWORK=off go list -m -f '{{.Dir}}' github.com/rancher/local-path-provisioner)" && \
+		{ sep=; printf '{"Replace":{'; for f in "$$src"/*.go; do case "$$f" in *_test.go) continue;; esac; \
+			printf '%s"%s":"%s"' "$$sep" "$$PWD/$${f##*/}" "$$f"; sep=,; done; printf '}}\n'; } > ../../_output/local-path-overlay.json && \
+		GOWORK=off CGO_ENABLED=0 go build -trimpath -tags trireme_overlay -overlay ../../_output/local-path-overlay.json \
+		-ldflags='-s -w -X main.VERSION=$(LOCAL_PATH_VERSION)' -o ../../$@ .
 
 # It only talks to the apiserver (its helper pods, in the busybox image, touch the
 # node's directories), so it runs as nobody.

@@ -69,7 +69,7 @@ func RunIdleTrimmer(ctx context.Context, log logr.Logger, interval time.Duration
 			if !pagedOut {
 				pagedOut = true
 				if n, err := pageOutExecutable(); err != nil {
-					// Kernels before 5.4 have no MADV_PAGEOUT; nothing breaks.
+					// Nothing breaks: the pages stay mapped.
 					log.V(2).Info("Could not page out the executable", "err", err)
 				} else {
 					log.V(2).Info("Paged out the executable's start-up pages", "mappings", n)
@@ -103,9 +103,19 @@ func allocatedBytes() uint64 {
 type mapping struct{ start, end uintptr }
 
 // pageOutExecutable asks the kernel to reclaim the pages of the
-// executable's read-only mappings (text and rodata) now. They are clean
-// file pages, so nothing is written; the kernel would drop them under
-// memory pressure anyway, but until then they count as resident.
+// executable's read-only mappings (text and rodata) now, then unmaps what
+// is left of them. They are clean file pages, so nothing is written; the
+// kernel would drop them under memory pressure anyway, but until then they
+// count as resident.
+//
+// Both steps are needed. MADV_PAGEOUT drops the pages from the page cache,
+// but the kernel only honours it for a process that owns the file or may
+// write it (it ignores it, without an error, for a container that runs as
+// nobody from a root-owned binary). MADV_DONTNEED only unmaps, so the pages
+// stay cached for the next fault, and needs no such right. Both mappings are
+// private and read-only, so nothing the process wrote can be lost; on
+// kernels that map whole large folios at a fault, start-up leaves most of
+// the executable mapped, and this gives it back.
 func pageOutExecutable() (int, error) {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
@@ -121,8 +131,13 @@ func pageOutExecutable() (int, error) {
 		return 0, err
 	}
 	for _, m := range maps {
-		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_PAGEOUT); errno != 0 {
-			return 0, fmt.Errorf("madvise %#x-%#x: %w", m.start, m.end, errno)
+		// Kernels before 5.4 have no MADV_PAGEOUT (EINVAL); unmapping
+		// still helps there.
+		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_PAGEOUT); errno != 0 && errno != unix.EINVAL {
+			return 0, fmt.Errorf("page out %#x-%#x: %w", m.start, m.end, errno)
+		}
+		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_DONTNEED); errno != 0 {
+			return 0, fmt.Errorf("unmap %#x-%#x: %w", m.start, m.end, errno)
 		}
 	}
 	return len(maps), nil

@@ -1,6 +1,8 @@
 package memtrim
 
 import (
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -71,7 +73,9 @@ func TestIsIdle(t *testing.T) {
 }
 
 func TestPageOutExecutable(t *testing.T) {
-	// The test binary's own text: paging it out must not break it.
+	// The test binary's own text: paging it out must not break it, and must
+	// leave less of it resident, whoever owns the file.
+	before := residentFileKiB(t)
 	n, err := pageOutExecutable()
 	if err != nil {
 		t.Fatal(err)
@@ -79,4 +83,27 @@ func TestPageOutExecutable(t *testing.T) {
 	if n == 0 {
 		t.Fatal("found no read-only mapping of the test binary")
 	}
+	if after := residentFileKiB(t); after >= before {
+		t.Fatalf("resident file pages %d KiB before, %d KiB after: want fewer", before, after)
+	}
+}
+
+// residentFileKiB is the process's RssFile.
+func residentFileKiB(t *testing.T) int {
+	t.Helper()
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(l, "RssFile:"); ok {
+			kib, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			if err != nil {
+				t.Fatalf("RssFile %q: %v", v, err)
+			}
+			return kib
+		}
+	}
+	t.Fatal("no RssFile in /proc/self/status")
+	return 0
 }

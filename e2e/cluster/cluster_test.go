@@ -43,6 +43,98 @@ func TestIdleRSS(t *testing.T) {
 		}
 	}
 	fmt.Printf("e2e/cluster: idle RSS control plane total        %6.1f MiB\n", float64(total)/1024)
+	reportAddonRSS(t)
+}
+
+// addonIdleAge is how long an addon's process must have run before its
+// resident memory counts as idle: start-up is over and componentbase's idle
+// trimmer, which looks every 30 s, has had two looks.
+const addonIdleAge = 65 * time.Second
+
+// addonBudgets are the addons' processes with issue 20's idle budgets, in MiB,
+// per pod: flannel's pod runs flanneld and flannel-cni-config.
+var addonBudgets = []struct {
+	pod    string
+	bins   []string
+	target float64
+}{
+	{"flannel", []string{"flanneld", "flannel-cni-config"}, 30},
+	{"coredns", []string{"coredns"}, 30},
+	{"metrics-server", []string{"metrics-server"}, 40},
+	{"local-path-provisioner", []string{"local-path-provisioner"}, 30},
+}
+
+// reportAddonRSS prints the resident memory of each addon pod on the host
+// node once its processes have run addonIdleAge: each process, and the pod's
+// total beside its budget.
+func reportAddonRSS(t *testing.T) {
+	t.Helper()
+	for _, a := range addonBudgets {
+		var ps []proc
+		for _, bin := range a.bins {
+			p, ok := addonProcess(bin)
+			if !ok {
+				t.Errorf("no %s process of the %s addon", bin, a.pod)
+				continue
+			}
+			if age := processAge(p.pid); age < addonIdleAge {
+				time.Sleep(addonIdleAge - age)
+				p, ok = addonProcess(bin)
+				if !ok {
+					t.Errorf("the %s process of the %s addon is gone", bin, a.pod)
+					continue
+				}
+			}
+			ps = append(ps, p)
+		}
+		kib := 0
+		for _, p := range ps {
+			kib += p.rssKiB
+			if len(a.bins) > 1 {
+				fmt.Printf("e2e/cluster: idle RSS   %-26s %6.1f MiB\n", strings.Fields(p.cmdline)[0], float64(p.rssKiB)/1024)
+			}
+		}
+		fmt.Printf("e2e/cluster: idle RSS %-28s %6.1f MiB (target %.0f MiB)\n", a.pod+" pod", float64(kib)/1024, a.target)
+	}
+}
+
+// addonProcess finds the long-running process of an addon's binary (one of
+// the host node's pods: coredns's first replica); probes that run the same
+// binary with --check are not it.
+func addonProcess(bin string) (proc, bool) {
+	for _, p := range procs() {
+		f := strings.Fields(p.cmdline)
+		if len(f) > 0 && filepath.Base(f[0]) == bin && !strings.Contains(p.cmdline, "--check") {
+			return p, true
+		}
+	}
+	return proc{}, false
+}
+
+// processAge is how long pid has run, from its start time in /proc; zero if
+// that cannot be read.
+func processAge(pid int) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	uptime, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		return 0
+	}
+	// The command name, field 2, may hold spaces: count fields after its ")".
+	rest := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	const startTimeField = 22 - 3 // fields 3.. follow the name
+	if len(rest) <= startTimeField {
+		return 0
+	}
+	ticks, err1 := strconv.ParseFloat(rest[startTimeField], 64)
+	up, err2 := strconv.ParseFloat(strings.Fields(string(uptime))[0], 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	const clockTicks = 100 // USER_HZ on Linux
+	return time.Duration((up - ticks/clockTicks) * float64(time.Second))
 }
 
 const workload = `apiVersion: v1

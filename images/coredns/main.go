@@ -2,6 +2,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/coremain"
 	_ "github.com/coredns/coredns/plugin/cache"
@@ -14,6 +16,9 @@ import (
 	_ "github.com/coredns/coredns/plugin/loop"
 	_ "github.com/coredns/coredns/plugin/ready"
 	_ "github.com/coredns/coredns/plugin/reload"
+	"k8s.io/klog/v2"
+
+	"trireme.dev/componentbase/memtrim"
 )
 
 // directives orders the plugins as CoreDNS's plugin.cfg does.
@@ -21,5 +26,9 @@ var directives = []string{"reload", "errors", "log", "health", "ready", "loadbal
 
 func main() {
 	dnsserver.Directives = directives
+	// A cluster's DNS idles between queries and watch events: its
+	// executable's start-up pages and freed heap go back to the node.
+	// CoreDNS stops the process itself, so the trimmer runs until then.
+	go memtrim.RunIdleTrimmer(context.Background(), klog.Background().WithName("memtrim"), memtrim.IdleInterval, memtrim.IdleAllocations)
 	coremain.Run()
 }

@@ -82,3 +82,7 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+require trireme.dev/componentbase v0.0.0
+
+replace trireme.dev/componentbase => ../../componentbase

@@ -36,6 +36,8 @@ import (
 	"github.com/flannel-io/flannel/pkg/trafficmngr/nftables"
 	"github.com/joho/godotenv"
 	"k8s.io/klog/v2"
+
+	"trireme.dev/componentbase/memtrim"
 )
 
 // options are flanneld's flags, named as flannel's own.
@@ -87,6 +89,9 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	// flanneld idles between lease and rule checks: its executable's
+	// start-up pages and freed heap go back to the node.
+	go memtrim.RunIdleTrimmer(ctx, klog.Background().WithName("memtrim"), memtrim.IdleInterval, memtrim.IdleAllocations)
 	err := run(ctx, o)
 	klog.Flush()
 	if err != nil {

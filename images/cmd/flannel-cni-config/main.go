@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"trireme.dev/componentbase/logging"
+	"trireme.dev/componentbase/memtrim"
 	"trireme.dev/images/internal/flannelcni"
 )
 
@@ -58,6 +59,9 @@ func main() {
 	defer flush()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	// It sleeps between checks of two small files: its executable's
+	// start-up pages go back to the node.
+	go memtrim.RunIdleTrimmer(ctx, log.WithName("memtrim"), memtrim.IdleInterval, memtrim.IdleAllocations)
 	if err := flannelcni.Run(ctx, log, o); err != nil {
 		log.Error(err, "Stopped")
 		flush()
