@@ -283,6 +283,17 @@ func ensureImages(ctx context.Context, cfg *options.Config, controlPlane bool, s
 	return nil
 }
 
+// flannelMasquerades says whether the flannel addon will masquerade what
+// leaves the pod network, so that the bridge of containerd's template need
+// not: it is enabled in the values and init installs the addons. An init
+// that skips the addon phase leaves masquerading to the bridge. A join
+// follows the cluster's values, as the cluster's ConfigMap holds them; it
+// cannot tell that init skipped the addon phase.
+func flannelMasquerades(cfg *options.Config) bool {
+	skipped := cfg.Init != nil && slices.Contains(cfg.Init.SkipPhases, "addon")
+	return addons.Enabled(cfg.Cluster.Addons.Values, "flannel") && !skipped
+}
+
 func startContainerd(ctx context.Context, cfg *options.Config, s *workflow.Status) error {
 	p := cfg.Paths
 	restrict, err := containerd.HostDeniesLoweringOOMScore(ctx)
@@ -303,7 +314,7 @@ func startContainerd(ctx context.Context, cfg *options.Config, s *workflow.Statu
 	if err := pki.WriteFile(p.ContainerdConfig(), conf, 0o644); err != nil {
 		return err
 	}
-	if err := pki.WriteFile(p.CNITemplate(), containerd.CNITemplate(p.PodNetworkDataDir(), !addons.Enabled(cfg.Cluster.Addons.Values, "flannel")), 0o644); err != nil {
+	if err := pki.WriteFile(p.CNITemplate(), containerd.CNITemplate(p.PodNetworkDataDir(), !flannelMasquerades(cfg)), 0o644); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(p.CNIConfDir(), 0o755); err != nil {
