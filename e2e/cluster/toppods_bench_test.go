@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -38,60 +39,34 @@ const (
 // certificate the cluster CA signed, at the path the node's
 // metrics.k8s.io/resource-metrics-path annotation names. metrics-server
 // scrapes them as it scrapes real kubelets; everything from metrics-server to
-// kubectl is the real thing.
+// kubectl is the real thing. The test stands in for the fake nodes' kubelets
+// where metrics-server looks: it keeps the nodes Ready (their Leases renewed,
+// as a kubelet's heartbeat) and marks the pods Running, since metrics-server
+// scrapes only Ready nodes and serves only Running pods.
 //
-//	make bench (or: TRIREME_E2E_CLUSTER=1 go test -run '^$' -bench TopPods -benchtime 10x ./e2e/cluster/)
+//	make bench-cluster (or: TRIREME_E2E_CLUSTER=1 go test -run '^$' -bench TopPods -benchtime 10x ./e2e/cluster/)
 func BenchmarkTopPods(b *testing.B) {
 	srv, err := startFakeKubelets(time.Now())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	var nodes, pods strings.Builder
-	for n := range topBenchNodes {
-		fmt.Fprintf(&nodes, `---
-apiVersion: v1
-kind: Node
-metadata:
-  name: bench-top-%d
-  labels: {trireme.dev/fake: "true"}
-  annotations: {metrics.k8s.io/resource-metrics-path: /metrics/nodes/bench-top-%d/metrics/resource}
-spec:
-  taints: [{key: trireme.dev/fake, effect: NoSchedule}]
-`, n, n)
-		for p := range topBenchPodsPerNode {
-			fmt.Fprintf(&pods, `---
-apiVersion: v1
-kind: Pod
-metadata: {name: p-%d-%d, namespace: %s}
-spec:
-  nodeName: bench-top-%d
-  tolerations: [{operator: Exists}]
-  containers: [{name: main, image: trireme.dev/pause:fake}]
-`, n, p, topBenchNamespace, n)
-		}
-	}
 	defer func() {
 		_, _ = kubectl("delete", "namespace", topBenchNamespace, "--wait=false")
 		_, _ = kubectl("delete", "nodes", "-l", "trireme.dev/fake=true", "--wait=false")
+		_, _ = kubectl("delete", "leases", "-n", "kube-node-lease", "-l", "trireme.dev/fake=true", "--wait=false")
 	}()
-	if out, err := kubectlStdin(nodes.String(), "create", "-f", "-"); err != nil {
-		b.Fatalf("%v\n%s", err, out)
+	stopHeartbeat, err := fakeNodes()
+	if err != nil {
+		b.Fatal(err)
 	}
-	status := fmt.Sprintf(`{"status":{"addresses":[{"type":"InternalIP","address":%q}],"daemonEndpoints":{"kubeletEndpoint":{"Port":%d}}}}`, nodeIP, topBenchPort)
-	for n := range topBenchNodes {
-		if out, err := kubectl("patch", "node", fmt.Sprintf("bench-top-%d", n), "--subresource=status", "--type=merge", "-p", status); err != nil {
-			b.Fatalf("%v\n%s", err, out)
-		}
-	}
-	if out, err := kubectl("create", "namespace", topBenchNamespace); err != nil {
-		b.Fatalf("%v\n%s", err, out)
-	}
-	if out, err := kubectlStdin(pods.String(), "create", "-f", "-"); err != nil {
-		b.Fatalf("%v\n%s", err, out)
+	defer stopHeartbeat()
+	if err := runningFakePods(); err != nil {
+		b.Fatal(err)
 	}
 	want := topBenchNodes * topBenchPodsPerNode
-	deadline := time.Now().Add(3 * time.Minute)
+	start := time.Now()
+	deadline := start.Add(3 * time.Minute)
 	for {
 		out, err := kubectl("top", "pods", "-n", topBenchNamespace, "--no-headers")
 		got := strings.Count(out, "\n")
@@ -103,6 +78,7 @@ spec:
 		}
 		time.Sleep(2 * time.Second)
 	}
+	fmt.Printf("e2e/cluster: metrics for the %d fake pods after %s\n", want, time.Since(start).Round(100*time.Millisecond))
 	all, err := kubectl("get", "pods", "-A", "--no-headers")
 	if err != nil {
 		b.Fatal(err)
@@ -125,6 +101,129 @@ spec:
 		fmt.Printf("e2e/cluster: kubectl top pods -A with %d pods: %s per call, worst %s\n",
 			total, (b.Elapsed() / time.Duration(b.N)).Round(time.Millisecond), worst.Round(time.Millisecond))
 	})
+}
+
+// fakeNodes creates the fake nodes, Ready, with their kubelet endpoint on the
+// fake kubelets' port, and renews their Leases every 10 s until the returned
+// stop is called, so that the node lifecycle controller keeps them Ready.
+func fakeNodes() (stop func(), err error) {
+	var nodes strings.Builder
+	for n := range topBenchNodes {
+		fmt.Fprintf(&nodes, `---
+apiVersion: v1
+kind: Node
+metadata:
+  name: bench-top-%d
+  labels: {trireme.dev/fake: "true"}
+  annotations: {metrics.k8s.io/resource-metrics-path: /metrics/nodes/bench-top-%d/metrics/resource}
+spec:
+  taints: [{key: trireme.dev/fake, effect: NoSchedule}]
+`, n, n)
+	}
+	if out, err := kubectlStdin(nodes.String(), "create", "-f", "-"); err != nil {
+		return nil, fmt.Errorf("%w\n%s", err, out)
+	}
+	if err := renewFakeLeases(); err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	status := fmt.Sprintf(`{"status":{"addresses":[{"type":"InternalIP","address":%q}],"daemonEndpoints":{"kubeletEndpoint":{"Port":%d}},`+
+		`"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"fake kubelet of BenchmarkTopPods","lastHeartbeatTime":%q,"lastTransitionTime":%q}]}}`,
+		nodeIP, topBenchPort, now, now)
+	for n := range topBenchNodes {
+		if out, err := kubectl("patch", "node", fmt.Sprintf("bench-top-%d", n), "--subresource=status", "--type=merge", "-p", status); err != nil {
+			return nil, fmt.Errorf("%w\n%s", err, out)
+		}
+	}
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(10 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if err := renewFakeLeases(); err != nil {
+					fmt.Printf("e2e/cluster: renew the fake nodes' leases: %v\n", err)
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-ended }, nil
+}
+
+// renewFakeLeases writes the fake nodes' Leases with the time now, as a
+// kubelet's heartbeat does.
+func renewFakeLeases() error {
+	now := time.Now().UTC().Format("2006-01-02T15:04:05.000000Z")
+	var leases strings.Builder
+	for n := range topBenchNodes {
+		fmt.Fprintf(&leases, `---
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: bench-top-%[1]d, namespace: kube-node-lease, labels: {trireme.dev/fake: "true"}}
+spec: {holderIdentity: bench-top-%[1]d, leaseDurationSeconds: 40, renewTime: %[2]q}
+`, n, now)
+	}
+	if out, err := kubectlStdin(leases.String(), "apply", "--server-side", "--force-conflicts", "--field-manager=bench-top", "-f", "-"); err != nil {
+		return fmt.Errorf("%w\n%s", err, out)
+	}
+	return nil
+}
+
+// runningFakePods creates the fake nodes' pods and marks them Running and
+// Ready, as their kubelets would, eight status patches at a time.
+func runningFakePods() error {
+	if out, err := kubectl("create", "namespace", topBenchNamespace); err != nil {
+		return fmt.Errorf("%w\n%s", err, out)
+	}
+	var pods strings.Builder
+	for n := range topBenchNodes {
+		for p := range topBenchPodsPerNode {
+			fmt.Fprintf(&pods, `---
+apiVersion: v1
+kind: Pod
+metadata: {name: p-%d-%d, namespace: %s}
+spec:
+  nodeName: bench-top-%d
+  tolerations: [{operator: Exists}]
+  containers: [{name: main, image: trireme.dev/pause:fake}]
+`, n, p, topBenchNamespace, n)
+		}
+	}
+	if out, err := kubectlStdin(pods.String(), "create", "-f", "-"); err != nil {
+		return fmt.Errorf("%w\n%s", err, out)
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	status := fmt.Sprintf(`{"status":{"phase":"Running","startTime":%q,"conditions":[{"type":"Ready","status":"True","lastTransitionTime":%q}]}}`, now, now)
+	names := make(chan string)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for range 8 {
+		wg.Go(func() {
+			for name := range names {
+				if out, err := kubectl("patch", "pod", "-n", topBenchNamespace, name, "--subresource=status", "--type=merge", "-p", status); err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("%w\n%s", err, out))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for n := range topBenchNodes {
+		for p := range topBenchPodsPerNode {
+			names <- fmt.Sprintf("p-%d-%d", n, p)
+		}
+	}
+	close(names)
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // startFakeKubelets serves /metrics/nodes/<node>/metrics/resource for the

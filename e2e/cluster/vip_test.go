@@ -222,7 +222,7 @@ func TestHAControlPlane(t *testing.T) {
 	if out, err := exec.Command(suite.adm, admArgs("reset", "-f")...).CombinedOutput(); err != nil {
 		t.Errorf("reset of the host: %v\n%s", err, out)
 	}
-	if out, _ := exec.Command("ip", "-4", "addr", "show", "dev", hostBridge).CombinedOutput(); strings.Contains(string(out), haVIP) {
+	if out, _ := exec.Command("ip", "-4", "addr", "show", "dev", hostIface).CombinedOutput(); strings.Contains(string(out), haVIP) {
 		t.Errorf("the host still holds the VIP after reset")
 	}
 	for _, n := range nodes {
