@@ -14,8 +14,8 @@
 // three; TRIREME_E2E_CLUSTER_HA_ONLY=1 runs it alone, without the
 // single-node cluster.
 //
-// It changes the host — the bridge trclbr0, the host node's veth trclhost0
-// (10.213.7.1/24) and network
+// It changes the host — the switch namespace trclsw (its bridge trclbr0), the
+// host node's veth trclhost0 (10.213.7.1/24) and network
 // namespaces trclw1 and trclw2, the CNI bridge trireme0, flannel.1 with its
 // routes and rules and the proxy's nftables table in the host's network namespace, ports 6443, 2379-2381, 10250, 10256,
 // 10257 and 10259 — so it is opt-in: set TRIREME_E2E_CLUSTER=1 (`make e2e` does

@@ -53,8 +53,8 @@ func (w *worker) in(args ...string) *exec.Cmd {
 func (w *worker) create() error {
 	for _, c := range [][]string{
 		{"ip", "netns", "add", w.netns},
-		{"ip", "link", "add", w.veth, "type", "veth", "peer", "name", "eth0", "netns", w.netns},
-		{"ip", "link", "set", w.veth, "master", hostBridge, "up"},
+		{"ip", "-n", switchNetns, "link", "add", w.veth, "type", "veth", "peer", "name", "eth0", "netns", w.netns},
+		{"ip", "-n", switchNetns, "link", "set", w.veth, "master", hostBridge, "up"},
 		{"ip", "-n", w.netns, "addr", "add", w.ip + "/24", "dev", "eth0"},
 		{"ip", "-n", w.netns, "link", "set", "eth0", "up"},
 		{"ip", "-n", w.netns, "link", "set", "lo", "up"},
@@ -135,7 +135,7 @@ func (w *worker) reset() {
 		})...)
 	}
 	_ = exec.Command("ip", "netns", "delete", w.netns).Run()
-	_ = exec.Command("ip", "link", "delete", w.veth).Run()
+	_ = exec.Command("ip", "-n", switchNetns, "link", "delete", w.veth).Run()
 }
 
 // config is the worker's --config for join, beside the suite's own: the
