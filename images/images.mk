@@ -19,7 +19,10 @@ IMAGES_DIR        := _output/images
 
 .PHONY: images _output/bin/image-build _output/bin/pause _output/bin/etcd _output/bin/coredns _output/bin/echo _output/bin/local-path-provisioner _output/bin/metrics-server _output/bin/metrics-check _output/bin/flanneld _output/bin/flannel-cni-config
 
-images: $(IMAGES_DIR)/trireme-apiserver.tar $(IMAGES_DIR)/trireme-controller-manager.tar $(IMAGES_DIR)/trireme-scheduler.tar $(IMAGES_DIR)/proxy.tar $(IMAGES_DIR)/etcd.tar $(IMAGES_DIR)/pause.tar $(IMAGES_DIR)/busybox.tar $(IMAGES_DIR)/coredns.tar $(IMAGES_DIR)/echo.tar $(IMAGES_DIR)/trireme-vip.tar $(IMAGES_DIR)/local-path-provisioner.tar $(IMAGES_DIR)/metrics-server.tar $(IMAGES_DIR)/flannel.tar
+# NODE_IMAGES are the images a node needs, from the one list of them (which
+# triremeadm's is generated from); echo is the end-to-end suites' own.
+NODE_IMAGES := $(shell sed -e 's/\#.*//' images/names.txt)
+images: $(patsubst %,$(IMAGES_DIR)/%.tar,$(NODE_IMAGES)) $(IMAGES_DIR)/echo.tar
 
 # go decides what is stale, so the binaries are always "rebuilt" (cheaply, from cache).
 _output/bin/image-build:
@@ -84,9 +87,9 @@ $(IMAGES_DIR)/etcd.tar: _output/bin/etcd $(IMAGE_BUILD)
 # dynamically: images/rootfs/netfilter.sh lays out the host's binaries with their
 # libraries, loader and iptables extensions, and the image carries them. It
 # runs as root with hostNetwork and NET_ADMIN, as upstream's kube-proxy does.
-$(IMAGES_DIR)/proxy.tar: _output/bin/trireme-proxy $(IMAGE_BUILD)
+$(IMAGES_DIR)/trireme-proxy.tar: _output/bin/trireme-proxy $(IMAGE_BUILD)
 	./images/rootfs/netfilter.sh _output/rootfs/proxy
-	$(IMAGE_BUILD) --name trireme.dev/proxy:$(IMAGE_VERSION) --out $@ \
+	$(IMAGE_BUILD) --name trireme.dev/trireme-proxy:$(IMAGE_VERSION) --out $@ \
 		--base-dir _output/rootfs/proxy \
 		--file _output/bin/trireme-proxy=/usr/local/bin/trireme-proxy:0755 \
 		--entrypoint /usr/local/bin/trireme-proxy

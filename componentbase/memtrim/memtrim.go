@@ -1,12 +1,12 @@
 // Package memtrim keeps an idle component's resident memory near what it
-// really uses: it gives start-up-only pages of the executable back to the
-// kernel once, then returns freed heap while the component is idle.
+// really uses: while the component is idle, it returns freed heap and unmaps
+// the pages of the executable that it no longer runs (start-up's, at first).
 //
-// Both matter for Trireme's control plane. Start-up runs the init code of
-// every API group and builds schemes, informers and (in the apiserver) every
-// served group's OpenAPI, touching tens of megabytes of a large executable
-// once; those clean file pages count as resident until memory pressure
-// arrives. And the runtime's scavenger keeps freed heap up to the heap goal
+// Both matter for Trireme's control plane and addons. Start-up runs the
+// init code of every API group and builds schemes, informers and (in the
+// apiserver) every served group's OpenAPI, touching tens of megabytes of a
+// large executable once; those clean file pages count as resident until
+// memory pressure arrives. And the runtime's scavenger keeps freed heap up to the heap goal
 // (three times the live heap in an apiserver tuned to GOGC=200), so an idle
 // process would hold that much as well.
 package memtrim

@@ -51,11 +51,11 @@ func TestImage(t *testing.T) {
 	}
 }
 
-// imageRoot unpacks _output/images/proxy.tar (a docker-archive) into a
+// imageRoot unpacks _output/images/trireme-proxy.tar (a docker-archive) into a
 // temporary directory.
 func imageRoot(t *testing.T) string {
 	t.Helper()
-	archive := filepath.Join(framework.BinDir(), "..", "images", "proxy.tar")
+	archive := filepath.Join(framework.BinDir(), "..", "images", "trireme-proxy.tar")
 	if _, err := os.Stat(archive); err != nil {
 		t.Fatalf("%v: run make images", err)
 	}

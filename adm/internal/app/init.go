@@ -623,7 +623,7 @@ func (d *initData) addon(ctx context.Context, s *workflow.Status) error {
 	if err != nil {
 		return err
 	}
-	in := clusterphases.ProxyInputs{Image: cfg.Image("proxy"), Server: cfg.ControlPlaneURL(),
+	in := clusterphases.ProxyInputs{Image: cfg.Image("trireme-proxy"), Server: cfg.ControlPlaneURL(),
 		ClusterCIDR: cfg.Cluster.Networking.PodSubnet, Mode: "nftables"}
 	if err := clusterphases.ProxyAddon(ctx, c, in); err != nil {
 		return err

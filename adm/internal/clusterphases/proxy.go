@@ -19,7 +19,7 @@ const ProxyName = "kube-proxy"
 
 // ProxyInputs are what the proxy addon depends on.
 type ProxyInputs struct {
-	// Image is the proxy's image (trireme.dev/proxy:<version>).
+	// Image is the proxy's image (trireme.dev/trireme-proxy:<version>).
 	Image string
 	// Server is the control plane's URL: the proxy cannot reach the
 	// kubernetes Service before it has programmed it, so it talks to the

@@ -10,7 +10,7 @@ import (
 )
 
 func TestProxyAddon(t *testing.T) {
-	in := ProxyInputs{Image: "trireme.dev/proxy:v1", Server: "https://10.0.0.2:6443", ClusterCIDR: "10.244.0.0/16", Mode: "nftables"}
+	in := ProxyInputs{Image: "trireme.dev/trireme-proxy:v1", Server: "https://10.0.0.2:6443", ClusterCIDR: "10.244.0.0/16", Mode: "nftables"}
 	c := fake.NewSimpleClientset()
 	for i := 0; i < 2; i++ { // the second run updates what the first created
 		if err := ProxyAddon(context.Background(), c, in); err != nil {

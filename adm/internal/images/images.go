@@ -19,25 +19,6 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// Names are the Trireme images a node needs, as `make images` names them:
-// trireme.dev/<name>:<version>.
-var Names = []string{
-	"etcd",
-	"trireme-apiserver",
-	"trireme-controller-manager",
-	"trireme-scheduler",
-	"proxy",
-	"coredns",
-	"metrics-server",
-	"flannel",
-	"pause",
-	"trireme-vip",
-	// The local-path addon's provisioner, and busybox for the helper pods that
-	// create and remove its volumes' directories on each node.
-	"local-path-provisioner",
-	"busybox",
-}
-
 // List returns the references of every image a version needs.
 func List(repository, version string) []string {
 	out := make([]string, len(Names))
