@@ -86,7 +86,7 @@ func (w *worker) create() error {
 	images := filepath.Join(filepath.Dir(framework.BinDir()), "images")
 	imgs := w.images
 	if imgs == nil {
-		imgs = []string{"pause", "busybox", "echo", "proxy", "coredns", "local-path-provisioner", "metrics-server", "flannel"}
+		imgs = []string{"pause", "busybox", "echo", "trireme-proxy", "coredns", "local-path-provisioner", "metrics-server", "flannel"}
 	}
 	for _, img := range imgs {
 		if err := os.Symlink(filepath.Join(images, img+".tar"), filepath.Join(dir, img+".tar")); err != nil {
