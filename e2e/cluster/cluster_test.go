@@ -72,18 +72,10 @@ func reportAddonRSS(t *testing.T) {
 	for _, a := range addonBudgets {
 		var ps []proc
 		for _, bin := range a.bins {
-			p, ok := addonProcess(bin)
-			if !ok {
-				t.Errorf("no %s process of the %s addon", bin, a.pod)
+			p, err := idleAddonProcess(bin)
+			if err != nil {
+				t.Errorf("the %s addon: %v", a.pod, err)
 				continue
-			}
-			if age := processAge(p.pid); age < addonIdleAge {
-				time.Sleep(addonIdleAge - age)
-				p, ok = addonProcess(bin)
-				if !ok {
-					t.Errorf("the %s process of the %s addon is gone", bin, a.pod)
-					continue
-				}
 			}
 			ps = append(ps, p)
 		}
@@ -96,6 +88,22 @@ func reportAddonRSS(t *testing.T) {
 		}
 		fmt.Printf("e2e/cluster: idle RSS %-28s %6.1f MiB (target %.0f MiB)\n", a.pod+" pod", float64(kib)/1024, a.target)
 	}
+}
+
+// idleAddonProcess finds the long-running process of an addon's binary
+// once it has run addonIdleAge, waiting for that if need be.
+func idleAddonProcess(bin string) (proc, error) {
+	p, ok := addonProcess(bin)
+	if !ok {
+		return proc{}, fmt.Errorf("no %s process", bin)
+	}
+	if age := processAge(p.pid); age < addonIdleAge {
+		time.Sleep(addonIdleAge - age)
+		if p, ok = addonProcess(bin); !ok {
+			return proc{}, fmt.Errorf("the %s process is gone", bin)
+		}
+	}
+	return p, nil
 }
 
 // addonProcess finds the long-running process of an addon's binary (one of

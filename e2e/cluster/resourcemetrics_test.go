@@ -183,16 +183,15 @@ func scaledPods(t *testing.T, script string) {
 	}
 }
 
-// metricsServerRSS is the resident memory of the metrics-server process, in MiB.
+// metricsServerRSS is the resident memory of the metrics-server process, in
+// MiB, once it has run addonIdleAge.
 func metricsServerRSS(t *testing.T) float64 {
 	t.Helper()
-	for _, p := range procs() {
-		if f := strings.Fields(p.cmdline); len(f) > 0 && f[0] == "/metrics-server" {
-			return float64(p.rssKiB) / 1024
-		}
+	p, err := idleAddonProcess("metrics-server")
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no metrics-server process")
-	return 0
+	return float64(p.rssKiB) / 1024
 }
 
 // readyNodeNames are the nodes whose Ready condition is True.

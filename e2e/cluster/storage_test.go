@@ -154,16 +154,15 @@ func setNodePaths(t *testing.T, dirs map[string]string) {
 	must(t, "-n", "local-path-storage", "rollout", "status", "deployment/local-path-provisioner", "--timeout=120s")
 }
 
-// provisionerRSS is the resident memory of the provisioner's process, in MiB.
+// provisionerRSS is the resident memory of the provisioner's process, in
+// MiB, once it has run addonIdleAge.
 func provisionerRSS(t *testing.T) float64 {
 	t.Helper()
-	for _, p := range procs() {
-		if f := strings.Fields(p.cmdline); len(f) > 1 && filepath.Base(f[0]) == "local-path-provisioner" && f[1] == "start" {
-			return float64(p.rssKiB) / 1024
-		}
+	p, err := idleAddonProcess("local-path-provisioner")
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no local-path-provisioner process")
-	return 0
+	return float64(p.rssKiB) / 1024
 }
 
 // readyNodes counts the nodes whose Ready condition is True.
