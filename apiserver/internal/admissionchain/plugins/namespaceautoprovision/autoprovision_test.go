@@ -9,6 +9,7 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 
 	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
+	"trireme.dev/apiserver/internal/admissionchain/namespacelookup"
 )
 
 func TestNamespaceAutoProvision(t *testing.T) {
@@ -22,7 +23,7 @@ func TestNamespaceAutoProvision(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &Plugin{Handler: admission.NewHandler(admission.Create)}
+			p := &Plugin{Namespaces: namespacelookup.New(admission.Create)}
 			client := admissiontest.Init(t, p)
 			a := admission.NewAttributesRecord(&corev1.ConfigMap{}, nil, corev1.SchemeGroupVersion.WithKind("ConfigMap"), "fresh", "c",
 				corev1.SchemeGroupVersion.WithResource("configmaps"), "", admission.Create, &metav1.CreateOptions{}, tt.dryRun, nil)

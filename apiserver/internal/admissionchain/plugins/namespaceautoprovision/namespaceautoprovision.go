@@ -8,42 +8,16 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
-	genericinitializer "k8s.io/apiserver/pkg/admission/initializer"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
+
+	"trireme.dev/apiserver/internal/admissionchain/namespacelookup"
 )
 
 // Plugin creates missing namespaces.
 type Plugin struct {
-	*admission.Handler
-	client kubernetes.Interface
-	lister corelisters.NamespaceLister
+	namespacelookup.Namespaces
 }
 
-var (
-	_ admission.MutationInterface                         = (*Plugin)(nil)
-	_ genericinitializer.WantsExternalKubeClientSet       = (*Plugin)(nil)
-	_ genericinitializer.WantsExternalKubeInformerFactory = (*Plugin)(nil)
-)
-
-// SetExternalKubeClientSet implements WantsExternalKubeClientSet.
-func (p *Plugin) SetExternalKubeClientSet(c kubernetes.Interface) { p.client = c }
-
-// SetExternalKubeInformerFactory implements WantsExternalKubeInformerFactory.
-func (p *Plugin) SetExternalKubeInformerFactory(f informers.SharedInformerFactory) {
-	inf := f.Core().V1().Namespaces()
-	p.lister = inf.Lister()
-	p.SetReadyFunc(inf.Informer().HasSynced)
-}
-
-// ValidateInitialization implements admission.InitializationValidator.
-func (p *Plugin) ValidateInitialization() error {
-	if p.client == nil || p.lister == nil {
-		return errors.New("NamespaceAutoProvision needs a client and an informer factory")
-	}
-	return nil
-}
+var _ admission.MutationInterface = (*Plugin)(nil)
 
 // Admit implements admission.MutationInterface.
 func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
@@ -54,11 +28,12 @@ func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, _ admission.
 	if !p.WaitForReady() {
 		return admission.NewForbidden(a, errors.New("not yet ready to handle request"))
 	}
-	if _, err := p.lister.Get(a.GetNamespace()); err == nil || !apierrors.IsNotFound(err) {
+	// Creating is the live check: a namespace the cache lags is AlreadyExists.
+	if p.Cached(a.GetNamespace()) {
 		return nil
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: a.GetNamespace()}}
-	if _, err := p.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := p.Client().CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return admission.NewForbidden(a, err)
 	}
 	return nil

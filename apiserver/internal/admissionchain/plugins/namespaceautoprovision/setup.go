@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"k8s.io/apiserver/pkg/admission"
+
+	"trireme.dev/apiserver/internal/admissionchain/namespacelookup"
 )
 
 // Name is the plugin's name in --enable-admission-plugins.
@@ -14,6 +16,6 @@ const Name = "NamespaceAutoProvision"
 // Register adds NamespaceAutoProvision to plugins.
 func Register(plugins *admission.Plugins) {
 	plugins.Register(Name, func(io.Reader) (admission.Interface, error) {
-		return &Plugin{Handler: admission.NewHandler(admission.Create)}, nil
+		return &Plugin{Namespaces: namespacelookup.New(admission.Create)}, nil
 	})
 }

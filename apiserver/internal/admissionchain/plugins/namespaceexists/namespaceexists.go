@@ -6,44 +6,17 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
-	genericinitializer "k8s.io/apiserver/pkg/admission/initializer"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
+
+	"trireme.dev/apiserver/internal/admissionchain/namespacelookup"
 )
 
 // Plugin refuses requests in missing namespaces.
 type Plugin struct {
-	*admission.Handler
-	client kubernetes.Interface
-	lister corelisters.NamespaceLister
+	namespacelookup.Namespaces
 }
 
-var (
-	_ admission.ValidationInterface                       = (*Plugin)(nil)
-	_ genericinitializer.WantsExternalKubeClientSet       = (*Plugin)(nil)
-	_ genericinitializer.WantsExternalKubeInformerFactory = (*Plugin)(nil)
-)
-
-// SetExternalKubeClientSet implements WantsExternalKubeClientSet.
-func (p *Plugin) SetExternalKubeClientSet(c kubernetes.Interface) { p.client = c }
-
-// SetExternalKubeInformerFactory implements WantsExternalKubeInformerFactory.
-func (p *Plugin) SetExternalKubeInformerFactory(f informers.SharedInformerFactory) {
-	inf := f.Core().V1().Namespaces()
-	p.lister = inf.Lister()
-	p.SetReadyFunc(inf.Informer().HasSynced)
-}
-
-// ValidateInitialization implements admission.InitializationValidator.
-func (p *Plugin) ValidateInitialization() error {
-	if p.client == nil || p.lister == nil {
-		return errors.New("NamespaceExists needs a client and an informer factory")
-	}
-	return nil
-}
+var _ admission.ValidationInterface = (*Plugin)(nil)
 
 // Validate implements admission.ValidationInterface.
 func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
@@ -53,16 +26,12 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 	if !p.WaitForReady() {
 		return admission.NewForbidden(a, errors.New("not yet ready to handle request"))
 	}
-	if _, err := p.lister.Get(a.GetNamespace()); err == nil || !apierrors.IsNotFound(err) {
-		return nil
-	}
-	// The cache may lag a namespace created just now.
-	_, err := p.client.CoreV1().Namespaces().Get(ctx, a.GetNamespace(), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return err
-	}
-	if err != nil {
+	ok, err := p.Exists(ctx, a.GetNamespace())
+	switch {
+	case err != nil:
 		return apierrors.NewInternalError(err)
+	case !ok:
+		return apierrors.NewNotFound(corev1.Resource("namespaces"), a.GetNamespace())
 	}
 	return nil
 }

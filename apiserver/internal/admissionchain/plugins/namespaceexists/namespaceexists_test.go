@@ -10,10 +10,11 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 
 	"trireme.dev/apiserver/internal/admissionchain/admissiontest"
+	"trireme.dev/apiserver/internal/admissionchain/namespacelookup"
 )
 
 func TestNamespaceExists(t *testing.T) {
-	p := &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update, admission.Delete)}
+	p := &Plugin{Namespaces: namespacelookup.New(admission.Create, admission.Update, admission.Delete)}
 	admissiontest.Init(t, p, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "here"}})
 	tests := []struct {
 		name, ns     string

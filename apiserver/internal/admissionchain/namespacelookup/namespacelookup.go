@@ -1,0 +1,84 @@
+// Package namespacelookup gives admission plugins the namespaces that exist:
+// from the shared informer's cache once it has synced (the plugin answers
+// "not ready" until then), with a live read for a namespace the cache has
+// not seen yet, so a request made moments after its namespace was created
+// is not refused.
+package namespacelookup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/admission"
+	genericinitializer "k8s.io/apiserver/pkg/admission/initializer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+)
+
+// Namespaces is embedded by plugins that look namespaces up, in place of
+// their admission.Handler: the admission initializer fills it through the
+// two setters, and its readiness follows the namespace informer's sync.
+type Namespaces struct {
+	*admission.Handler
+	client kubernetes.Interface
+	lister corelisters.NamespaceLister
+}
+
+var (
+	_ genericinitializer.WantsExternalKubeClientSet       = (*Namespaces)(nil)
+	_ genericinitializer.WantsExternalKubeInformerFactory = (*Namespaces)(nil)
+)
+
+// New returns a lookup for a plugin that handles ops.
+func New(ops ...admission.Operation) Namespaces {
+	return Namespaces{Handler: admission.NewHandler(ops...)}
+}
+
+// SetExternalKubeClientSet implements WantsExternalKubeClientSet.
+func (n *Namespaces) SetExternalKubeClientSet(c kubernetes.Interface) { n.client = c }
+
+// SetExternalKubeInformerFactory implements WantsExternalKubeInformerFactory.
+func (n *Namespaces) SetExternalKubeInformerFactory(f informers.SharedInformerFactory) {
+	inf := f.Core().V1().Namespaces()
+	n.lister = inf.Lister()
+	n.SetReadyFunc(inf.Informer().HasSynced)
+}
+
+// ValidateInitialization implements admission.InitializationValidator.
+func (n *Namespaces) ValidateInitialization() error {
+	if n.client == nil || n.lister == nil {
+		return errors.New("namespace lookup needs a client and an informer factory")
+	}
+	return nil
+}
+
+// Cached reports whether the informer's cache holds the namespace name (or
+// cannot say: an error other than not-found counts as held).
+func (n *Namespaces) Cached(name string) bool {
+	_, err := n.lister.Get(name)
+	return err == nil || !apierrors.IsNotFound(err)
+}
+
+// Exists reports whether the namespace name exists, reading it live when the
+// cache does not hold it.
+func (n *Namespaces) Exists(ctx context.Context, name string) (bool, error) {
+	if n.Cached(name) {
+		return true, nil
+	}
+	_, err := n.client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("get namespace %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// Client is the client the initializer gave, for plugins that write
+// namespaces.
+func (n *Namespaces) Client() kubernetes.Interface { return n.client }
