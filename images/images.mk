@@ -124,7 +124,7 @@ $(IMAGES_DIR)/trireme-vip.tar: _output/bin/trireme-vip $(IMAGE_BUILD)
 
 # Rancher's local-path-provisioner (the version k3s and kind ship), built from its
 # Go module: images/local-path-provisioner is a module of its own outside go.work
-# (as images/coredns) whose only content is a `tool` requirement on it, with its
+# (as images/coredns) holding a `tool` requirement on it, with its
 # k8s.io libraries pinned to ours. Its version flag reads main.VERSION.
 # Upstream's package main is built as the root package of that module, through
 # a go build -overlay that maps its files from the module cache there, so that
