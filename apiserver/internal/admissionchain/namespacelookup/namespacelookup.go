@@ -8,8 +8,8 @@ package namespacelookup
 import (
 	"context"
 	"errors"
-	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
@@ -63,18 +63,26 @@ func (n *Namespaces) Cached(name string) bool {
 	return err == nil || !apierrors.IsNotFound(err)
 }
 
+// Get returns the namespace name from the cache, or read live when the
+// cache does not hold it. Its errors are the client's as they are, a
+// missing namespace's NotFound included.
+func (n *Namespaces) Get(ctx context.Context, name string) (*corev1.Namespace, error) {
+	ns, err := n.lister.Get(name)
+	if apierrors.IsNotFound(err) {
+		ns, err = n.client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	}
+	return ns, err
+}
+
 // Exists reports whether the namespace name exists, reading it live when the
 // cache does not hold it.
 func (n *Namespaces) Exists(ctx context.Context, name string) (bool, error) {
-	if n.Cached(name) {
-		return true, nil
-	}
-	_, err := n.client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	_, err := n.Get(ctx, name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("get namespace %s: %w", name, err)
+		return false, err
 	}
 	return true, nil
 }

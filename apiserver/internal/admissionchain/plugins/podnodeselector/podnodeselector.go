@@ -7,13 +7,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apiserver/pkg/admission"
 	genericinitializer "k8s.io/apiserver/pkg/admission/initializer"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
+
+	"trireme.dev/apiserver/internal/admissionchain/namespacelookup"
 )
 
 // annotation is where a namespace names its pods' node selector.
@@ -21,12 +19,10 @@ const annotation = "scheduler.alpha.kubernetes.io/node-selector"
 
 // Plugin applies namespace node selectors.
 type Plugin struct {
-	*admission.Handler
+	namespacelookup.Namespaces
 	// whitelists maps a namespace to the labels its pods may select, and
 	// clusterDefaultKey to the default selector.
 	whitelists map[string]string
-	client     kubernetes.Interface
-	lister     corelisters.NamespaceLister
 }
 
 var (
@@ -37,23 +33,13 @@ var (
 )
 
 func newPlugin(whitelists map[string]string) *Plugin {
-	return &Plugin{Handler: admission.NewHandler(admission.Create), whitelists: whitelists}
-}
-
-// SetExternalKubeClientSet implements WantsExternalKubeClientSet.
-func (p *Plugin) SetExternalKubeClientSet(c kubernetes.Interface) { p.client = c }
-
-// SetExternalKubeInformerFactory implements WantsExternalKubeInformerFactory.
-func (p *Plugin) SetExternalKubeInformerFactory(f informers.SharedInformerFactory) {
-	inf := f.Core().V1().Namespaces()
-	p.lister = inf.Lister()
-	p.SetReadyFunc(inf.Informer().HasSynced)
+	return &Plugin{Namespaces: namespacelookup.New(admission.Create), whitelists: whitelists}
 }
 
 // ValidateInitialization implements admission.InitializationValidator.
 func (p *Plugin) ValidateInitialization() error {
-	if p.client == nil || p.lister == nil {
-		return errors.New("PodNodeSelector needs a client and an informer factory")
+	if err := p.Namespaces.ValidateInitialization(); err != nil {
+		return fmt.Errorf("PodNodeSelector: %w", err)
 	}
 	for ns, sel := range p.whitelists {
 		if _, err := labels.ConvertSelectorToLabelsMap(sel); err != nil {
@@ -77,10 +63,7 @@ func (p *Plugin) namespaceSelector(ctx context.Context, a admission.Attributes) 
 	if !p.WaitForReady() {
 		return nil, admission.NewForbidden(a, errors.New("not yet ready to handle request"))
 	}
-	ns, err := p.lister.Get(a.GetNamespace())
-	if apierrors.IsNotFound(err) {
-		ns, err = p.client.CoreV1().Namespaces().Get(ctx, a.GetNamespace(), metav1.GetOptions{})
-	}
+	ns, err := p.Get(ctx, a.GetNamespace())
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}

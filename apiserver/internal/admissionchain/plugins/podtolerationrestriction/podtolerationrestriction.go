@@ -9,12 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
 	genericinitializer "k8s.io/apiserver/pkg/admission/initializer"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
+
+	"trireme.dev/apiserver/internal/admissionchain/namespacelookup"
 )
 
 // Namespace annotations the plugin reads.
@@ -29,10 +27,8 @@ var memoryPressure = corev1.Toleration{Key: corev1.TaintNodeMemoryPressure, Oper
 
 // Plugin merges and restricts tolerations.
 type Plugin struct {
-	*admission.Handler
-	cfg    *config
-	client kubernetes.Interface
-	lister corelisters.NamespaceLister
+	namespacelookup.Namespaces
+	cfg *config
 }
 
 var (
@@ -43,25 +39,7 @@ var (
 )
 
 func newPlugin(cfg *config) *Plugin {
-	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update), cfg: cfg}
-}
-
-// SetExternalKubeClientSet implements WantsExternalKubeClientSet.
-func (p *Plugin) SetExternalKubeClientSet(c kubernetes.Interface) { p.client = c }
-
-// SetExternalKubeInformerFactory implements WantsExternalKubeInformerFactory.
-func (p *Plugin) SetExternalKubeInformerFactory(f informers.SharedInformerFactory) {
-	inf := f.Core().V1().Namespaces()
-	p.lister = inf.Lister()
-	p.SetReadyFunc(inf.Informer().HasSynced)
-}
-
-// ValidateInitialization implements admission.InitializationValidator.
-func (p *Plugin) ValidateInitialization() error {
-	if p.client == nil || p.lister == nil {
-		return errors.New("PodTolerationRestriction needs a client and an informer factory")
-	}
-	return nil
+	return &Plugin{Namespaces: namespacelookup.New(admission.Create, admission.Update), cfg: cfg}
 }
 
 func podOf(a admission.Attributes) (*corev1.Pod, bool) {
@@ -78,10 +56,7 @@ func (p *Plugin) namespaceLists(ctx context.Context, a admission.Attributes) (de
 	if !p.WaitForReady() {
 		return nil, nil, admission.NewForbidden(a, errors.New("not yet ready to handle request"))
 	}
-	ns, err := p.lister.Get(a.GetNamespace())
-	if apierrors.IsNotFound(err) {
-		ns, err = p.client.CoreV1().Namespaces().Get(ctx, a.GetNamespace(), metav1.GetOptions{})
-	}
+	ns, err := p.Get(ctx, a.GetNamespace())
 	if err != nil {
 		return nil, nil, apierrors.NewInternalError(err)
 	}
