@@ -106,6 +106,17 @@ func idleAddonProcess(bin string) (proc, error) {
 	return p, nil
 }
 
+// idleRSSMiB is the resident memory, in MiB, of an addon binary's process
+// once it has run addonIdleAge.
+func idleRSSMiB(t *testing.T, bin string) float64 {
+	t.Helper()
+	p, err := idleAddonProcess(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return float64(p.rssKiB) / 1024
+}
+
 // addonProcess finds the long-running process of an addon's binary (one of
 // the host node's pods: coredns's first replica); probes that run the same
 // binary with --check are not it.

@@ -88,7 +88,7 @@ func TestMetrics(t *testing.T) {
 	t.Run("verified TLS both ways", testMetricsTLS)
 	must(t, "wait", "--for=condition=Available", "apiservice/v1beta1.metrics.k8s.io", "--timeout=120s")
 	t.Run("idle RSS", func(t *testing.T) {
-		rss := metricsServerRSS(t)
+		rss := idleRSSMiB(t, "metrics-server")
 		fmt.Printf("e2e/cluster: idle RSS %-28s %6.1f MiB (target %.0f MiB)\n", "metrics-server", rss, idleRSSTarget)
 	})
 	t.Run("top nodes", func(t *testing.T) {
@@ -181,17 +181,6 @@ func scaledPods(t *testing.T, script string) {
 			t.Fatalf("%v\n%s", err, out)
 		}
 	}
-}
-
-// metricsServerRSS is the resident memory of the metrics-server process, in
-// MiB, once it has run addonIdleAge.
-func metricsServerRSS(t *testing.T) float64 {
-	t.Helper()
-	p, err := idleAddonProcess("metrics-server")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return float64(p.rssKiB) / 1024
 }
 
 // readyNodeNames are the nodes whose Ready condition is True.

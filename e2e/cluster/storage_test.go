@@ -100,7 +100,7 @@ func TestStorage(t *testing.T) {
 	for _, v := range before {
 		nodes[v.node] = true
 	}
-	if ready := readyNodes(t); ready > 1 && len(nodes) < 2 {
+	if ready := len(readyNodeNames(t)); ready > 1 && len(nodes) < 2 {
 		t.Errorf("the StatefulSet's pods all went to %v with %d nodes Ready", nodes, ready)
 	}
 
@@ -130,7 +130,7 @@ func TestStorage(t *testing.T) {
 	}
 	must(t, "delete", "namespace", "storage", "--wait=true", "--timeout=60s")
 	// Its work done, the provisioner is idle again.
-	fmt.Printf("e2e/cluster: idle RSS %-28s %6.1f MiB\n", "local-path-provisioner", provisionerRSS(t))
+	fmt.Printf("e2e/cluster: idle RSS %-28s %6.1f MiB\n", "local-path-provisioner", idleRSSMiB(t, "local-path-provisioner"))
 }
 
 // setNodePaths gives each node its own directory with `helm upgrade` of the
@@ -152,24 +152,6 @@ func setNodePaths(t *testing.T, dirs map[string]string) {
 	}
 	upgradeAddons(t, "local-path.nodePathMap="+string(js))
 	must(t, "-n", "local-path-storage", "rollout", "status", "deployment/local-path-provisioner", "--timeout=120s")
-}
-
-// provisionerRSS is the resident memory of the provisioner's process, in
-// MiB, once it has run addonIdleAge.
-func provisionerRSS(t *testing.T) float64 {
-	t.Helper()
-	p, err := idleAddonProcess("local-path-provisioner")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return float64(p.rssKiB) / 1024
-}
-
-// readyNodes counts the nodes whose Ready condition is True.
-func readyNodes(t *testing.T) int {
-	t.Helper()
-	out := must(t, "get", "nodes", "-o", `jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status} {end}`)
-	return strings.Count(out, "True")
 }
 
 // volume is what a StatefulSet pod's volume is: its PV, node, directory on
