@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/kubelet/internal/metrics"
+	"trireme.dev/kubelet/internal/pullsecrets"
 )
 
 // minGracePeriod is the shortest time a container is given to stop, as
@@ -513,7 +514,7 @@ func (k *Kubelet) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 		return "", "ImagePullBackOff", fmt.Errorf("Back-off pulling image %q", c.Image)
 	}
 	k.event(pod, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))
-	auths, warnings := k.pullAuths(ctx, pod, c.Image)
+	auths, warnings := pullsecrets.Auths(ctx, k.cfg.Client, pod, c.Image)
 	for _, w := range warnings {
 		k.event(pod, corev1.EventTypeWarning, "FailedToRetrieveImagePullSecret", w)
 	}

@@ -1,4 +1,4 @@
-package kubelet
+package pullsecrets
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -24,11 +26,12 @@ type dockerConfigEntry struct {
 	RegistryToken string `json:"registrytoken,omitempty"`
 }
 
-// pullAuths returns the credentials of the pod's imagePullSecrets that
-// match image, the most specific registry path first, as upstream's
-// keyring orders them. Missing or malformed secrets are skipped (upstream
-// warns and pulls without them).
-func (k *Kubelet) pullAuths(ctx context.Context, pod *corev1.Pod, image string) ([]*runtimeapi.AuthConfig, []string) {
+// Auths returns the credentials of the pod's imagePullSecrets that match
+// image, the most specific registry path first, as upstream's keyring
+// orders them, and a warning for each secret it could not use. Missing or
+// malformed secrets are skipped (upstream warns and pulls without them);
+// a nil client reads none.
+func Auths(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod, image string) ([]*runtimeapi.AuthConfig, []string) {
 	var warnings []string
 	type match struct {
 		key  string
@@ -39,18 +42,18 @@ func (k *Kubelet) pullAuths(ctx context.Context, pod *corev1.Pod, image string) 
 		if ref.Name == "" {
 			continue
 		}
-		s, err := k.secret(ctx, pod.Namespace, ref.Name)
+		s, err := secret(ctx, client, pod.Namespace, ref.Name)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", ref.Name))
 			continue
 		}
-		entries, err := DockerConfigEntries(s)
+		entries, err := dockerConfigEntries(s)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("Image pull secret %s: %v", ref.Name, err))
 			continue
 		}
 		for key, e := range entries {
-			if !RegistryMatches(key, image) {
+			if !registryMatches(key, image) {
 				continue
 			}
 			matches = append(matches, match{key: key, auth: e.authConfig(key)})
@@ -81,9 +84,16 @@ func (e dockerConfigEntry) authConfig(server string) *runtimeapi.AuthConfig {
 	return a
 }
 
-// DockerConfigEntries reads a kubernetes.io/dockerconfigjson or
+func secret(ctx context.Context, client kubernetes.Interface, ns, name string) (*corev1.Secret, error) {
+	if client == nil {
+		return nil, fmt.Errorf("no apiserver connection")
+	}
+	return client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+// dockerConfigEntries reads a kubernetes.io/dockerconfigjson or
 // kubernetes.io/dockercfg Secret.
-func DockerConfigEntries(s *corev1.Secret) (map[string]dockerConfigEntry, error) {
+func dockerConfigEntries(s *corev1.Secret) (map[string]dockerConfigEntry, error) {
 	if b, ok := s.Data[corev1.DockerConfigJsonKey]; ok {
 		var cfg struct {
 			Auths map[string]dockerConfigEntry `json:"auths"`
@@ -135,9 +145,9 @@ func imageRepository(image string) string {
 	return name
 }
 
-// RegistryMatches reports whether a credential key (host[:port][/path],
+// registryMatches reports whether a credential key (host[:port][/path],
 // host labels may be globs like *.example.com) covers image.
-func RegistryMatches(key, image string) bool {
+func registryMatches(key, image string) bool {
 	k := normalizeRegistryKey(key)
 	repo := imageRepository(image)
 	kHost, kPath, _ := strings.Cut(k, "/")

@@ -9,30 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	critesting "k8s.io/cri-api/pkg/apis/testing"
-)
 
-func TestRegistryMatches(t *testing.T) {
-	tests := []struct {
-		key, image string
-		want       bool
-	}{
-		{"https://index.docker.io/v1/", "busybox", true},
-		{"docker.io", "library/busybox:1.36", true},
-		{"docker.io", "quay.io/x/y", false},
-		{"quay.io", "quay.io/x/y:tag", true},
-		{"quay.io/x", "quay.io/x/y", true},
-		{"quay.io/x", "quay.io/xy/z", false},
-		{"*.example.com", "reg.example.com/app", true},
-		{"*.example.com", "example.com/app", false},
-		{"localhost:5000", "localhost:5000/app@sha256:abc", true},
-		{"localhost:5000", "localhost/app", false},
-	}
-	for _, tt := range tests {
-		if got := RegistryMatches(tt.key, tt.image); got != tt.want {
-			t.Errorf("RegistryMatches(%q, %q) = %v, want %v", tt.key, tt.image, got, tt.want)
-		}
-	}
-}
+	"trireme.dev/kubelet/internal/pullsecrets"
+)
 
 // authRecorder records the credentials each pull is made with.
 type authRecorder struct {
@@ -45,6 +24,8 @@ func (r *authRecorder) PullImage(ctx context.Context, image *runtimeapi.ImageSpe
 	return r.FakeImageService.PullImage(ctx, image, auth, sc)
 }
 
+// TestImagePullSecretsPassedAsCRIAuth: a pull tries the pod's matching
+// credentials in turn, and is anonymous without one.
 func TestImagePullSecretsPassedAsCRIAuth(t *testing.T) {
 	f := newFixture(t)
 	rec := &authRecorder{FakeImageService: f.images}
@@ -67,7 +48,7 @@ func TestImagePullSecretsPassedAsCRIAuth(t *testing.T) {
 	pod.Spec.Containers[0].Image = "reg.example.com/team/app:1"
 	pod.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "host"}, {Name: "missing"}, {Name: "path"}, {Name: "other"}}
 
-	auths, warnings := f.k.pullAuths(ctx, pod, pod.Spec.Containers[0].Image)
+	auths, warnings := pullsecrets.Auths(ctx, f.k.cfg.Client, pod, pod.Spec.Containers[0].Image)
 	if len(auths) != 2 || auths[0].Username != "team" || auths[1].Username != "host" || auths[1].Password != "pw" {
 		t.Fatalf("auths = %v, want the path-specific entry then the host's (decoded)", auths)
 	}
@@ -88,7 +69,7 @@ func TestImagePullSecretsPassedAsCRIAuth(t *testing.T) {
 	// Without matching secrets the pull is anonymous.
 	rec.auths = nil
 	pod.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "other"}}
-	auths, _ = f.k.pullAuths(ctx, pod, pod.Spec.Containers[0].Image)
+	auths, _ = pullsecrets.Auths(ctx, f.k.cfg.Client, pod, pod.Spec.Containers[0].Image)
 	if _, err := f.k.pullImage(ctx, &runtimeapi.ImageSpec{Image: "reg.example.com/team/app:1"}, auths, nil); err != nil {
 		t.Fatal(err)
 	}
