@@ -8,6 +8,8 @@ import (
 	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"trireme.dev/kubelet/internal/podconfig"
 )
 
 // eventedRelistPeriod is how often the runtime is relisted while its
@@ -75,11 +77,11 @@ func (k *Kubelet) onContainerEvent(ev *runtimeapi.ContainerEventResponse) {
 	sandbox := ev.GetPodSandboxStatus()
 	uid := types.UID(sandbox.GetMetadata().GetUid())
 	if uid == "" {
-		uid = podUIDOf(sandbox.GetLabels())
+		uid = podconfig.PodUID(sandbox.GetLabels())
 	}
 	if uid == "" {
 		for _, c := range ev.GetContainersStatuses() {
-			if uid = podUIDOf(c.GetLabels()); uid != "" {
+			if uid = podconfig.PodUID(c.GetLabels()); uid != "" {
 				break
 			}
 		}

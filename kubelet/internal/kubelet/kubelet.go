@@ -25,6 +25,7 @@ import (
 
 	"trireme.dev/kubelet/internal/crilist"
 	"trireme.dev/kubelet/internal/metrics"
+	"trireme.dev/kubelet/internal/podconfig"
 )
 
 // Prober is what the pod workers need from the probe manager: results by
@@ -117,6 +118,8 @@ type Kubelet struct {
 	workers  map[types.UID]*podWorker
 	synced   bool
 	lastSeen map[types.UID]string
+	// podConfig builds pods' CRI configurations, with what cfg says.
+	podConfig *podconfig.Builder
 	// sandboxSlots bounds the sandboxes being created at once. Creating
 	// one is the runtime's heaviest step (network namespace, CNI plugins,
 	// the pause container); a burst of pods all creating theirs at once
@@ -154,6 +157,10 @@ func New(cfg Config, log logr.Logger) *Kubelet {
 	if cfg.ParallelSandboxes <= 0 {
 		cfg.ParallelSandboxes = max(4, 4*runtime.NumCPU())
 	}
+	hostIPs := make([]string, 0, len(cfg.NodeIPs))
+	for _, ip := range cfg.NodeIPs {
+		hostIPs = append(hostIPs, ip.String())
+	}
 	return &Kubelet{
 		sandboxSlots: make(chan struct{}, cfg.ParallelSandboxes),
 		cfg:          cfg,
@@ -162,6 +169,18 @@ func New(cfg Config, log logr.Logger) *Kubelet {
 		imageBO:      flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
 		workers:      map[types.UID]*podWorker{},
 		lastSeen:     map[types.UID]string{},
+		podConfig: &podconfig.Builder{
+			PodLogsDir:    cfg.PodLogsDir,
+			CgroupParent:  cfg.CgroupParent,
+			CgroupDriver:  cfg.CgroupDriver,
+			ClusterDNS:    cfg.ClusterDNS,
+			ClusterDomain: cfg.ClusterDomain,
+			ResolvConf:    cfg.ResolvConf,
+			HostIPs:       hostIPs,
+			Client:        cfg.Client,
+			Services:      cfg.Services,
+			PodDirs:       cfg.Volumes,
+		},
 	}
 }
 
@@ -309,7 +328,7 @@ func (l runtimeLister) Containers(ctx context.Context) ([]crilist.Entry, error) 
 	list, err := l.rs.ListContainers(ctx, nil)
 	out := make([]crilist.Entry, len(list))
 	for i, c := range list {
-		out[i] = crilist.Entry{ID: c.Id, State: int32(c.State), PodUID: c.Labels[labelPodUID]}
+		out[i] = crilist.Entry{ID: c.Id, State: int32(c.State), PodUID: c.Labels[podconfig.LabelPodUID]}
 	}
 	return out, err
 }
@@ -318,7 +337,7 @@ func (l runtimeLister) Sandboxes(ctx context.Context) ([]crilist.Entry, error) {
 	list, err := l.rs.ListPodSandbox(ctx, nil)
 	out := make([]crilist.Entry, len(list))
 	for i, s := range list {
-		out[i] = crilist.Entry{ID: s.Id, State: int32(s.State), PodUID: s.Labels[labelPodUID]}
+		out[i] = crilist.Entry{ID: s.Id, State: int32(s.State), PodUID: s.Labels[podconfig.LabelPodUID]}
 	}
 	return out, err
 }
@@ -655,7 +674,7 @@ func (r *podRuntime) readySandbox() *runtimeapi.PodSandbox {
 // container.
 func (r *podRuntime) latest(name string) (cur, prev *runtimeapi.ContainerStatus) {
 	for _, c := range r.containers {
-		if c.Labels[labelContainerName] != name {
+		if c.Labels[podconfig.LabelContainerName] != name {
 			continue
 		}
 		if cur == nil {

@@ -15,6 +15,7 @@ import (
 	critesting "k8s.io/cri-api/pkg/apis/testing"
 	"k8s.io/utils/ptr"
 
+	"trireme.dev/kubelet/internal/podconfig"
 	"trireme.dev/kubelet/internal/volume"
 )
 
@@ -103,7 +104,7 @@ func (f *fixture) containers(name string) []*critesting.FakeContainer {
 	defer f.runtime.Unlock()
 	var out []*critesting.FakeContainer
 	for _, c := range f.runtime.Containers {
-		if c.Labels[labelContainerName] == name {
+		if c.Labels[podconfig.LabelContainerName] == name {
 			out = append(out, c)
 		}
 	}

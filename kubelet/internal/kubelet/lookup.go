@@ -7,12 +7,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"trireme.dev/kubelet/internal/podconfig"
 )
 
 // Container returns the runtime ID and log file of a pod's container: the
 // current instance, or with previous the one before it.
 func (k *Kubelet) Container(ctx context.Context, pod *corev1.Pod, container string, previous bool) (string, string, error) {
-	if findContainer(pod, container) == nil {
+	if podconfig.FindContainer(pod, container) == nil {
 		return "", "", fmt.Errorf("container %s is not valid for pod %s", container, pod.Name)
 	}
 	rt, err := k.observe(ctx, pod.UID)
@@ -32,7 +34,7 @@ func (k *Kubelet) Container(ctx context.Context, pod *corev1.Pod, container stri
 	}
 	path := c.LogPath
 	if path != "" && !filepath.IsAbs(path) {
-		path = filepath.Join(k.podLogDir(pod), path)
+		path = filepath.Join(k.podConfig.PodLogDir(pod), path)
 	}
 	return c.Id, path, nil
 }
@@ -62,16 +64,16 @@ func (k *Kubelet) PodField(pod *corev1.Pod, path string) (string, error) {
 			ips = podIPsOf(p)
 		}
 	}
-	return PodField(pod, path, ips, k.hostIPs())
+	return podconfig.PodField(pod, path, ips, k.podConfig.HostIPs)
 }
 
 // ContainerResource returns a downward API resource field of pod.
 func (k *Kubelet) ContainerResource(pod *corev1.Pod, ref *corev1.ResourceFieldSelector) (string, error) {
-	c := findContainer(pod, ref.ContainerName)
+	c := podconfig.FindContainer(pod, ref.ContainerName)
 	if c == nil {
 		return "", fmt.Errorf("container %q not found", ref.ContainerName)
 	}
-	return ContainerResource(pod, c, ref)
+	return podconfig.ContainerResource(pod, c, ref)
 }
 
 // Wake makes the worker of the pod with this UID sync now.

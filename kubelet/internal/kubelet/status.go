@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"trireme.dev/kubelet/internal/podconfig"
 )
 
 // kubeletConditions are the pod conditions the kubelet owns; others (the
@@ -34,7 +36,7 @@ func (k *Kubelet) computeStatus(pod *corev1.Pod, w *podWorker, rt *podRuntime) *
 	}
 	w.mu.Unlock()
 	now := metav1.Now()
-	st := &corev1.PodStatus{QOSClass: QOSClass(pod), StartTime: old.StartTime}
+	st := &corev1.PodStatus{QOSClass: podconfig.QOSClass(pod), StartTime: old.StartTime}
 	if st.StartTime == nil {
 		st.StartTime = &now
 	}
@@ -75,7 +77,7 @@ func (k *Kubelet) setIPs(st *corev1.PodStatus, pod *corev1.Pod, sandboxReady, en
 	case sandboxReady:
 		ips := sandboxIPs(rt.sandboxStatus)
 		if pod.Spec.HostNetwork {
-			ips = k.hostIPs()
+			ips = k.podConfig.HostIPs
 		}
 		for _, ip := range ips {
 			st.PodIPs = append(st.PodIPs, corev1.PodIP{IP: ip})
@@ -278,6 +280,17 @@ func podPhase(pod *corev1.Pod, initDone bool, n containerCounts, inits []corev1.
 	return corev1.PodPending
 }
 
+func sandboxIPs(st *runtimeapi.PodSandboxStatus) []string {
+	if st == nil || st.Network == nil || st.Network.Ip == "" {
+		return nil
+	}
+	ips := []string{st.Network.Ip}
+	for _, a := range st.Network.AdditionalIps {
+		ips = append(ips, a.Ip)
+	}
+	return ips
+}
+
 func (k *Kubelet) containerID(id string) string {
 	return k.cfg.RuntimeName + "://" + id
 }
@@ -294,7 +307,7 @@ func (k *Kubelet) containerStatus(pod *corev1.Pod, w *podWorker, rt *podRuntime,
 		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: reason, Message: msg}
 		return cs
 	}
-	cs.RestartCount = restartCountOf(cur.Annotations)
+	cs.RestartCount = podconfig.RestartCount(cur.Annotations)
 	cs.ImageID = cur.ImageRef
 	if cur.Image != nil && cur.Image.UserSpecifiedImage != "" {
 		cs.Image = cur.Image.UserSpecifiedImage
@@ -362,7 +375,7 @@ func terminated(cs *runtimeapi.ContainerStatus, id string) *corev1.ContainerStat
 // terminationMessage reads the file the container wrote at its
 // terminationMessagePath (found through the container's mounts).
 func terminationMessage(cs *runtimeapi.ContainerStatus) string {
-	path := cs.Annotations[annotationTermMsgPath]
+	path := cs.Annotations[podconfig.AnnotationTerminationMessagePath]
 	for _, m := range cs.Mounts {
 		if m.ContainerPath == path {
 			b, err := os.ReadFile(m.HostPath)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/kubelet/internal/metrics"
+	"trireme.dev/kubelet/internal/podconfig"
 	"trireme.dev/kubelet/internal/pullsecrets"
 )
 
@@ -26,7 +29,7 @@ const minGracePeriod = 2 * time.Second
 
 // observe reads the pod's sandboxes and containers from the runtime.
 func (k *Kubelet) observe(ctx context.Context, uid types.UID) (*podRuntime, error) {
-	sel := map[string]string{labelPodUID: string(uid)}
+	sel := map[string]string{podconfig.LabelPodUID: string(uid)}
 	sandboxes, err := k.cfg.Runtime.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("list sandboxes: %w", err)
@@ -232,7 +235,7 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 		return 5 * time.Second, fmt.Errorf("volumes: %w", err)
 	}
 	steps.step("volumes")
-	sandboxConfig, err := k.sandboxConfig(pod, uint32(len(rt.sandboxes)))
+	sandboxConfig, err := k.podConfig.SandboxConfig(pod, uint32(len(rt.sandboxes)))
 	if err != nil {
 		return 0, err
 	}
@@ -290,7 +293,7 @@ func mayRestartAfterSandbox(pod *corev1.Pod, rt *podRuntime) bool {
 		return true
 	}
 	for _, c := range rt.containers {
-		if c.Labels[labelContainerType] == containerTypeRegular {
+		if c.Labels[podconfig.LabelContainerType] == podconfig.ContainerTypeRegular {
 			return false
 		}
 	}
@@ -335,7 +338,7 @@ func (k *Kubelet) syncContainers(ctx context.Context, s *podSync) (time.Duration
 		cur, _ := rt.latest(c.Name)
 		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 		if sidecar {
-			d, err := k.ensureContainer(ctx, s, c, cur, containerTypeInit, corev1.RestartPolicyAlways)
+			d, err := k.ensureContainer(ctx, s, c, cur, podconfig.ContainerTypeInit, corev1.RestartPolicyAlways)
 			if err != nil {
 				return 0, err
 			}
@@ -352,7 +355,7 @@ func (k *Kubelet) syncContainers(ctx context.Context, s *podSync) (time.Duration
 		if policy == corev1.RestartPolicyAlways {
 			policy = corev1.RestartPolicyOnFailure
 		}
-		d, err := k.ensureContainer(ctx, s, c, cur, containerTypeInit, policy)
+		d, err := k.ensureContainer(ctx, s, c, cur, podconfig.ContainerTypeInit, policy)
 		if err != nil {
 			return 0, err
 		}
@@ -363,7 +366,7 @@ func (k *Kubelet) syncContainers(ctx context.Context, s *podSync) (time.Duration
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		cur, _ := rt.latest(c.Name)
-		d, err := k.ensureContainer(ctx, s, c, cur, containerTypeRegular, pod.Spec.RestartPolicy)
+		d, err := k.ensureContainer(ctx, s, c, cur, podconfig.ContainerTypeRegular, pod.Spec.RestartPolicy)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -399,13 +402,13 @@ func (k *Kubelet) ensureContainer(ctx context.Context, s *podSync, c *corev1.Con
 		if err := k.cfg.Runtime.RemoveContainer(ctx, cur.Id); err != nil && !isNotFound(err) {
 			return 0, fmt.Errorf("remove unstarted container %s: %w", cur.Id, err)
 		}
-		restartCount = restartCountOf(cur.Annotations)
+		restartCount = podconfig.RestartCount(cur.Annotations)
 	default:
 		exitCode := cur.ExitCode
 		if policy == corev1.RestartPolicyNever || (policy == corev1.RestartPolicyOnFailure && exitCode == 0) {
 			return 0, nil
 		}
-		restartCount = restartCountOf(cur.Annotations) + 1
+		restartCount = podconfig.RestartCount(cur.Annotations) + 1
 		finished := time.Unix(0, cur.FinishedAt)
 		if k.backoff.IsInBackOffSince(key, finished) {
 			left := finished.Add(k.backoff.Get(key)).Sub(time.Now())
@@ -450,7 +453,10 @@ func (k *Kubelet) startContainer(ctx context.Context, s *podSync, c *corev1.Cont
 		return err
 	}
 	steps.step("image")
-	config, err := k.containerConfig(ctx, s, c, ctype, restartCount, imageRef)
+	config, err := k.podConfig.ContainerConfig(ctx, &podconfig.Container{
+		Pod: pod, PodIPs: s.podIPs, VolumePaths: s.volumePaths,
+		Spec: c, Type: ctype, RestartCount: restartCount, ImageRef: imageRef,
+	})
 	if err != nil {
 		w.setStartErr(c.Name, "CreateContainerConfigError", err.Error())
 		k.event(pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Error: %v", err))
@@ -567,7 +573,7 @@ func (k *Kubelet) killPod(ctx context.Context, pod *corev1.Pod, rt *podRuntime, 
 		go func() {
 			var spec *corev1.Container
 			if pod != nil {
-				spec = findContainer(pod, cs.Labels[labelContainerName])
+				spec = podconfig.FindContainer(pod, cs.Labels[podconfig.LabelContainerName])
 			}
 			errc <- k.killContainer(ctx, pod, spec, cs.Id, g)
 		}()
@@ -659,18 +665,17 @@ func (k *Kubelet) removePodCgroups(uid types.UID) error {
 	return k.cfg.RemoveCgroups(paths...)
 }
 
-func findContainer(pod *corev1.Pod, name string) *corev1.Container {
-	for i := range pod.Spec.InitContainers {
-		if pod.Spec.InitContainers[i].Name == name {
-			return &pod.Spec.InitContainers[i]
-		}
-	}
-	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == name {
-			return &pod.Spec.Containers[i]
-		}
-	}
-	return nil
+func isNotFound(err error) bool {
+	return grpcstatus.Code(err) == codes.NotFound
+}
+
+// annotationConfigSource names a pod's source; static pods carry the file
+// source's.
+const annotationConfigSource = "kubernetes.io/config.source"
+
+func isStatic(pod *corev1.Pod) bool {
+	s := pod.Annotations[annotationConfigSource]
+	return s != "" && s != "api"
 }
 
 func runtimeHandler(pod *corev1.Pod) string {
@@ -704,7 +709,7 @@ func (k *Kubelet) collectGarbage(ctx context.Context, rt *podRuntime) error {
 	var errs []error
 	seen := map[string]int{}
 	for _, c := range rt.containers {
-		name := c.Labels[labelContainerName]
+		name := c.Labels[podconfig.LabelContainerName]
 		seen[name]++
 		if seen[name] <= deadInstancesKept || c.State != runtimeapi.ContainerState_CONTAINER_EXITED {
 			continue

@@ -1,4 +1,4 @@
-package kubelet
+package podconfig
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 func TestExpand(t *testing.T) {
@@ -23,8 +24,8 @@ func TestExpand(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
-			if got := Expand(tc.in, lookup); got != tc.want {
-				t.Errorf("Expand(%q) = %q, want %q", tc.in, got, tc.want)
+			if got := expand(tc.in, lookup); got != tc.want {
+				t.Errorf("expand(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
 	}
@@ -90,11 +91,16 @@ func TestContainerResource(t *testing.T) {
 }
 
 func TestContainerEnv(t *testing.T) {
-	pod := testPod("env")
-	f := newFixture(t, pod)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "env", Namespace: "default", UID: "env-uid"},
+		Spec:       corev1.PodSpec{NodeName: "node-1"},
+	}
+	client := fake.NewClientset(
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "default"}, Data: map[string]string{"K": "from-cm", "X": "x"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "default"}, Data: map[string][]byte{"P": []byte("secret")}},
+	)
+	b := &Builder{Client: client, HostIPs: []string{"10.0.0.1"}}
 	ctx := context.Background()
-	_, _ = f.client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "default"}, Data: map[string]string{"K": "from-cm", "X": "x"}}, metav1.CreateOptions{})
-	_, _ = f.client.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "default"}, Data: map[string][]byte{"P": []byte("secret")}}, metav1.CreateOptions{})
 	c := &corev1.Container{
 		Name:    "app",
 		EnvFrom: []corev1.EnvFromSource{{Prefix: "CM_", ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}}}},
@@ -107,7 +113,7 @@ func TestContainerEnv(t *testing.T) {
 			{Name: "NODE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
 		},
 	}
-	env, err := f.k.containerEnv(ctx, pod, c, []string{"10.1.0.2"})
+	env, err := b.containerEnv(ctx, pod, c, []string{"10.1.0.2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +131,7 @@ func TestContainerEnv(t *testing.T) {
 		t.Error("optional missing configmap set a variable")
 	}
 	c.Env = append(c.Env, corev1.EnvVar{Name: "BAD", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}, Key: "missing"}}})
-	if _, err := f.k.containerEnv(ctx, pod, c, nil); err == nil {
+	if _, err := b.containerEnv(ctx, pod, c, nil); err == nil {
 		t.Error("missing required key accepted")
 	}
 }

@@ -1,59 +1,66 @@
-package kubelet
+package podconfig
 
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 )
 
-func isNotFound(err error) bool {
-	return status.Code(err) == codes.NotFound
+// Builder builds the CRI configurations of the node's pods: the sandbox's
+// and each container's.
+type Builder struct {
+	// PodLogsDir holds the containers' log files, a directory per pod.
+	PodLogsDir string
+	// CgroupParent is the parent of pod cgroups ("/kubepods") with the
+	// cgroupfs driver; CgroupDriver is cgroupfs or systemd.
+	CgroupParent string
+	CgroupDriver string
+	// ClusterDNS, ClusterDomain and ResolvConf decide pods' DNS.
+	ClusterDNS    []string
+	ClusterDomain string
+	ResolvConf    string
+	// HostIPs are the node's addresses, first primary, as the downward
+	// API gives them.
+	HostIPs []string
+	// Client reads the ConfigMaps and Secrets containers take variables
+	// from; nil reads none.
+	Client kubernetes.Interface
+	// Services lists Services for the environment variables of pods with
+	// enableServiceLinks; nil gives none.
+	Services corelisters.ServiceLister
+	// PodDirs gives each pod's directory on the host, where its
+	// /etc/hosts and termination-message files are written.
+	PodDirs PodDirs
 }
 
-// Static pods carry the config.source annotation of the file source.
-const (
-	annotationConfigSource = "kubernetes.io/config.source"
-	annotationConfigMirror = "kubernetes.io/config.mirror"
-)
-
-func isStatic(pod *corev1.Pod) bool {
-	s := pod.Annotations[annotationConfigSource]
-	return s != "" && s != "api"
+// PodDirs gives a pod's directory on the host.
+type PodDirs interface {
+	// PodDir is the directory of the pod with this UID.
+	PodDir(uid types.UID) string
 }
 
-func sandboxIPs(st *runtimeapi.PodSandboxStatus) []string {
-	if st == nil || st.Network == nil || st.Network.Ip == "" {
-		return nil
-	}
-	ips := []string{st.Network.Ip}
-	for _, a := range st.Network.AdditionalIps {
-		ips = append(ips, a.Ip)
-	}
-	return ips
-}
-
-// podLogDir is where a pod's container logs live, named as upstream names
+// PodLogDir is where a pod's container logs live, named as upstream names
 // it so that log collectors find it.
-func (k *Kubelet) podLogDir(pod *corev1.Pod) string {
-	return filepath.Join(k.cfg.PodLogsDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
+func (b *Builder) PodLogDir(pod *corev1.Pod) string {
+	return filepath.Join(b.PodLogsDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
 }
 
-func (k *Kubelet) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, error) {
+// SandboxConfig is the CRI configuration of the pod's sandbox, its
+// attempt-th (counting from 0): hostname, log directory, labels and
+// annotations, cgroup parent, namespaces, security context, sysctls, DNS
+// and host ports. It makes the pod's log directory.
+func (b *Builder) SandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, error) {
 	hostname := pod.Name
 	if pod.Spec.Hostname != "" {
 		hostname = pod.Spec.Hostname
@@ -68,7 +75,7 @@ func (k *Kubelet) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.Po
 		// upstream's kubelet does.
 		hostname = ""
 	}
-	logDir := k.podLogDir(pod)
+	logDir := b.PodLogDir(pod)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("pod log directory: %w", err)
 	}
@@ -79,7 +86,7 @@ func (k *Kubelet) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.Po
 		Labels:       sandboxLabels(pod),
 		Annotations:  pod.Annotations,
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			CgroupParent: k.podCgroup(pod),
+			CgroupParent: b.podCgroup(pod),
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 				NamespaceOptions: namespaceOptions(pod),
 				Privileged:       anyPrivileged(pod),
@@ -101,7 +108,7 @@ func (k *Kubelet) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.Po
 		}
 	}
 	if !hostNetwork {
-		dns, err := k.dnsConfig(pod)
+		dns, err := b.dnsConfig(pod)
 		if err != nil {
 			return nil, err
 		}
@@ -161,7 +168,7 @@ func anyPrivileged(pod *corev1.Pod) bool {
 // podCgroup is the pod's cgroup under its QoS class's, as upstream lays
 // them out: /kubepods/burstable/pod<uid> with the cgroupfs driver,
 // kubepods-burstable-pod<uid>.slice with systemd's.
-func (k *Kubelet) podCgroup(pod *corev1.Pod) string {
+func (b *Builder) podCgroup(pod *corev1.Pod) string {
 	qos := ""
 	switch QOSClass(pod) {
 	case corev1.PodQOSBurstable:
@@ -169,34 +176,66 @@ func (k *Kubelet) podCgroup(pod *corev1.Pod) string {
 	case corev1.PodQOSBestEffort:
 		qos = "besteffort"
 	}
-	if k.cfg.CgroupDriver == "systemd" {
+	if b.CgroupDriver == "systemd" {
 		name := "kubepods"
 		if qos != "" {
 			name += "-" + qos
 		}
 		return name + "-pod" + strings.ReplaceAll(string(pod.UID), "-", "_") + ".slice"
 	}
-	parent := k.cfg.CgroupParent
+	parent := b.CgroupParent
 	if qos != "" {
 		parent += "/" + qos
 	}
 	return parent + "/pod" + string(pod.UID)
 }
 
+// QOSClass is the pod's quality of service class: Guaranteed when every
+// container has equal cpu and memory requests and limits, BestEffort when
+// none has any, Burstable otherwise.
+func QOSClass(pod *corev1.Pod) corev1.PodQOSClass {
+	if pod.Status.QOSClass != "" {
+		return pod.Status.QOSClass
+	}
+	any, guaranteed := false, true
+	all := append(append([]corev1.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...)
+	for _, c := range all {
+		for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			req, hasReq := c.Resources.Requests[r]
+			lim, hasLim := c.Resources.Limits[r]
+			if (hasReq && !req.IsZero()) || (hasLim && !lim.IsZero()) {
+				any = true
+			}
+			if !hasLim {
+				guaranteed = false
+			} else if hasReq && req.Cmp(lim) != 0 {
+				guaranteed = false
+			}
+		}
+	}
+	switch {
+	case !any:
+		return corev1.PodQOSBestEffort
+	case guaranteed:
+		return corev1.PodQOSGuaranteed
+	}
+	return corev1.PodQOSBurstable
+}
+
 // dnsConfig follows dnsPolicy: ClusterFirst uses the cluster DNS (the
 // host's resolver when none is configured), Default the host's, None only
 // dnsConfig.
-func (k *Kubelet) dnsConfig(pod *corev1.Pod) (*runtimeapi.DNSConfig, error) {
+func (b *Builder) dnsConfig(pod *corev1.Pod) (*runtimeapi.DNSConfig, error) {
 	policy := pod.Spec.DNSPolicy
 	if policy == "" {
 		policy = corev1.DNSClusterFirst
 	}
 	cfg := &runtimeapi.DNSConfig{}
 	hostCfg := func() error {
-		if k.cfg.ResolvConf == "" {
+		if b.ResolvConf == "" {
 			return nil
 		}
-		data, err := os.ReadFile(k.cfg.ResolvConf)
+		data, err := os.ReadFile(b.ResolvConf)
 		if err != nil {
 			return fmt.Errorf("read resolver config: %w", err)
 		}
@@ -218,17 +257,17 @@ func (k *Kubelet) dnsConfig(pod *corev1.Pod) (*runtimeapi.DNSConfig, error) {
 	}
 	switch policy {
 	case corev1.DNSClusterFirst, corev1.DNSClusterFirstWithHostNet:
-		if len(k.cfg.ClusterDNS) == 0 {
+		if len(b.ClusterDNS) == 0 {
 			if err := hostCfg(); err != nil {
 				return nil, err
 			}
 			break
 		}
-		domain := k.cfg.ClusterDomain
+		domain := b.ClusterDomain
 		if domain == "" {
 			domain = "cluster.local"
 		}
-		cfg.Servers = append(cfg.Servers, k.cfg.ClusterDNS...)
+		cfg.Servers = append(cfg.Servers, b.ClusterDNS...)
 		cfg.Searches = []string{pod.Namespace + ".svc." + domain, "svc." + domain, domain}
 		cfg.Options = []string{"ndots:5"}
 	case corev1.DNSDefault:
@@ -253,11 +292,30 @@ func (k *Kubelet) dnsConfig(pod *corev1.Pod) (*runtimeapi.DNSConfig, error) {
 	return cfg, nil
 }
 
-// containerConfig is the CRI configuration of container c (of type ctype,
-// at restartCount, running imageRef) in the pod s syncs.
-func (k *Kubelet) containerConfig(ctx context.Context, s *podSync, c *corev1.Container, ctype string, restartCount int32, imageRef string) (*runtimeapi.ContainerConfig, error) {
-	pod, volumePaths := s.pod, s.volumePaths
-	env, err := k.containerEnv(ctx, pod, c, s.podIPs)
+// Container is one instance of a pod's container to configure.
+type Container struct {
+	// Pod is the container's pod, PodIPs its sandbox's addresses and
+	// VolumePaths the host paths of its volumes, by name.
+	Pod         *corev1.Pod
+	PodIPs      []string
+	VolumePaths map[string]string
+	// Spec is the container; Type is ContainerTypeInit or
+	// ContainerTypeRegular.
+	Spec *corev1.Container
+	Type string
+	// RestartCount counts the container's earlier instances; ImageRef is
+	// the image to run, as the runtime resolved it.
+	RestartCount int32
+	ImageRef     string
+}
+
+// ContainerConfig is the CRI configuration of container c: command and
+// arguments with $(VAR) expanded, environment, mounts, labels and
+// annotations, log path, resources and security context. It makes the
+// container's log directory and termination-message file.
+func (b *Builder) ContainerConfig(ctx context.Context, c *Container) (*runtimeapi.ContainerConfig, error) {
+	pod, spec := c.Pod, c.Spec
+	env, err := b.containerEnv(ctx, pod, spec, c.PodIPs)
 	if err != nil {
 		return nil, err
 	}
@@ -265,48 +323,48 @@ func (k *Kubelet) containerConfig(ctx context.Context, s *podSync, c *corev1.Con
 	for _, e := range env {
 		vars[e.Key] = string(e.Value)
 	}
-	expand := func(in []string) []string {
+	expandEach := func(in []string) []string {
 		out := make([]string, len(in))
 		for i, s := range in {
-			out[i] = Expand(s, func(name string) (string, bool) { v, ok := vars[name]; return v, ok })
+			out[i] = expand(s, func(name string) (string, bool) { v, ok := vars[name]; return v, ok })
 		}
 		return out
 	}
-	logDir := filepath.Join(k.podLogDir(pod), c.Name)
+	logDir := filepath.Join(b.PodLogDir(pod), spec.Name)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("container log directory: %w", err)
 	}
-	mounts, err := k.mounts(pod, c, volumePaths, s.podIPs)
+	mounts, err := b.mounts(c)
 	if err != nil {
 		return nil, err
 	}
-	termPath := c.TerminationMessagePath
+	termPath := spec.TerminationMessagePath
 	if termPath == "" {
 		termPath = corev1.TerminationMessagePathDefault
 	}
 	cc := &runtimeapi.ContainerConfig{
-		Metadata:   &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: uint32(restartCount)},
-		Image:      &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: c.Image},
-		Command:    expand(c.Command),
-		Args:       expand(c.Args),
-		WorkingDir: c.WorkingDir,
+		Metadata:   &runtimeapi.ContainerMetadata{Name: spec.Name, Attempt: uint32(c.RestartCount)},
+		Image:      &runtimeapi.ImageSpec{Image: c.ImageRef, UserSpecifiedImage: spec.Image},
+		Command:    expandEach(spec.Command),
+		Args:       expandEach(spec.Args),
+		WorkingDir: spec.WorkingDir,
 		Envs:       env,
 		Mounts:     mounts,
-		Labels:     containerLabels(pod, c.Name, ctype),
+		Labels:     containerLabels(pod, spec.Name, c.Type),
 		Annotations: map[string]string{
-			annotationRestartCount:   strconv.Itoa(int(restartCount)),
-			annotationTermMsgPath:    termPath,
-			annotationTermMsgPolicy:  string(c.TerminationMessagePolicy),
-			annotationGracePeriod:    strconv.FormatInt(ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, 30), 10),
-			annotationContainerImage: c.Image,
+			annotationRestartCount:           strconv.Itoa(int(c.RestartCount)),
+			AnnotationTerminationMessagePath: termPath,
+			annotationTermMsgPolicy:          string(spec.TerminationMessagePolicy),
+			annotationGracePeriod:            strconv.FormatInt(ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, 30), 10),
+			annotationContainerImage:         spec.Image,
 		},
-		LogPath:   filepath.Join(c.Name, fmt.Sprintf("%d.log", restartCount)),
-		Stdin:     c.Stdin,
-		StdinOnce: c.StdinOnce,
-		Tty:       c.TTY,
+		LogPath:   filepath.Join(spec.Name, fmt.Sprintf("%d.log", c.RestartCount)),
+		Stdin:     spec.Stdin,
+		StdinOnce: spec.StdinOnce,
+		Tty:       spec.TTY,
 		Linux: &runtimeapi.LinuxContainerConfig{
-			Resources:       linuxResources(c),
-			SecurityContext: securityContext(pod, c),
+			Resources:       linuxResources(spec),
+			SecurityContext: securityContext(pod, spec),
 		},
 	}
 	return cc, nil
@@ -392,11 +450,12 @@ func capName(c corev1.Capability) string {
 
 // mounts are the container's volume mounts plus /etc/hosts and its
 // termination-message file.
-func (k *Kubelet) mounts(pod *corev1.Pod, c *corev1.Container, volumePaths map[string]string, podIPs []string) ([]*runtimeapi.Mount, error) {
+func (b *Builder) mounts(in *Container) ([]*runtimeapi.Mount, error) {
+	pod, c, podIPs := in.Pod, in.Spec, in.PodIPs
 	var out []*runtimeapi.Mount
 	hasHosts := false
 	for _, vm := range c.VolumeMounts {
-		host, ok := volumePaths[vm.Name]
+		host, ok := in.VolumePaths[vm.Name]
 		if !ok {
 			return nil, fmt.Errorf("volume %q of mount %s is not set up", vm.Name, vm.MountPath)
 		}
@@ -417,10 +476,10 @@ func (k *Kubelet) mounts(pod *corev1.Pod, c *corev1.Container, volumePaths map[s
 		}
 		out = append(out, m)
 	}
-	podDir := k.cfg.Volumes.PodDir(pod.UID)
+	podDir := b.PodDirs.PodDir(pod.UID)
 	if !hasHosts && !pod.Spec.HostNetwork && len(podIPs) > 0 {
 		path := filepath.Join(podDir, "etc-hosts")
-		if err := os.WriteFile(path, etcHosts(pod, podIPs, k.cfg.ClusterDomain), 0o644); err != nil {
+		if err := os.WriteFile(path, etcHosts(pod, podIPs, b.ClusterDomain), 0o644); err != nil {
 			return nil, fmt.Errorf("write etc-hosts: %w", err)
 		}
 		out = append(out, &runtimeapi.Mount{ContainerPath: "/etc/hosts", HostPath: path})
@@ -466,140 +525,3 @@ func etcHosts(pod *corev1.Pod, podIPs []string, domain string) []byte {
 	}
 	return []byte(b.String())
 }
-
-// runHook runs a lifecycle handler (exec, httpGet or sleep) within
-// timeout.
-func (k *Kubelet) runHook(ctx context.Context, pod *corev1.Pod, c *corev1.Container, id string, h *corev1.LifecycleHandler, timeout time.Duration, podIPs []string) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	switch {
-	case h.Exec != nil:
-		stdout, stderr, err := k.cfg.Runtime.ExecSync(ctx, id, h.Exec.Command, timeout)
-		if err != nil {
-			return fmt.Errorf("exec %v: %w (output %q)", h.Exec.Command, err, string(stdout)+string(stderr))
-		}
-		return nil
-	case h.HTTPGet != nil:
-		host := h.HTTPGet.Host
-		if host == "" {
-			if len(podIPs) == 0 {
-				podIPs = podIPsOf(pod)
-			}
-			if len(podIPs) == 0 {
-				return fmt.Errorf("httpGet hook: pod has no IP")
-			}
-			host = podIPs[0]
-		}
-		port, err := resolvePort(h.HTTPGet.Port, c)
-		if err != nil {
-			return err
-		}
-		scheme := strings.ToLower(string(h.HTTPGet.Scheme))
-		if scheme == "" {
-			scheme = "http"
-		}
-		url := fmt.Sprintf("%s://%s%s", scheme, net.JoinHostPort(host, strconv.Itoa(port)), h.HTTPGet.Path)
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return fmt.Errorf("httpGet hook %s: %w", url, err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode >= 400 {
-			return fmt.Errorf("httpGet hook %s: status %d", url, resp.StatusCode)
-		}
-		return nil
-	case h.Sleep != nil:
-		select {
-		case <-time.After(time.Duration(h.Sleep.Seconds) * time.Second):
-		case <-ctx.Done():
-		}
-		return nil
-	}
-	return nil
-}
-
-func podIPsOf(pod *corev1.Pod) []string {
-	var out []string
-	for _, ip := range pod.Status.PodIPs {
-		out = append(out, ip.IP)
-	}
-	return out
-}
-
-// resolvePort turns a port number or container port name into a number.
-func resolvePort(p intstr.IntOrString, c *corev1.Container) (int, error) {
-	if n := p.IntValue(); n > 0 {
-		return n, nil
-	}
-	name := p.String()
-	if c != nil {
-		for _, cp := range c.Ports {
-			if cp.Name == name {
-				return int(cp.ContainerPort), nil
-			}
-		}
-	}
-	return 0, fmt.Errorf("port %q not found", name)
-}
-
-// serviceEnv returns the docker-link-style variables of the Services
-// visible to the pod, as upstream's kubelet sets them.
-func (k *Kubelet) serviceEnv(pod *corev1.Pod) []*runtimeapi.KeyValue {
-	if k.cfg.Services == nil {
-		return nil
-	}
-	links := ptr.Deref(pod.Spec.EnableServiceLinks, true)
-	services, err := k.cfg.Services.List(labels.Everything())
-	if err != nil {
-		return nil
-	}
-	var out []*runtimeapi.KeyValue
-	for _, s := range services {
-		if s.Spec.ClusterIP == "" || s.Spec.ClusterIP == corev1.ClusterIPNone {
-			continue
-		}
-		master := s.Namespace == "default" && s.Name == "kubernetes"
-		if !(master || (links && s.Namespace == pod.Namespace)) {
-			continue
-		}
-		out = append(out, serviceVars(s)...)
-	}
-	return out
-}
-
-func serviceVars(s *corev1.Service) []*runtimeapi.KeyValue {
-	if len(s.Spec.Ports) == 0 {
-		return nil
-	}
-	name := strings.ToUpper(strings.ReplaceAll(s.Name, "-", "_"))
-	ip := s.Spec.ClusterIP
-	p0 := s.Spec.Ports[0]
-	out := []*runtimeapi.KeyValue{
-		{Key: name + "_SERVICE_HOST", Value: bv(ip)},
-		{Key: name + "_SERVICE_PORT", Value: bv(strconv.Itoa(int(p0.Port)))},
-		{Key: name + "_PORT", Value: bv(fmt.Sprintf("%s://%s", strings.ToLower(string(p0.Protocol)), net.JoinHostPort(ip, strconv.Itoa(int(p0.Port)))))},
-	}
-	for _, p := range s.Spec.Ports {
-		if p.Name != "" {
-			out = append(out, &runtimeapi.KeyValue{Key: name + "_SERVICE_PORT_" + strings.ToUpper(strings.ReplaceAll(p.Name, "-", "_")), Value: bv(strconv.Itoa(int(p.Port)))})
-		}
-		proto := strings.ToLower(string(p.Protocol))
-		prefix := fmt.Sprintf("%s_PORT_%d_%s", name, p.Port, strings.ToUpper(proto))
-		out = append(out,
-			&runtimeapi.KeyValue{Key: prefix, Value: bv(fmt.Sprintf("%s://%s", proto, net.JoinHostPort(ip, strconv.Itoa(int(p.Port)))))},
-			&runtimeapi.KeyValue{Key: prefix + "_PROTO", Value: bv(proto)},
-			&runtimeapi.KeyValue{Key: prefix + "_PORT", Value: bv(strconv.Itoa(int(p.Port)))},
-			&runtimeapi.KeyValue{Key: prefix + "_ADDR", Value: bv(ip)},
-		)
-	}
-	return out
-}
-
-var _ = types.UID("")
-
-// bv is a CRI KeyValue's value.
-func bv(s string) []byte { return []byte(s) }

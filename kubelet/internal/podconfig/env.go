@@ -1,16 +1,19 @@
-package kubelet
+package podconfig
 
 import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 )
@@ -18,7 +21,7 @@ import (
 // containerEnv resolves the container's environment: Service variables,
 // then envFrom, then env (later entries win; $(VAR) refers to earlier
 // ones), as upstream orders them.
-func (k *Kubelet) containerEnv(ctx context.Context, pod *corev1.Pod, c *corev1.Container, podIPs []string) ([]*runtimeapi.KeyValue, error) {
+func (b *Builder) containerEnv(ctx context.Context, pod *corev1.Pod, c *corev1.Container, podIPs []string) ([]*runtimeapi.KeyValue, error) {
 	vars := map[string]string{}
 	var order []string
 	set := func(key, value string) {
@@ -27,14 +30,14 @@ func (k *Kubelet) containerEnv(ctx context.Context, pod *corev1.Pod, c *corev1.C
 		}
 		vars[key] = value
 	}
-	for _, kv := range k.serviceEnv(pod) {
+	for _, kv := range b.serviceEnv(pod) {
 		set(kv.Key, string(kv.Value))
 	}
 	for _, from := range c.EnvFrom {
 		var data map[string]string
 		switch {
 		case from.ConfigMapRef != nil:
-			cm, err := k.configMap(ctx, pod.Namespace, from.ConfigMapRef.Name)
+			cm, err := b.configMap(ctx, pod.Namespace, from.ConfigMapRef.Name)
 			if err != nil {
 				if apierrors.IsNotFound(err) && ptr.Deref(from.ConfigMapRef.Optional, false) {
 					continue
@@ -43,7 +46,7 @@ func (k *Kubelet) containerEnv(ctx context.Context, pod *corev1.Pod, c *corev1.C
 			}
 			data = cm.Data
 		case from.SecretRef != nil:
-			s, err := k.secret(ctx, pod.Namespace, from.SecretRef.Name)
+			s, err := b.secret(ctx, pod.Namespace, from.SecretRef.Name)
 			if err != nil {
 				if apierrors.IsNotFound(err) && ptr.Deref(from.SecretRef.Optional, false) {
 					continue
@@ -67,10 +70,10 @@ func (k *Kubelet) containerEnv(ctx context.Context, pod *corev1.Pod, c *corev1.C
 	lookup := func(name string) (string, bool) { v, ok := vars[name]; return v, ok }
 	for _, e := range c.Env {
 		if e.ValueFrom == nil {
-			set(e.Name, Expand(e.Value, lookup))
+			set(e.Name, expand(e.Value, lookup))
 			continue
 		}
-		v, skip, err := k.envValueFrom(ctx, pod, c, e.ValueFrom, podIPs)
+		v, skip, err := b.envValueFrom(ctx, pod, c, e.ValueFrom, podIPs)
 		if err != nil {
 			return nil, fmt.Errorf("env %s: %w", e.Name, err)
 		}
@@ -85,17 +88,17 @@ func (k *Kubelet) containerEnv(ctx context.Context, pod *corev1.Pod, c *corev1.C
 	return out, nil
 }
 
-func (k *Kubelet) envValueFrom(ctx context.Context, pod *corev1.Pod, c *corev1.Container, from *corev1.EnvVarSource, podIPs []string) (string, bool, error) {
+func (b *Builder) envValueFrom(ctx context.Context, pod *corev1.Pod, c *corev1.Container, from *corev1.EnvVarSource, podIPs []string) (string, bool, error) {
 	switch {
 	case from.FieldRef != nil:
-		v, err := PodField(pod, from.FieldRef.FieldPath, podIPs, k.hostIPs())
+		v, err := PodField(pod, from.FieldRef.FieldPath, podIPs, b.HostIPs)
 		return v, false, err
 	case from.ResourceFieldRef != nil:
 		v, err := ContainerResource(pod, c, from.ResourceFieldRef)
 		return v, false, err
 	case from.ConfigMapKeyRef != nil:
 		ref := from.ConfigMapKeyRef
-		cm, err := k.configMap(ctx, pod.Namespace, ref.Name)
+		cm, err := b.configMap(ctx, pod.Namespace, ref.Name)
 		if err != nil {
 			if apierrors.IsNotFound(err) && ptr.Deref(ref.Optional, false) {
 				return "", true, nil
@@ -112,7 +115,7 @@ func (k *Kubelet) envValueFrom(ctx context.Context, pod *corev1.Pod, c *corev1.C
 		return v, false, nil
 	case from.SecretKeyRef != nil:
 		ref := from.SecretKeyRef
-		s, err := k.secret(ctx, pod.Namespace, ref.Name)
+		s, err := b.secret(ctx, pod.Namespace, ref.Name)
 		if err != nil {
 			if apierrors.IsNotFound(err) && ptr.Deref(ref.Optional, false) {
 				return "", true, nil
@@ -131,26 +134,18 @@ func (k *Kubelet) envValueFrom(ctx context.Context, pod *corev1.Pod, c *corev1.C
 	return "", true, nil
 }
 
-func (k *Kubelet) hostIPs() []string {
-	out := make([]string, 0, len(k.cfg.NodeIPs))
-	for _, ip := range k.cfg.NodeIPs {
-		out = append(out, ip.String())
-	}
-	return out
-}
-
-func (k *Kubelet) configMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
-	if k.cfg.Client == nil {
+func (b *Builder) configMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
+	if b.Client == nil {
 		return nil, fmt.Errorf("no apiserver connection")
 	}
-	return k.cfg.Client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	return b.Client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
 }
 
-func (k *Kubelet) secret(ctx context.Context, ns, name string) (*corev1.Secret, error) {
-	if k.cfg.Client == nil {
+func (b *Builder) secret(ctx context.Context, ns, name string) (*corev1.Secret, error) {
+	if b.Client == nil {
 		return nil, fmt.Errorf("no apiserver connection")
 	}
-	return k.cfg.Client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+	return b.Client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
 }
 
 // PodField returns the downward API value of a pod field path.
@@ -210,13 +205,29 @@ func formatMap(m map[string]string) string {
 	return b.String()
 }
 
+// FindContainer returns the pod's init or app container with this name,
+// nil if it has none.
+func FindContainer(pod *corev1.Pod, name string) *corev1.Container {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	return nil
+}
+
 // ContainerResource returns the downward API value of a resource field,
 // rounded up to the divisor as upstream does; an unset limit is reported
 // as the node's allocatable in upstream, here as 0 meaning unlimited.
 func ContainerResource(pod *corev1.Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector) (string, error) {
 	target := c
 	if ref.ContainerName != "" {
-		target = findContainer(pod, ref.ContainerName)
+		target = FindContainer(pod, ref.ContainerName)
 		if target == nil {
 			return "", fmt.Errorf("container %q not found", ref.ContainerName)
 		}
@@ -249,9 +260,9 @@ func ContainerResource(pod *corev1.Pod, c *corev1.Container, ref *corev1.Resourc
 	return fmt.Sprint(int64(math.Ceil(float64(q.Value()) / float64(divisor.Value())))), nil
 }
 
-// Expand replaces $(VAR) references with their values; $$ escapes a $,
+// expand replaces $(VAR) references with their values; $$ escapes a $,
 // and references to unknown names stay as they are, as upstream expands.
-func Expand(s string, lookup func(string) (string, bool)) string {
+func expand(s string, lookup func(string) (string, bool)) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] != '$' || i+1 >= len(s) {
@@ -283,34 +294,58 @@ func Expand(s string, lookup func(string) (string, bool)) string {
 	return b.String()
 }
 
-// QOSClass is the pod's quality of service class: Guaranteed when every
-// container has equal cpu and memory requests and limits, BestEffort when
-// none has any, Burstable otherwise.
-func QOSClass(pod *corev1.Pod) corev1.PodQOSClass {
-	if pod.Status.QOSClass != "" {
-		return pod.Status.QOSClass
+// serviceEnv returns the docker-link-style variables of the Services
+// visible to the pod, as upstream's kubelet sets them.
+func (b *Builder) serviceEnv(pod *corev1.Pod) []*runtimeapi.KeyValue {
+	if b.Services == nil {
+		return nil
 	}
-	any, guaranteed := false, true
-	all := append(append([]corev1.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...)
-	for _, c := range all {
-		for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			req, hasReq := c.Resources.Requests[r]
-			lim, hasLim := c.Resources.Limits[r]
-			if (hasReq && !req.IsZero()) || (hasLim && !lim.IsZero()) {
-				any = true
-			}
-			if !hasLim {
-				guaranteed = false
-			} else if hasReq && req.Cmp(lim) != 0 {
-				guaranteed = false
-			}
+	links := ptr.Deref(pod.Spec.EnableServiceLinks, true)
+	services, err := b.Services.List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var out []*runtimeapi.KeyValue
+	for _, s := range services {
+		if s.Spec.ClusterIP == "" || s.Spec.ClusterIP == corev1.ClusterIPNone {
+			continue
 		}
+		master := s.Namespace == "default" && s.Name == "kubernetes"
+		if !(master || (links && s.Namespace == pod.Namespace)) {
+			continue
+		}
+		out = append(out, serviceVars(s)...)
 	}
-	switch {
-	case !any:
-		return corev1.PodQOSBestEffort
-	case guaranteed:
-		return corev1.PodQOSGuaranteed
-	}
-	return corev1.PodQOSBurstable
+	return out
 }
+
+func serviceVars(s *corev1.Service) []*runtimeapi.KeyValue {
+	if len(s.Spec.Ports) == 0 {
+		return nil
+	}
+	name := strings.ToUpper(strings.ReplaceAll(s.Name, "-", "_"))
+	ip := s.Spec.ClusterIP
+	p0 := s.Spec.Ports[0]
+	out := []*runtimeapi.KeyValue{
+		{Key: name + "_SERVICE_HOST", Value: bv(ip)},
+		{Key: name + "_SERVICE_PORT", Value: bv(strconv.Itoa(int(p0.Port)))},
+		{Key: name + "_PORT", Value: bv(fmt.Sprintf("%s://%s", strings.ToLower(string(p0.Protocol)), net.JoinHostPort(ip, strconv.Itoa(int(p0.Port)))))},
+	}
+	for _, p := range s.Spec.Ports {
+		if p.Name != "" {
+			out = append(out, &runtimeapi.KeyValue{Key: name + "_SERVICE_PORT_" + strings.ToUpper(strings.ReplaceAll(p.Name, "-", "_")), Value: bv(strconv.Itoa(int(p.Port)))})
+		}
+		proto := strings.ToLower(string(p.Protocol))
+		prefix := fmt.Sprintf("%s_PORT_%d_%s", name, p.Port, strings.ToUpper(proto))
+		out = append(out,
+			&runtimeapi.KeyValue{Key: prefix, Value: bv(fmt.Sprintf("%s://%s", proto, net.JoinHostPort(ip, strconv.Itoa(int(p.Port)))))},
+			&runtimeapi.KeyValue{Key: prefix + "_PROTO", Value: bv(proto)},
+			&runtimeapi.KeyValue{Key: prefix + "_PORT", Value: bv(strconv.Itoa(int(p.Port)))},
+			&runtimeapi.KeyValue{Key: prefix + "_ADDR", Value: bv(ip)},
+		)
+	}
+	return out
+}
+
+// bv is a CRI KeyValue's value.
+func bv(s string) []byte { return []byte(s) }
