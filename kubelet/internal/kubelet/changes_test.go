@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestSyncReadsOnlyWhatItChanged: a pod's first sync lists the runtime
@@ -70,31 +69,6 @@ func TestSyncReadsOnlyWhatItChanged(t *testing.T) {
 				t.Errorf("status after the sync is not Running and Ready: %+v", st)
 			}
 		})
-	}
-}
-
-// TestNormalizeStatus: times are kept to the second, as the API stores
-// them, so that a status compares equal to its echo.
-func TestNormalizeStatus(t *testing.T) {
-	at := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 678, time.UTC))
-	want := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	st := &corev1.PodStatus{
-		StartTime:  &at,
-		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, LastTransitionTime: at, LastProbeTime: at}},
-		ContainerStatuses: []corev1.ContainerStatus{{
-			State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at}},
-			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{StartedAt: at, FinishedAt: at}},
-		}},
-		InitContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{StartedAt: at, FinishedAt: at}}}},
-	}
-	normalizeStatus(st)
-	got := []metav1.Time{*st.StartTime, st.Conditions[0].LastTransitionTime, st.Conditions[0].LastProbeTime,
-		st.ContainerStatuses[0].State.Running.StartedAt, st.ContainerStatuses[0].LastTerminationState.Terminated.StartedAt,
-		st.ContainerStatuses[0].LastTerminationState.Terminated.FinishedAt, st.InitContainerStatuses[0].State.Terminated.FinishedAt}
-	for i, g := range got {
-		if !g.Equal(&want) {
-			t.Errorf("time %d = %v, want %v", i, g, want)
-		}
 	}
 }
 

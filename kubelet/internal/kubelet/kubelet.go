@@ -26,6 +26,7 @@ import (
 	"trireme.dev/kubelet/internal/crilist"
 	"trireme.dev/kubelet/internal/metrics"
 	"trireme.dev/kubelet/internal/podconfig"
+	"trireme.dev/kubelet/internal/podstatus"
 )
 
 // Prober is what the pod workers need from the probe manager: results by
@@ -118,8 +119,10 @@ type Kubelet struct {
 	workers  map[types.UID]*podWorker
 	synced   bool
 	lastSeen map[types.UID]string
-	// podConfig builds pods' CRI configurations, with what cfg says.
+	// podConfig builds pods' CRI configurations, with what cfg says;
+	// statuses computes pods' statuses.
 	podConfig *podconfig.Builder
+	statuses  *podstatus.Computer
 	// sandboxSlots bounds the sandboxes being created at once. Creating
 	// one is the runtime's heaviest step (network namespace, CNI plugins,
 	// the pause container); a burst of pods all creating theirs at once
@@ -181,6 +184,7 @@ func New(cfg Config, log logr.Logger) *Kubelet {
 			Services:      cfg.Services,
 			PodDirs:       cfg.Volumes,
 		},
+		statuses: &podstatus.Computer{HostIPs: hostIPs, RuntimeName: cfg.RuntimeName, Probes: cfg.Prober},
 	}
 }
 
@@ -245,7 +249,7 @@ func statusEcho(old, cur *corev1.Pod, written *corev1.PodStatus) bool {
 func foreignConditions(conditions []corev1.PodCondition) []corev1.PodCondition {
 	var out []corev1.PodCondition
 	for _, c := range conditions {
-		if !kubeletConditions[c.Type] {
+		if !podstatus.OwnedByKubelet(c.Type) {
 			out = append(out, c)
 		}
 	}
@@ -574,7 +578,7 @@ type podWorker struct {
 	// one being written, nil between writes.
 	status, writing *corev1.PodStatus
 	// startErr holds, by container name, why its last start failed.
-	startErr map[string]waitingReason
+	startErr map[string]podstatus.Waiting
 	// started is when the worker first saw the pod.
 	started time.Time
 	// finished is set once a pod's containers are all stopped for good.
@@ -588,10 +592,8 @@ type podWorker struct {
 	evicted string
 }
 
-type waitingReason struct{ reason, message string }
-
 func newPodWorker(uid types.UID) *podWorker {
-	return &podWorker{uid: uid, wakeCh: make(chan struct{}, 1), startErr: map[string]waitingReason{}, started: time.Now()}
+	return &podWorker{uid: uid, wakeCh: make(chan struct{}, 1), startErr: map[string]podstatus.Waiting{}, started: time.Now()}
 }
 
 func (w *podWorker) update(pod *corev1.Pod) {
@@ -673,27 +675,5 @@ func (r *podRuntime) readySandbox() *runtimeapi.PodSandbox {
 // latest returns the newest and the previous instance of the named
 // container.
 func (r *podRuntime) latest(name string) (cur, prev *runtimeapi.ContainerStatus) {
-	for _, c := range r.containers {
-		if c.Labels[podconfig.LabelContainerName] != name {
-			continue
-		}
-		if cur == nil {
-			cur = c
-		} else {
-			return cur, c
-		}
-	}
-	return cur, nil
-}
-
-// started says whether a running container has started: it has no
-// startup probe, or the probe succeeded.
-func (k *Kubelet) started(c *corev1.Container, id string) bool {
-	return c.StartupProbe == nil || k.cfg.Prober.Started(id)
-}
-
-// ready says whether a running container is ready: started, and without
-// a readiness probe or with one that succeeded.
-func (k *Kubelet) ready(c *corev1.Container, id string) bool {
-	return k.started(c, id) && (c.ReadinessProbe == nil || k.cfg.Prober.Ready(id))
+	return podstatus.Latest(r.containers, name)
 }

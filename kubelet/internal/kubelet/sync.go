@@ -20,6 +20,7 @@ import (
 
 	"trireme.dev/kubelet/internal/metrics"
 	"trireme.dev/kubelet/internal/podconfig"
+	"trireme.dev/kubelet/internal/podstatus"
 	"trireme.dev/kubelet/internal/pullsecrets"
 )
 
@@ -326,7 +327,7 @@ func (k *Kubelet) startNext(ctx context.Context, s *podSync) error {
 // restarting exited ones as the restart policy and back-off allow.
 func (k *Kubelet) syncContainers(ctx context.Context, s *podSync) (time.Duration, error) {
 	pod, rt := s.pod, s.rt
-	s.podIPs = sandboxIPs(rt.sandboxStatus)
+	s.podIPs = podstatus.SandboxIPs(rt.sandboxStatus)
 	var requeue time.Duration
 	earliest := func(d time.Duration) {
 		if d > 0 && (requeue == 0 || d < requeue) {
@@ -343,7 +344,7 @@ func (k *Kubelet) syncContainers(ctx context.Context, s *podSync) (time.Duration
 				return 0, err
 			}
 			earliest(d)
-			if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING || !k.started(c, cur.Id) {
+			if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING || !k.statuses.Started(c, cur.Id) {
 				return requeue, nil
 			}
 			continue
@@ -431,14 +432,7 @@ func (w *podWorker) setStartErr(name, reason, message string) {
 		delete(w.startErr, name)
 		return
 	}
-	w.startErr[name] = waitingReason{reason: reason, message: message}
-}
-
-func (w *podWorker) getStartErr(name string) (waitingReason, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	r, ok := w.startErr[name]
-	return r, ok
+	w.startErr[name] = podstatus.Waiting{Reason: reason, Message: message}
 }
 
 // startContainer pulls the image as the pull policy says, creates and

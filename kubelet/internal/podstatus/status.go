@@ -1,18 +1,11 @@
-package kubelet
+package podstatus
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"trireme.dev/kubelet/internal/podconfig"
@@ -27,23 +20,89 @@ var kubeletConditions = map[corev1.PodConditionType]bool{
 	corev1.PodReady:                  true,
 }
 
-// computeStatus derives the pod's status from what the runtime reports.
-func (k *Kubelet) computeStatus(pod *corev1.Pod, w *podWorker, rt *podRuntime) *corev1.PodStatus {
+// OwnedByKubelet reports whether the kubelet sets pod conditions of type
+// t; Compute keeps the others as the pod has them.
+func OwnedByKubelet(t corev1.PodConditionType) bool {
+	return kubeletConditions[t]
+}
+
+// Probes reports the verdicts of containers' probes, by container ID.
+type Probes interface {
+	// Ready reports the verdict of a container's readiness probe; false
+	// until it first succeeds. Asked only of containers with one.
+	Ready(containerID string) bool
+	// Started reports the verdict of a container's startup probe; false
+	// until it succeeds. Asked only of containers with one.
+	Started(containerID string) bool
+}
+
+// Computer computes the statuses of the node's pods.
+type Computer struct {
+	// HostIPs are the node's addresses, first primary.
+	HostIPs []string
+	// RuntimeName prefixes container IDs ("containerd").
+	RuntimeName string
+	// Probes gives the verdicts of the containers' probes.
+	Probes Probes
+}
+
+// Waiting is why a container waits to run: its last start's failure.
+type Waiting struct {
+	Reason, Message string
+}
+
+// Input is what a pod's status is computed from: the pod, what its worker
+// knows of it, and what the runtime holds for it.
+type Input struct {
+	Pod *corev1.Pod
+	// Last is the status last computed for the pod; nil before the first,
+	// when the pod's own status stands for it.
+	Last *corev1.PodStatus
+	// Finished is set once the pod's containers are stopped for good.
+	Finished bool
+	// Waiting holds, by container name, why its last start failed.
+	Waiting map[string]Waiting
+	// SandboxReady says whether the pod's newest sandbox is ready;
+	// SandboxStatus is that sandbox's status, nil without one.
+	SandboxReady  bool
+	SandboxStatus *runtimeapi.PodSandboxStatus
+	// Containers are the pod's containers in the runtime, newest first.
+	Containers []*runtimeapi.ContainerStatus
+}
+
+// computation is one Compute call, read by each of its steps in place of
+// a long parameter list.
+type computation struct {
+	c   *Computer
+	in  *Input
+	pod *corev1.Pod
+	// st is the status being computed, old the one last computed.
+	st  *corev1.PodStatus
+	old corev1.PodStatus
+	now metav1.Time
+	// sandboxReady is whether the sandbox counts as ready: not once the
+	// pod has finished.
+	sandboxReady bool
+}
+
+// Compute derives the pod's status from what the runtime reports: IPs,
+// container statuses, phase and conditions, with times rounded to the
+// second.
+func (c *Computer) Compute(in *Input) *corev1.PodStatus {
+	pod := in.Pod
 	old := pod.Status
-	w.mu.Lock()
-	if w.status != nil {
-		old = *w.status
+	if in.Last != nil {
+		old = *in.Last
 	}
-	w.mu.Unlock()
 	now := metav1.Now()
 	st := &corev1.PodStatus{QOSClass: podconfig.QOSClass(pod), StartTime: old.StartTime}
 	if st.StartTime == nil {
 		st.StartTime = &now
 	}
-	sandboxReady := rt.readySandbox() != nil
-	k.setIPs(st, pod, sandboxReady, pod.DeletionTimestamp != nil || w.finished, rt, &old)
-	initDone := k.setInitStatuses(st, pod, w, rt, sandboxReady)
-	counts := k.setContainerStatuses(st, pod, w, rt, sandboxReady, initDone)
+	p := &computation{c: c, in: in, pod: pod, st: st, old: old, now: now, sandboxReady: in.SandboxReady}
+	p.setIPs(pod.DeletionTimestamp != nil || in.Finished)
+	initDone := p.setInitStatuses()
+	counts := p.setContainerStatuses(initDone)
 	st.Phase = podPhase(pod, initDone, counts, st.InitContainerStatuses)
 	if pod.DeletionTimestamp != nil && counts.running == 0 && st.Phase == corev1.PodRunning {
 		if pod.Spec.RestartPolicy == corev1.RestartPolicyAlways || counts.failed == 0 {
@@ -56,28 +115,30 @@ func (k *Kubelet) computeStatus(pod *corev1.Pod, w *podWorker, rt *podRuntime) *
 		}
 	}
 	if st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
-		sandboxReady = false
+		p.sandboxReady = false
 	}
-	setConditions(st, pod, &old, now, sandboxReady, initDone, counts.allReady)
+	p.setConditions(initDone, counts.allReady)
 	normalizeStatus(st)
 	return st
 }
 
 // setIPs sets the node's and the pod's addresses: the sandbox's (the
 // node's for host-network pods) while it is ready, and the last ones
-// reported once the pod is going or finished, so they stay for its end.
-func (k *Kubelet) setIPs(st *corev1.PodStatus, pod *corev1.Pod, sandboxReady, ending bool, rt *podRuntime, old *corev1.PodStatus) {
-	for _, ip := range k.cfg.NodeIPs {
-		st.HostIPs = append(st.HostIPs, corev1.HostIP{IP: ip.String()})
+// reported once the pod is ending (going or finished), so they stay for
+// its end.
+func (p *computation) setIPs(ending bool) {
+	st := p.st
+	for _, ip := range p.c.HostIPs {
+		st.HostIPs = append(st.HostIPs, corev1.HostIP{IP: ip})
 	}
 	if len(st.HostIPs) > 0 {
 		st.HostIP = st.HostIPs[0].IP
 	}
 	switch {
-	case sandboxReady:
-		ips := sandboxIPs(rt.sandboxStatus)
-		if pod.Spec.HostNetwork {
-			ips = k.podConfig.HostIPs
+	case p.sandboxReady:
+		ips := SandboxIPs(p.in.SandboxStatus)
+		if p.pod.Spec.HostNetwork {
+			ips = p.c.HostIPs
 		}
 		for _, ip := range ips {
 			st.PodIPs = append(st.PodIPs, corev1.PodIP{IP: ip})
@@ -86,18 +147,31 @@ func (k *Kubelet) setIPs(st *corev1.PodStatus, pod *corev1.Pod, sandboxReady, en
 			st.PodIP = ips[0]
 		}
 	case ending:
-		st.PodIP, st.PodIPs = old.PodIP, old.PodIPs
+		st.PodIP, st.PodIPs = p.old.PodIP, p.old.PodIPs
 	}
+}
+
+// SandboxIPs are the addresses of a sandbox, primary first; nil without a
+// sandbox or before it has one.
+func SandboxIPs(st *runtimeapi.PodSandboxStatus) []string {
+	if st == nil || st.Network == nil || st.Network.Ip == "" {
+		return nil
+	}
+	ips := []string{st.Network.Ip}
+	for _, a := range st.Network.AdditionalIps {
+		ips = append(ips, a.Ip)
+	}
+	return ips
 }
 
 // setInitStatuses sets the init containers' statuses and reports whether
 // initialization is done: every regular init container exited 0 and every
 // sidecar started.
-func (k *Kubelet) setInitStatuses(st *corev1.PodStatus, pod *corev1.Pod, w *podWorker, rt *podRuntime, sandboxReady bool) bool {
+func (p *computation) setInitStatuses() bool {
 	initDone := true
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		cs := k.containerStatus(pod, w, rt, c, sandboxReady)
+	for i := range p.pod.Spec.InitContainers {
+		c := &p.pod.Spec.InitContainers[i]
+		cs := p.containerStatus(c)
 		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 		if sidecar {
 			if cs.Started == nil || !*cs.Started {
@@ -109,7 +183,7 @@ func (k *Kubelet) setInitStatuses(st *corev1.PodStatus, pod *corev1.Pod, w *podW
 				cs.State.Waiting.Reason = "PodInitializing"
 			}
 		}
-		st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
+		p.st.InitContainerStatuses = append(p.st.InitContainerStatuses, cs)
 	}
 	return initDone
 }
@@ -123,11 +197,11 @@ type containerCounts struct {
 
 // setContainerStatuses sets the regular containers' statuses and counts
 // them.
-func (k *Kubelet) setContainerStatuses(st *corev1.PodStatus, pod *corev1.Pod, w *podWorker, rt *podRuntime, sandboxReady, initDone bool) containerCounts {
+func (p *computation) setContainerStatuses(initDone bool) containerCounts {
 	n := containerCounts{allReady: true}
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		cs := k.containerStatus(pod, w, rt, c, sandboxReady)
+	for i := range p.pod.Spec.Containers {
+		c := &p.pod.Spec.Containers[i]
+		cs := p.containerStatus(c)
 		if !initDone && cs.State.Waiting != nil && cs.State.Waiting.Reason == "ContainerCreating" {
 			cs.State.Waiting.Reason = "PodInitializing"
 		}
@@ -151,7 +225,7 @@ func (k *Kubelet) setContainerStatuses(st *corev1.PodStatus, pod *corev1.Pod, w 
 		if !cs.Ready {
 			n.allReady = false
 		}
-		st.ContainerStatuses = append(st.ContainerStatuses, cs)
+		p.st.ContainerStatuses = append(p.st.ContainerStatuses, cs)
 	}
 	return n
 }
@@ -159,15 +233,16 @@ func (k *Kubelet) setContainerStatuses(st *corev1.PodStatus, pod *corev1.Pod, w 
 // setConditions sets the kubelet's pod conditions, keeping each one's
 // transition time while its status holds, and keeps the conditions others
 // own (readiness gates, the scheduler's).
-func setConditions(st *corev1.PodStatus, pod *corev1.Pod, old *corev1.PodStatus, now metav1.Time, sandboxReady, initDone, allReady bool) {
+func (p *computation) setConditions(initDone, allReady bool) {
+	st, pod := p.st, p.pod
 	cond := func(t corev1.PodConditionType, ok bool, reason string) {
 		s := corev1.ConditionFalse
 		if ok {
 			s = corev1.ConditionTrue
 			reason = ""
 		}
-		c := corev1.PodCondition{Type: t, Status: s, Reason: reason, LastTransitionTime: now}
-		for _, o := range old.Conditions {
+		c := corev1.PodCondition{Type: t, Status: s, Reason: reason, LastTransitionTime: p.now}
+		for _, o := range p.old.Conditions {
 			if o.Type == t && o.Status == s {
 				c.LastTransitionTime = o.LastTransitionTime
 			}
@@ -187,7 +262,7 @@ func setConditions(st *corev1.PodStatus, pod *corev1.Pod, old *corev1.PodStatus,
 		}
 		gatesOK = gatesOK && found
 	}
-	cond(corev1.PodReadyToStartContainers, sandboxReady, "")
+	cond(corev1.PodReadyToStartContainers, p.sandboxReady, "")
 	cond(corev1.PodInitialized, initDone, "ContainersNotInitialized")
 	cond(corev1.ContainersReady, allReady && initDone, "ContainersNotReady")
 	readyReason := "ContainersNotReady"
@@ -280,29 +355,47 @@ func podPhase(pod *corev1.Pod, initDone bool, n containerCounts, inits []corev1.
 	return corev1.PodPending
 }
 
-func sandboxIPs(st *runtimeapi.PodSandboxStatus) []string {
-	if st == nil || st.Network == nil || st.Network.Ip == "" {
-		return nil
-	}
-	ips := []string{st.Network.Ip}
-	for _, a := range st.Network.AdditionalIps {
-		ips = append(ips, a.Ip)
-	}
-	return ips
+func (c *Computer) containerID(id string) string {
+	return c.RuntimeName + "://" + id
 }
 
-func (k *Kubelet) containerID(id string) string {
-	return k.cfg.RuntimeName + "://" + id
+// Started says whether a running container has started: it has no
+// startup probe, or the probe succeeded.
+func (c *Computer) Started(ctr *corev1.Container, id string) bool {
+	return ctr.StartupProbe == nil || c.Probes.Started(id)
 }
 
-func (k *Kubelet) containerStatus(pod *corev1.Pod, w *podWorker, rt *podRuntime, c *corev1.Container, sandboxReady bool) corev1.ContainerStatus {
-	cur, prev := rt.latest(c.Name)
+// ready says whether a running container is ready: started, and without
+// a readiness probe or with one that succeeded.
+func (c *Computer) ready(ctr *corev1.Container, id string) bool {
+	return c.Started(ctr, id) && (ctr.ReadinessProbe == nil || c.Probes.Ready(id))
+}
+
+// Latest returns the newest and the previous instance of the named
+// container among containers (newest first).
+func Latest(containers []*runtimeapi.ContainerStatus, name string) (cur, prev *runtimeapi.ContainerStatus) {
+	for _, c := range containers {
+		if c.Labels[podconfig.LabelContainerName] != name {
+			continue
+		}
+		if cur == nil {
+			cur = c
+		} else {
+			return cur, c
+		}
+	}
+	return cur, nil
+}
+
+func (p *computation) containerStatus(c *corev1.Container) corev1.ContainerStatus {
+	pod := p.pod
+	cur, prev := Latest(p.in.Containers, c.Name)
 	cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, Ready: false, Started: new(bool)}
 	if cur == nil {
 		reason := "ContainerCreating"
 		var msg string
-		if r, ok := w.getStartErr(c.Name); ok {
-			reason, msg = r.reason, r.message
+		if r, ok := p.in.Waiting[c.Name]; ok {
+			reason, msg = r.Reason, r.Message
 		}
 		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: reason, Message: msg}
 		return cs
@@ -312,17 +405,17 @@ func (k *Kubelet) containerStatus(pod *corev1.Pod, w *podWorker, rt *podRuntime,
 	if cur.Image != nil && cur.Image.UserSpecifiedImage != "" {
 		cs.Image = cur.Image.UserSpecifiedImage
 	}
-	cs.ContainerID = k.containerID(cur.Id)
+	cs.ContainerID = p.c.containerID(cur.Id)
 	switch cur.State {
 	case runtimeapi.ContainerState_CONTAINER_RUNNING:
 		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(0, cur.StartedAt))}
-		started := k.started(c, cur.Id)
+		started := p.c.Started(c, cur.Id)
 		cs.Started = &started
-		cs.Ready = k.ready(c, cur.Id) && sandboxReady
+		cs.Ready = p.c.ready(c, cur.Id) && p.sandboxReady
 	case runtimeapi.ContainerState_CONTAINER_EXITED, runtimeapi.ContainerState_CONTAINER_UNKNOWN:
-		term := terminated(cur, k.containerID(cur.Id))
-		if r, ok := w.getStartErr(c.Name); ok && pod.DeletionTimestamp == nil && willRestart(pod, c, cur) {
-			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: r.reason, Message: r.message}
+		term := terminated(cur, p.c.containerID(cur.Id))
+		if r, ok := p.in.Waiting[c.Name]; ok && pod.DeletionTimestamp == nil && willRestart(pod, c, cur) {
+			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: r.Reason, Message: r.Message}
 			cs.LastTerminationState.Terminated = term
 		} else {
 			cs.State.Terminated = term
@@ -331,7 +424,7 @@ func (k *Kubelet) containerStatus(pod *corev1.Pod, w *podWorker, rt *podRuntime,
 		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
 	}
 	if cs.LastTerminationState.Terminated == nil && prev != nil && prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-		cs.LastTerminationState.Terminated = terminated(prev, k.containerID(prev.Id))
+		cs.LastTerminationState.Terminated = terminated(prev, p.c.containerID(prev.Id))
 	}
 	return cs
 }
@@ -388,59 +481,4 @@ func terminationMessage(cs *runtimeapi.ContainerStatus) string {
 		}
 	}
 	return ""
-}
-
-// writeStatus patches pods/status when the status differs from the one
-// last written.
-func (k *Kubelet) writeStatus(ctx context.Context, w *podWorker, pod *corev1.Pod, st *corev1.PodStatus) error {
-	w.mu.Lock()
-	same := w.status != nil && apiequality.Semantic.DeepEqual(w.status, st)
-	w.mu.Unlock()
-	if same {
-		return nil
-	}
-	if k.cfg.Client != nil {
-		// Its echo may come back before the patch returns: it is the
-		// kubelet's own write all the same (see statusEcho).
-		w.mu.Lock()
-		w.writing = st
-		w.mu.Unlock()
-		defer func() {
-			w.mu.Lock()
-			w.writing = nil
-			w.mu.Unlock()
-		}()
-		uid := pod.UID
-		if isStatic(pod) {
-			// The status goes to the mirror pod, which has its own UID.
-			uid = ""
-		}
-		if err := k.patchStatus(ctx, pod.Namespace, pod.Name, uid, st); err != nil {
-			if !(isStatic(pod) && apierrors.IsNotFound(err)) {
-				return err
-			}
-		}
-		logr.FromContextOrDiscard(ctx).V(3).Info("Patched pod status", "phase", st.Phase)
-	}
-	w.mu.Lock()
-	w.status = st.DeepCopy()
-	w.mu.Unlock()
-	return nil
-}
-
-func (k *Kubelet) patchStatus(ctx context.Context, ns, name string, uid types.UID, st *corev1.PodStatus) error {
-	body := map[string]any{"status": st}
-	if uid != "" {
-		// A pod deleted and re-created under the same name is not ours.
-		body["metadata"] = map[string]any{"uid": uid}
-	}
-	patch, err := json.Marshal(body)
-	if err != nil {
-		return fmt.Errorf("marshal status: %w", err)
-	}
-	_, err = k.cfg.Client.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
-	if err != nil {
-		return fmt.Errorf("patch status: %w", err)
-	}
-	return nil
 }

@@ -1,0 +1,90 @@
+package kubelet
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"trireme.dev/kubelet/internal/podstatus"
+)
+
+// computeStatus derives the pod's status from what the runtime reports
+// and what its worker knows: the status it last computed, whether the pod
+// has finished, and why containers failed to start.
+func (k *Kubelet) computeStatus(pod *corev1.Pod, w *podWorker, rt *podRuntime) *corev1.PodStatus {
+	w.mu.Lock()
+	in := &podstatus.Input{
+		Pod:           pod,
+		Last:          w.status,
+		Finished:      w.finished,
+		Waiting:       maps.Clone(w.startErr),
+		SandboxReady:  rt.readySandbox() != nil,
+		SandboxStatus: rt.sandboxStatus,
+		Containers:    rt.containers,
+	}
+	w.mu.Unlock()
+	return k.statuses.Compute(in)
+}
+
+// writeStatus patches pods/status when the status differs from the one
+// last written.
+func (k *Kubelet) writeStatus(ctx context.Context, w *podWorker, pod *corev1.Pod, st *corev1.PodStatus) error {
+	w.mu.Lock()
+	same := w.status != nil && apiequality.Semantic.DeepEqual(w.status, st)
+	w.mu.Unlock()
+	if same {
+		return nil
+	}
+	if k.cfg.Client != nil {
+		// Its echo may come back before the patch returns: it is the
+		// kubelet's own write all the same (see statusEcho).
+		w.mu.Lock()
+		w.writing = st
+		w.mu.Unlock()
+		defer func() {
+			w.mu.Lock()
+			w.writing = nil
+			w.mu.Unlock()
+		}()
+		uid := pod.UID
+		if isStatic(pod) {
+			// The status goes to the mirror pod, which has its own UID.
+			uid = ""
+		}
+		if err := k.patchStatus(ctx, pod.Namespace, pod.Name, uid, st); err != nil {
+			if !(isStatic(pod) && apierrors.IsNotFound(err)) {
+				return err
+			}
+		}
+		logr.FromContextOrDiscard(ctx).V(3).Info("Patched pod status", "phase", st.Phase)
+	}
+	w.mu.Lock()
+	w.status = st.DeepCopy()
+	w.mu.Unlock()
+	return nil
+}
+
+func (k *Kubelet) patchStatus(ctx context.Context, ns, name string, uid types.UID, st *corev1.PodStatus) error {
+	body := map[string]any{"status": st}
+	if uid != "" {
+		// A pod deleted and re-created under the same name is not ours.
+		body["metadata"] = map[string]any{"uid": uid}
+	}
+	patch, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("marshal status: %w", err)
+	}
+	_, err = k.cfg.Client.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	if err != nil {
+		return fmt.Errorf("patch status: %w", err)
+	}
+	return nil
+}
