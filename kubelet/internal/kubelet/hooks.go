@@ -13,14 +13,29 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// runHook runs a lifecycle handler (exec, httpGet or sleep) within
+// hook is a lifecycle handler (postStart or preStop) to run for one
+// container instance.
+type hook struct {
+	pod *corev1.Pod
+	// c is the container, id its instance in the runtime.
+	c  *corev1.Container
+	id string
+	// handler is what to run, within timeout.
+	handler *corev1.LifecycleHandler
+	timeout time.Duration
+	// podIPs are the sandbox's addresses; nil takes the pod status's.
+	podIPs []string
+}
+
+// runHook runs a lifecycle handler (exec, httpGet or sleep) within its
 // timeout.
-func (k *Kubelet) runHook(ctx context.Context, pod *corev1.Pod, c *corev1.Container, id string, h *corev1.LifecycleHandler, timeout time.Duration, podIPs []string) error {
+func (k *Kubelet) runHook(ctx context.Context, hk *hook) error {
+	h, timeout, podIPs := hk.handler, hk.timeout, hk.podIPs
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	switch {
 	case h.Exec != nil:
-		stdout, stderr, err := k.cfg.Runtime.ExecSync(ctx, id, h.Exec.Command, timeout)
+		stdout, stderr, err := k.cfg.Runtime.ExecSync(ctx, hk.id, h.Exec.Command, timeout)
 		if err != nil {
 			return fmt.Errorf("exec %v: %w (output %q)", h.Exec.Command, err, string(stdout)+string(stderr))
 		}
@@ -29,14 +44,14 @@ func (k *Kubelet) runHook(ctx context.Context, pod *corev1.Pod, c *corev1.Contai
 		host := h.HTTPGet.Host
 		if host == "" {
 			if len(podIPs) == 0 {
-				podIPs = podIPsOf(pod)
+				podIPs = podIPsOf(hk.pod)
 			}
 			if len(podIPs) == 0 {
 				return fmt.Errorf("httpGet hook: pod has no IP")
 			}
 			host = podIPs[0]
 		}
-		port, err := resolvePort(h.HTTPGet.Port, c)
+		port, err := resolvePort(h.HTTPGet.Port, hk.c)
 		if err != nil {
 			return err
 		}

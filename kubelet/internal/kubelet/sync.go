@@ -339,7 +339,7 @@ func (k *Kubelet) syncContainers(ctx context.Context, s *podSync) (time.Duration
 		cur, _ := rt.latest(c.Name)
 		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 		if sidecar {
-			d, err := k.ensureContainer(ctx, s, c, cur, podconfig.ContainerTypeInit, corev1.RestartPolicyAlways)
+			d, err := k.ensureContainer(ctx, s, &containerSync{spec: c, ctype: podconfig.ContainerTypeInit, policy: corev1.RestartPolicyAlways, cur: cur})
 			if err != nil {
 				return 0, err
 			}
@@ -356,7 +356,7 @@ func (k *Kubelet) syncContainers(ctx context.Context, s *podSync) (time.Duration
 		if policy == corev1.RestartPolicyAlways {
 			policy = corev1.RestartPolicyOnFailure
 		}
-		d, err := k.ensureContainer(ctx, s, c, cur, podconfig.ContainerTypeInit, policy)
+		d, err := k.ensureContainer(ctx, s, &containerSync{spec: c, ctype: podconfig.ContainerTypeInit, policy: policy, cur: cur})
 		if err != nil {
 			return 0, err
 		}
@@ -367,7 +367,7 @@ func (k *Kubelet) syncContainers(ctx context.Context, s *podSync) (time.Duration
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		cur, _ := rt.latest(c.Name)
-		d, err := k.ensureContainer(ctx, s, c, cur, podconfig.ContainerTypeRegular, pod.Spec.RestartPolicy)
+		d, err := k.ensureContainer(ctx, s, &containerSync{spec: c, ctype: podconfig.ContainerTypeRegular, policy: pod.Spec.RestartPolicy, cur: cur})
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -376,11 +376,22 @@ func (k *Kubelet) syncContainers(ctx context.Context, s *podSync) (time.Duration
 	return requeue, errors.Join(errs...)
 }
 
-// ensureContainer starts c when it has never run, restarts it when it
-// exited and policy and back-off allow, and kills it when its liveness
-// probe failed. It returns when to look again.
-func (k *Kubelet) ensureContainer(ctx context.Context, s *podSync, c *corev1.Container, cur *runtimeapi.ContainerStatus, ctype string, policy corev1.RestartPolicy) (time.Duration, error) {
-	w, pod := s.w, s.pod
+// containerSync is one container of a podSync to keep running.
+type containerSync struct {
+	spec *corev1.Container
+	// ctype is podconfig.ContainerTypeInit or ContainerTypeRegular;
+	// policy the restart policy the container runs under.
+	ctype  string
+	policy corev1.RestartPolicy
+	// cur is the container's newest instance, nil if it never ran.
+	cur *runtimeapi.ContainerStatus
+}
+
+// ensureContainer starts a container when it has never run, restarts it
+// when it exited and its policy and back-off allow, and kills it when its
+// liveness probe failed. It returns when to look again.
+func (k *Kubelet) ensureContainer(ctx context.Context, s *podSync, cs *containerSync) (time.Duration, error) {
+	w, pod, c, cur, policy := s.w, s.pod, cs.spec, cs.cur, cs.policy
 	log := logr.FromContextOrDiscard(ctx).WithValues("container", c.Name)
 	key := backoffKey(pod, c)
 	restartCount := int32(0)
@@ -418,7 +429,7 @@ func (k *Kubelet) ensureContainer(ctx context.Context, s *podSync, c *corev1.Con
 		}
 		k.backoff.Next(key, time.Now())
 	}
-	return 0, k.startContainer(ctx, s, c, ctype, restartCount)
+	return 0, k.startContainer(ctx, s, cs, restartCount)
 }
 
 func backoffKey(pod *corev1.Pod, c *corev1.Container) string {
@@ -437,8 +448,8 @@ func (w *podWorker) setStartErr(name, reason, message string) {
 
 // startContainer pulls the image as the pull policy says, creates and
 // starts the container and runs its postStart hook.
-func (k *Kubelet) startContainer(ctx context.Context, s *podSync, c *corev1.Container, ctype string, restartCount int32) error {
-	w, pod := s.w, s.pod
+func (k *Kubelet) startContainer(ctx context.Context, s *podSync, cs *containerSync, restartCount int32) error {
+	w, pod, c := s.w, s.pod, cs.spec
 	log := logr.FromContextOrDiscard(ctx).WithValues("container", c.Name)
 	steps := stepsFrom(ctx)
 	imageRef, reason, err := k.ensureImage(ctx, pod, c, s.sandbox)
@@ -449,7 +460,7 @@ func (k *Kubelet) startContainer(ctx context.Context, s *podSync, c *corev1.Cont
 	steps.step("image")
 	config, err := k.podConfig.ContainerConfig(ctx, &podconfig.Container{
 		Pod: pod, PodIPs: s.podIPs, VolumePaths: s.volumePaths,
-		Spec: c, Type: ctype, RestartCount: restartCount, ImageRef: imageRef,
+		Spec: c, Type: cs.ctype, RestartCount: restartCount, ImageRef: imageRef,
 	})
 	if err != nil {
 		w.setStartErr(c.Name, "CreateContainerConfigError", err.Error())
@@ -479,7 +490,8 @@ func (k *Kubelet) startContainer(ctx context.Context, s *podSync, c *corev1.Cont
 	k.event(pod, corev1.EventTypeNormal, "Started", fmt.Sprintf("Started container %s", c.Name))
 	log.V(2).Info("Started container", "id", id, "restartCount", restartCount)
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
-		if err := k.runHook(ctx, pod, c, id, c.Lifecycle.PostStart, 30*time.Second, s.podIPs); err != nil {
+		postStart := &hook{pod: pod, c: c, id: id, handler: c.Lifecycle.PostStart, timeout: 30 * time.Second, podIPs: s.podIPs}
+		if err := k.runHook(ctx, postStart); err != nil {
 			k.event(pod, corev1.EventTypeWarning, "FailedPostStartHook", err.Error())
 			if kerr := k.killContainer(ctx, pod, c, id, ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, 30)); kerr != nil {
 				return kerr
@@ -595,7 +607,7 @@ func (k *Kubelet) killContainer(ctx context.Context, pod *corev1.Pod, c *corev1.
 	start := time.Now()
 	budget := time.Duration(grace) * time.Second
 	if c != nil && c.Lifecycle != nil && c.Lifecycle.PreStop != nil && grace > 0 {
-		if err := k.runHook(ctx, pod, c, id, c.Lifecycle.PreStop, budget, nil); err != nil {
+		if err := k.runHook(ctx, &hook{pod: pod, c: c, id: id, handler: c.Lifecycle.PreStop, timeout: budget}); err != nil {
 			k.event(pod, corev1.EventTypeWarning, "FailedPreStopHook", err.Error())
 		}
 	}
