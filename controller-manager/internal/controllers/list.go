@@ -246,8 +246,12 @@ var All = []Descriptor{
 
 func buildServiceAccount(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
 	core := cc.Informers.Core().V1()
-	c, err := serviceaccount.New(client, core.Namespaces(), core.ServiceAccounts(),
-		events, []string{serviceaccount.DefaultName})
+	c, err := serviceaccount.New(serviceaccount.Options{
+		Client:          client,
+		Namespaces:      core.Namespaces(),
+		ServiceAccounts: core.ServiceAccounts(),
+		Recorder:        events,
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -256,8 +260,13 @@ func buildServiceAccount(_ context.Context, cc *Context, client kubernetes.Inter
 
 func buildRootCAPublisher(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
 	core := cc.Informers.Core().V1()
-	p, err := rootcacertpublisher.New(client, core.Namespaces(), core.ConfigMaps(),
-		events, cc.RootCA)
+	p, err := rootcacertpublisher.New(rootcacertpublisher.Options{
+		Client:     client,
+		Namespaces: core.Namespaces(),
+		ConfigMaps: core.ConfigMaps(),
+		Recorder:   events,
+		RootCA:     cc.RootCA,
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -285,8 +294,11 @@ func buildResourceQuota(_ context.Context, cc *Context, client kubernetes.Interf
 }
 
 func buildClusterRoleAggregation(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
-	c, err := clusterroleaggregation.New(client, cc.Informers.Rbac().V1().ClusterRoles(),
-		events)
+	c, err := clusterroleaggregation.New(clusterroleaggregation.Options{
+		Client:       client,
+		ClusterRoles: cc.Informers.Rbac().V1().ClusterRoles(),
+		Recorder:     events,
+	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("clusterrole aggregation: %w", err)
 	}
@@ -304,8 +316,12 @@ func workers(configured, upstream int32) int {
 }
 
 func buildReplicaSet(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
-	src := replicaset.NewReplicaSets(client, cc.Informers.Apps().V1().ReplicaSets())
-	c, err := replicaset.New(replicaset.Name, client, src, cc.Informers.Core().V1().Pods(), events)
+	c, err := replicaset.New(replicaset.Options{
+		Client:   client,
+		Source:   replicaset.NewReplicaSets(client, cc.Informers.Apps().V1().ReplicaSets()),
+		Pods:     cc.Informers.Core().V1().Pods(),
+		Recorder: events,
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -314,7 +330,12 @@ func buildReplicaSet(_ context.Context, cc *Context, client kubernetes.Interface
 
 func buildReplicationController(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
 	core := cc.Informers.Core().V1()
-	c, err := replicationcontroller.New(client, core.ReplicationControllers(), core.Pods(), events)
+	c, err := replicationcontroller.New(replicationcontroller.Options{
+		Client:                 client,
+		ReplicationControllers: core.ReplicationControllers(),
+		Pods:                   core.Pods(),
+		Recorder:               events,
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -323,7 +344,13 @@ func buildReplicationController(_ context.Context, cc *Context, client kubernete
 
 func buildDeployment(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
 	apps := cc.Informers.Apps().V1()
-	c, err := deployment.New(client, apps.Deployments(), apps.ReplicaSets(), cc.Informers.Core().V1().Pods(), events)
+	c, err := deployment.New(deployment.Options{
+		Client:      client,
+		Deployments: apps.Deployments(),
+		ReplicaSets: apps.ReplicaSets(),
+		Pods:        cc.Informers.Core().V1().Pods(),
+		Recorder:    events,
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -332,7 +359,14 @@ func buildDeployment(_ context.Context, cc *Context, client kubernetes.Interface
 
 func buildStatefulSet(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
 	apps, core := cc.Informers.Apps().V1(), cc.Informers.Core().V1()
-	c, err := statefulset.New(client, apps.StatefulSets(), core.Pods(), core.PersistentVolumeClaims(), apps.ControllerRevisions(), events)
+	c, err := statefulset.New(statefulset.Options{
+		Client:       client,
+		StatefulSets: apps.StatefulSets(),
+		Pods:         core.Pods(),
+		Claims:       core.PersistentVolumeClaims(),
+		Revisions:    apps.ControllerRevisions(),
+		Recorder:     events,
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -341,7 +375,14 @@ func buildStatefulSet(_ context.Context, cc *Context, client kubernetes.Interfac
 
 func buildDaemonSet(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
 	apps, core := cc.Informers.Apps().V1(), cc.Informers.Core().V1()
-	c, err := daemonset.New(client, apps.DaemonSets(), core.Pods(), core.Nodes(), apps.ControllerRevisions(), events)
+	c, err := daemonset.New(daemonset.Options{
+		Client:     client,
+		DaemonSets: apps.DaemonSets(),
+		Pods:       core.Pods(),
+		Nodes:      core.Nodes(),
+		Revisions:  apps.ControllerRevisions(),
+		Recorder:   events,
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -349,7 +390,12 @@ func buildDaemonSet(_ context.Context, cc *Context, client kubernetes.Interface,
 }
 
 func buildJob(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
-	c, err := job.New(client, cc.Informers.Batch().V1().Jobs(), cc.Informers.Core().V1().Pods(), events)
+	c, err := job.New(job.Options{
+		Client:   client,
+		Jobs:     cc.Informers.Batch().V1().Jobs(),
+		Pods:     cc.Informers.Core().V1().Pods(),
+		Recorder: events,
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -358,7 +404,12 @@ func buildJob(_ context.Context, cc *Context, client kubernetes.Interface, event
 
 func buildCronJob(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
 	batch := cc.Informers.Batch().V1()
-	c, err := cronjob.New(client, batch.CronJobs(), batch.Jobs(), events, nil)
+	c, err := cronjob.New(cronjob.Options{
+		Client:   client,
+		CronJobs: batch.CronJobs(),
+		Jobs:     batch.Jobs(),
+		Recorder: events,
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -366,7 +417,10 @@ func buildCronJob(_ context.Context, cc *Context, client kubernetes.Interface, e
 }
 
 func buildTTLAfterFinished(_ context.Context, cc *Context, client kubernetes.Interface, _ record.EventRecorder) (Runner, int, error) {
-	c, err := ttlafterfinished.New(client, cc.Informers.Batch().V1().Jobs(), nil)
+	c, err := ttlafterfinished.New(ttlafterfinished.Options{
+		Client: client,
+		Jobs:   cc.Informers.Batch().V1().Jobs(),
+	})
 	if err != nil {
 		return nil, 0, err
 	}

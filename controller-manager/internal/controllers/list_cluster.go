@@ -23,7 +23,14 @@ import (
 func buildEndpoints(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
 	core := cc.Informers.Core().V1()
 	cfg := cc.Config.EndpointController
-	c, err := endpoints.New(client, core.Services(), core.Pods(), core.Endpoints(), events, cfg.EndpointUpdatesBatchPeriod.Duration)
+	c, err := endpoints.New(endpoints.Options{
+		Client:      client,
+		Services:    core.Services(),
+		Pods:        core.Pods(),
+		Endpoints:   core.Endpoints(),
+		Recorder:    events,
+		BatchPeriod: cfg.EndpointUpdatesBatchPeriod.Duration,
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -53,8 +60,14 @@ func buildEndpointSlice(_ context.Context, cc *Context, client kubernetes.Interf
 func buildEndpointSliceMirroring(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
 	core := cc.Informers.Core().V1()
 	cfg := cc.Config.EndpointSliceMirroringController
-	c, err := endpointslicemirroring.New(client, core.Services(), core.Endpoints(),
-		cc.Informers.Discovery().V1().EndpointSlices(), events, int(cfg.MirroringMaxEndpointsPerSubset))
+	c, err := endpointslicemirroring.New(endpointslicemirroring.Options{
+		Client:                client,
+		Services:              core.Services(),
+		Endpoints:             core.Endpoints(),
+		Slices:                cc.Informers.Discovery().V1().EndpointSlices(),
+		Recorder:              events,
+		MaxEndpointsPerSubset: int(cfg.MirroringMaxEndpointsPerSubset),
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -80,7 +93,13 @@ func buildNamespace(_ context.Context, cc *Context, client kubernetes.Interface,
 	if err != nil {
 		return nil, 0, err
 	}
-	c, err := namespace.New(client, meta, client.Discovery(), cc.Informers.Core().V1().Namespaces(), events)
+	c, err := namespace.New(namespace.Options{
+		Client:     client,
+		Metadata:   meta,
+		Discovery:  client.Discovery(),
+		Namespaces: cc.Informers.Core().V1().Namespaces(),
+		Recorder:   events,
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -97,7 +116,12 @@ func buildGarbageCollector(ctx context.Context, cc *Context, client kubernetes.I
 	if err != nil {
 		return nil, 0, err
 	}
-	return garbagecollector.New(meta, client.Discovery(), events, 0), int(cfg.ConcurrentGCSyncs), nil
+	c := garbagecollector.New(garbagecollector.Options{
+		Metadata:  meta,
+		Discovery: client.Discovery(),
+		Recorder:  events,
+	})
+	return c, int(cfg.ConcurrentGCSyncs), nil
 }
 
 func buildDisruption(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
@@ -110,14 +134,17 @@ func buildDisruption(_ context.Context, cc *Context, client kubernetes.Interface
 	if err != nil {
 		return nil, 0, err
 	}
-	c, err := disruption.New(client, disruption.Informers{
+	c, err := disruption.New(disruption.Options{
+		Client:       client,
 		PDBs:         f.Policy().V1().PodDisruptionBudgets(),
 		Pods:         f.Core().V1().Pods(),
 		RCs:          f.Core().V1().ReplicationControllers(),
 		ReplicaSets:  f.Apps().V1().ReplicaSets(),
 		Deployments:  f.Apps().V1().Deployments(),
 		StatefulSets: f.Apps().V1().StatefulSets(),
-	}, disruption.ScaleClient{Scales: scales, Mapper: mapper, Discovery: client.Discovery()}, events)
+		Scales:       disruption.ScaleClient{Scales: scales, Mapper: mapper, Discovery: client.Discovery()},
+		Recorder:     events,
+	})
 	if err != nil {
 		return nil, 0, err
 	}

@@ -53,7 +53,12 @@ func buildNodeLifecycle(_ context.Context, cc *Context, client kubernetes.Interf
 
 func buildTaintEviction(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
 	core := cc.Informers.Core().V1()
-	c, err := tainteviction.New(client, core.Nodes(), core.Pods(), events, nil)
+	c, err := tainteviction.New(tainteviction.Options{
+		Client:   client,
+		Nodes:    core.Nodes(),
+		Pods:     core.Pods(),
+		Recorder: events,
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -75,7 +80,10 @@ func buildNodeIPAM(_ context.Context, cc *Context, client kubernetes.Interface, 
 			}
 		}
 	}
-	c, err := nodeipam.New(client, cc.Informers.Core().V1().Nodes(), events, nodeipam.Options{
+	c, err := nodeipam.New(nodeipam.Options{
+		Client:       client,
+		Nodes:        cc.Informers.Core().V1().Nodes(),
+		Recorder:     events,
 		ClusterCIDRs: kc.ClusterCIDR,
 		MaskSize:     int(ipam.NodeCIDRMaskSize),
 		MaskSizeIPv4: int(ipam.NodeCIDRMaskSizeIPv4),
@@ -89,7 +97,12 @@ func buildNodeIPAM(_ context.Context, cc *Context, client kubernetes.Interface, 
 }
 
 func buildCSRApproving(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
-	c, err := csrapproving.New(client, cc.Informers.Certificates().V1().CertificateSigningRequests(), cc.Informers.Core().V1().Nodes(), events)
+	c, err := csrapproving.New(csrapproving.Options{
+		Client:   client,
+		CSRs:     cc.Informers.Certificates().V1().CertificateSigningRequests(),
+		Nodes:    cc.Informers.Core().V1().Nodes(),
+		Recorder: events,
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -121,7 +134,13 @@ func buildCSRSigning(_ context.Context, cc *Context, client kubernetes.Interface
 		// As upstream: no signing files, no signer.
 		return nil, 0, nil
 	}
-	c, err := csrsigning.New(client, cc.Informers.Certificates().V1().CertificateSigningRequests(), events, cas, cs.ClusterSigningDuration.Duration)
+	c, err := csrsigning.New(csrsigning.Options{
+		Client:   client,
+		CSRs:     cc.Informers.Certificates().V1().CertificateSigningRequests(),
+		Recorder: events,
+		CAs:      cas,
+		MaxTTL:   cs.ClusterSigningDuration.Duration,
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -133,9 +152,15 @@ const legacyUnknownSigner = "kubernetes.io/legacy-unknown"
 
 func buildPersistentVolumeBinder(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
 	core := cc.Informers.Core().V1()
-	c, err := persistentvolume.New(client, core.PersistentVolumeClaims(), core.PersistentVolumes(),
-		cc.Informers.Storage().V1().StorageClasses(), core.Nodes(), events,
-		cc.Config.PersistentVolumeBinderController.PVClaimBinderSyncPeriod.Duration)
+	c, err := persistentvolume.New(persistentvolume.Options{
+		Client:     client,
+		Claims:     core.PersistentVolumeClaims(),
+		Volumes:    core.PersistentVolumes(),
+		Classes:    cc.Informers.Storage().V1().StorageClasses(),
+		Nodes:      core.Nodes(),
+		Recorder:   events,
+		SyncPeriod: cc.Config.PersistentVolumeBinderController.PVClaimBinderSyncPeriod.Duration,
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -143,7 +168,10 @@ func buildPersistentVolumeBinder(_ context.Context, cc *Context, client kubernet
 }
 
 func buildPVProtection(_ context.Context, cc *Context, client kubernetes.Interface, _ record.EventRecorder) (Runner, int, error) {
-	c, err := pvprotection.New(client, cc.Informers.Core().V1().PersistentVolumes())
+	c, err := pvprotection.New(pvprotection.Options{
+		Client:  client,
+		Volumes: cc.Informers.Core().V1().PersistentVolumes(),
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -152,7 +180,11 @@ func buildPVProtection(_ context.Context, cc *Context, client kubernetes.Interfa
 
 func buildPVCProtection(_ context.Context, cc *Context, client kubernetes.Interface, _ record.EventRecorder) (Runner, int, error) {
 	core := cc.Informers.Core().V1()
-	c, err := pvcprotection.New(client, core.PersistentVolumeClaims(), core.Pods())
+	c, err := pvcprotection.New(pvcprotection.Options{
+		Client: client,
+		Claims: core.PersistentVolumeClaims(),
+		Pods:   core.Pods(),
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -161,7 +193,12 @@ func buildPVCProtection(_ context.Context, cc *Context, client kubernetes.Interf
 
 func buildEphemeralVolume(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
 	core := cc.Informers.Core().V1()
-	c, err := ephemeral.New(client, core.Pods(), core.PersistentVolumeClaims(), events)
+	c, err := ephemeral.New(ephemeral.Options{
+		Client:   client,
+		Pods:     core.Pods(),
+		Claims:   core.PersistentVolumeClaims(),
+		Recorder: events,
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -169,7 +206,11 @@ func buildEphemeralVolume(_ context.Context, cc *Context, client kubernetes.Inte
 }
 
 func buildBootstrapSigner(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
-	c, err := bootstrapsigner.New(client, events, cc.Config.Generic.MinResyncPeriod.Duration)
+	c, err := bootstrapsigner.New(bootstrapsigner.Options{
+		Client:   client,
+		Recorder: events,
+		Resync:   cc.Config.Generic.MinResyncPeriod.Duration,
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -177,7 +218,10 @@ func buildBootstrapSigner(_ context.Context, cc *Context, client kubernetes.Inte
 }
 
 func buildTokenCleaner(_ context.Context, cc *Context, client kubernetes.Interface, _ record.EventRecorder) (Runner, int, error) {
-	c, err := tokencleaner.New(client, cc.Config.Generic.MinResyncPeriod.Duration)
+	c, err := tokencleaner.New(tokencleaner.Options{
+		Client: client,
+		Resync: cc.Config.Generic.MinResyncPeriod.Duration,
+	})
 	if err != nil {
 		return nil, 0, err
 	}

@@ -36,6 +36,19 @@ const Name = "bootstrapsigner"
 // key is the one item the queue ever holds: there is one ConfigMap.
 const key = "cluster-info"
 
+// Options configure the controller; fields that name no default are
+// required.
+type Options struct {
+	// Client reads cluster-info and the bootstrap token Secrets and writes
+	// the signatures; the controller's own informers list through it.
+	Client kubernetes.Interface
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+	// Resync is the informers' resync period (--min-resync-period); 0
+	// means they never resync.
+	Resync time.Duration
+}
+
 // Controller signs cluster-info. It has informers of its own, limited to
 // the two namespaces it may read.
 type Controller struct {
@@ -49,18 +62,18 @@ type Controller struct {
 	loop       *worker.Loop
 }
 
-// New returns the controller; resync is the informers' resync period.
-func New(client kubernetes.Interface, recorder record.EventRecorder, resync time.Duration) (*Controller, error) {
-	c := &Controller{client: client, recorder: recorder}
-	c.public = informers.NewSharedInformerFactoryWithOptions(client, resync,
+// New returns the controller.
+func New(o Options) (*Controller, error) {
+	c := &Controller{client: o.Client, recorder: o.Recorder}
+	c.public = informers.NewSharedInformerFactoryWithOptions(o.Client, o.Resync,
 		informers.WithNamespace(metav1.NamespacePublic),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", bootstrapapi.ConfigMapClusterInfo).String()
+		informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+			lo.FieldSelector = fields.OneTermEqualSelector("metadata.name", bootstrapapi.ConfigMapClusterInfo).String()
 		}))
-	c.system = informers.NewSharedInformerFactoryWithOptions(client, resync,
+	c.system = informers.NewSharedInformerFactoryWithOptions(o.Client, o.Resync,
 		informers.WithNamespace(metav1.NamespaceSystem),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("type", string(bootstrapapi.SecretTypeBootstrapToken)).String()
+		informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+			lo.FieldSelector = fields.OneTermEqualSelector("type", string(bootstrapapi.SecretTypeBootstrapToken)).String()
 		}))
 	cms := c.public.Core().V1().ConfigMaps()
 	secrets := c.system.Core().V1().Secrets()

@@ -55,7 +55,7 @@ func TestSync(t *testing.T) {
 			defer cancel()
 			client := fake.NewClientset(tt.objs...)
 			recorder := record.NewFakeRecorder(10)
-			c, err := New(client, recorder, 0)
+			c, err := New(Options{Client: client, Recorder: recorder})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -33,6 +33,17 @@ const Name = "clusterrole-aggregation"
 // controller while the apiserver does not serve it.
 var GroupVersion = rbacv1.SchemeGroupVersion
 
+// Options configure the controller; every field is required.
+type Options struct {
+	// Client writes the aggregated ClusterRoles.
+	Client kubernetes.Interface
+	// ClusterRoles is the shared ClusterRole informer; New registers its
+	// handlers.
+	ClusterRoles rbacinformers.ClusterRoleInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+}
+
 // Controller aggregates ClusterRole rules. Its queue holds the names of
 // ClusterRoles with an aggregationRule.
 type Controller struct {
@@ -44,19 +55,19 @@ type Controller struct {
 }
 
 // New returns the controller.
-func New(client kubernetes.Interface, informer rbacinformers.ClusterRoleInformer, recorder record.EventRecorder) (*Controller, error) {
+func New(o Options) (*Controller, error) {
 	c := &Controller{
-		client:   client,
-		recorder: recorder,
-		roles:    informer.Lister(),
-		synced:   informer.Informer().HasSynced,
+		client:   o.Client,
+		recorder: o.Recorder,
+		roles:    o.ClusterRoles.Lister(),
+		synced:   o.ClusterRoles.Informer().HasSynced,
 	}
 	c.loop = worker.New(Name, c.sync)
 	// Any ClusterRole's labels or rules may change what any aggregated role
 	// should hold, so every change queues every aggregated role; the queue
 	// folds the repeats.
 	all := func(any) { c.enqueueAggregated() }
-	if _, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.ClusterRoles.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    all,
 		UpdateFunc: func(_, obj any) { all(obj) },
 		DeleteFunc: all,

@@ -40,7 +40,7 @@ func start(t *testing.T, objs ...runtime.Object) (*Controller, *fake.Clientset, 
 	client := fake.NewClientset(objs...)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	rec := record.NewFakeRecorder(10)
-	c, err := New(client, factory.Rbac().V1().ClusterRoles(), rec)
+	c, err := New(Options{Client: client, ClusterRoles: factory.Rbac().V1().ClusterRoles(), Recorder: rec})
 	if err != nil {
 		t.Fatal(err)
 	}

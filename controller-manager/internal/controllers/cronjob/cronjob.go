@@ -49,6 +49,21 @@ const ScheduledTimestampAnnotation = batchv1.CronJobScheduledTimestampAnnotation
 // controller gives up counting and warns, as upstream.
 const maxMissed = 100
 
+// Options configure the controller; fields that name no default are
+// required.
+type Options struct {
+	// Client creates and deletes Jobs and writes CronJob status.
+	Client kubernetes.Interface
+	// CronJobs and Jobs are the shared informers; New registers its
+	// handlers on both.
+	CronJobs batchinformers.CronJobInformer
+	Jobs     batchinformers.JobInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
 // Controller is the cronjob controller.
 type Controller struct {
 	client   kubernetes.Interface
@@ -60,19 +75,19 @@ type Controller struct {
 	now      func() time.Time
 }
 
-// New returns the controller; now is its clock (time.Now when nil).
-func New(client kubernetes.Interface, cjInf batchinformers.CronJobInformer, jobInf batchinformers.JobInformer, recorder record.EventRecorder, now func() time.Time) (*Controller, error) {
-	if now == nil {
-		now = time.Now
+// New returns the controller.
+func New(o Options) (*Controller, error) {
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	c := &Controller{
-		client: client, recorder: recorder,
-		cronJobs: cjInf.Lister(), jobs: jobInf.Lister(),
-		synced: []cache.InformerSynced{cjInf.Informer().HasSynced, jobInf.Informer().HasSynced},
-		now:    now,
+		client: o.Client, recorder: o.Recorder,
+		cronJobs: o.CronJobs.Lister(), jobs: o.Jobs.Lister(),
+		synced: []cache.InformerSynced{o.CronJobs.Informer().HasSynced, o.Jobs.Informer().HasSynced},
+		now:    o.Now,
 	}
 	c.loop = worker.New(Name, c.sync)
-	if _, err := cjInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.CronJobs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.loop.AddObject,
 		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
 	}); err != nil {
@@ -87,7 +102,7 @@ func New(client kubernetes.Interface, cjInf batchinformers.CronJobInformer, jobI
 			c.loop.Add(j.Namespace + "/" + ref.Name)
 		}
 	}
-	if _, err := jobInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Jobs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    jobChanged,
 		UpdateFunc: func(_, obj any) { jobChanged(obj) },
 		DeleteFunc: jobChanged,

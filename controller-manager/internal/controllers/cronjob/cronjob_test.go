@@ -96,7 +96,7 @@ func TestSync(t *testing.T) {
 			cs := fakecluster.Client(append([]runtime.Object{tt.cj}, tt.objs...)...)
 			f := informers.NewSharedInformerFactory(cs, 0)
 			rec := record.NewFakeRecorder(100)
-			c, err := New(cs, f.Batch().V1().CronJobs(), f.Batch().V1().Jobs(), rec, func() time.Time { return due })
+			c, err := New(Options{Client: cs, CronJobs: f.Batch().V1().CronJobs(), Jobs: f.Batch().V1().Jobs(), Recorder: rec, Now: func() time.Time { return due }})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -37,6 +37,18 @@ import (
 // Name is the controller's name in --controllers.
 const Name = "csrapproving"
 
+// Options configure the controller; every field is required.
+type Options struct {
+	// Client approves CSRs and creates SubjectAccessReviews.
+	Client kubernetes.Interface
+	// CSRs and Nodes are the shared informers; New registers its handlers
+	// on both.
+	CSRs  certinformers.CertificateSigningRequestInformer
+	Nodes coreinformers.NodeInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+}
+
 // Controller approves CSRs. Its queue holds CSR names.
 type Controller struct {
 	client   kubernetes.Interface
@@ -48,15 +60,15 @@ type Controller struct {
 }
 
 // New returns the controller.
-func New(client kubernetes.Interface, csrs certinformers.CertificateSigningRequestInformer, nodes coreinformers.NodeInformer, recorder record.EventRecorder) (*Controller, error) {
+func New(o Options) (*Controller, error) {
 	c := &Controller{
-		client: client, recorder: recorder,
-		csrs:   csrs.Lister(),
-		nodes:  nodes.Lister(),
-		synced: []cache.InformerSynced{csrs.Informer().HasSynced, nodes.Informer().HasSynced},
+		client: o.Client, recorder: o.Recorder,
+		csrs:   o.CSRs.Lister(),
+		nodes:  o.Nodes.Lister(),
+		synced: []cache.InformerSynced{o.CSRs.Informer().HasSynced, o.Nodes.Informer().HasSynced},
 	}
 	c.loop = worker.New(Name, c.sync)
-	if _, err := csrs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.CSRs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.loop.AddObject,
 		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
 	}); err != nil {
@@ -64,7 +76,7 @@ func New(client kubernetes.Interface, csrs certinformers.CertificateSigningReque
 	}
 	// A serving CSR sent before its Node listed the addresses it names is
 	// looked at again once the Node changes.
-	if _, err := nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.nodeChanged,
 		UpdateFunc: func(_, obj any) { c.nodeChanged(obj) },
 	}); err != nil {

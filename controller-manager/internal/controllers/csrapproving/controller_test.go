@@ -88,7 +88,7 @@ func TestMalformedRequestGetsEvent(t *testing.T) {
 	recorder := record.NewFakeRecorder(10)
 	client := fake.NewClientset(csr)
 	factory := informers.NewSharedInformerFactory(client, 0)
-	c, err := New(client, factory.Certificates().V1().CertificateSigningRequests(), factory.Core().V1().Nodes(), recorder)
+	c, err := New(Options{Client: client, CSRs: factory.Certificates().V1().CertificateSigningRequests(), Nodes: factory.Core().V1().Nodes(), Recorder: recorder})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func start(t *testing.T, ctx context.Context, allowed []string, objs ...runtime.
 		return true, sar, nil
 	})
 	factory := informers.NewSharedInformerFactory(client, 0)
-	c, err := New(client, factory.Certificates().V1().CertificateSigningRequests(), factory.Core().V1().Nodes(), record.NewFakeRecorder(10))
+	c, err := New(Options{Client: client, CSRs: factory.Certificates().V1().CertificateSigningRequests(), Nodes: factory.Core().V1().Nodes(), Recorder: record.NewFakeRecorder(10)})
 	if err != nil {
 		t.Fatal(err)
 	}

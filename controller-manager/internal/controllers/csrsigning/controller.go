@@ -29,6 +29,29 @@ import (
 // Name is the controller's name in --controllers.
 const Name = "csrsigning"
 
+// DefaultMaxTTL is upstream's --cluster-signing-duration.
+const DefaultMaxTTL = 365 * 24 * time.Hour
+
+// Options configure the controller; fields that name no default are
+// required.
+type Options struct {
+	// Client writes the signed certificates and Failed conditions.
+	Client kubernetes.Interface
+	// CSRs is the shared CSR informer; New registers its handlers.
+	CSRs certinformers.CertificateSigningRequestInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+	// CAs are the CAs to sign with, by signer name; requests for other
+	// signers are left alone.
+	CAs map[string]*CA
+	// MaxTTL is the longest validity of a certificate it issues
+	// (--cluster-signing-duration); a CSR's spec.expirationSeconds may ask
+	// for less. 0 means DefaultMaxTTL (one year).
+	MaxTTL time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
 // Controller signs CSRs. Its queue holds CSR names.
 type Controller struct {
 	client   kubernetes.Interface
@@ -41,17 +64,22 @@ type Controller struct {
 	now      func() time.Time
 }
 
-// New returns the controller signing for the signers in cas (by signer
-// name), issuing certificates valid for at most maxTTL.
-func New(client kubernetes.Interface, csrs certinformers.CertificateSigningRequestInformer, recorder record.EventRecorder, cas map[string]*CA, maxTTL time.Duration) (*Controller, error) {
+// New returns the controller.
+func New(o Options) (*Controller, error) {
+	if o.MaxTTL <= 0 {
+		o.MaxTTL = DefaultMaxTTL
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	c := &Controller{
-		client: client, recorder: recorder,
-		csrs:   csrs.Lister(),
-		synced: csrs.Informer().HasSynced,
-		cas:    cas, maxTTL: maxTTL, now: time.Now,
+		client: o.Client, recorder: o.Recorder,
+		csrs:   o.CSRs.Lister(),
+		synced: o.CSRs.Informer().HasSynced,
+		cas:    o.CAs, maxTTL: o.MaxTTL, now: o.Now,
 	}
 	c.loop = worker.New(Name, c.sync)
-	if _, err := csrs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.CSRs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.loop.AddObject,
 		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
 	}); err != nil {

@@ -79,7 +79,7 @@ func TestSync(t *testing.T) {
 			for _, s := range []string{certificatesv1.KubeAPIServerClientKubeletSignerName, certificatesv1.KubeletServingSignerName, certificatesv1.KubeAPIServerClientSignerName} {
 				cas[s] = ca
 			}
-			c, err := New(client, factory.Certificates().V1().CertificateSigningRequests(), record.NewFakeRecorder(10), cas, 365*24*time.Hour)
+			c, err := New(Options{Client: client, CSRs: factory.Certificates().V1().CertificateSigningRequests(), Recorder: record.NewFakeRecorder(10), CAs: cas, MaxTTL: 365 * 24 * time.Hour})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -51,6 +51,24 @@ var Kind = appsv1.SchemeGroupVersion.WithKind("DaemonSet")
 // templateGenerationLabel is the deprecated label upstream still sets.
 const templateGenerationLabel = appsv1.DeprecatedTemplateGeneration
 
+// Options configure the controller; fields that name no default are
+// required.
+type Options struct {
+	// Client creates and deletes pods and ControllerRevisions and writes
+	// DaemonSet status.
+	Client kubernetes.Interface
+	// DaemonSets, Pods, Nodes and Revisions are the shared informers; New
+	// registers its handlers on the first three.
+	DaemonSets appsinformers.DaemonSetInformer
+	Pods       coreinformers.PodInformer
+	Nodes      coreinformers.NodeInformer
+	Revisions  appsinformers.ControllerRevisionInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
 // Controller is the daemonset controller.
 type Controller struct {
 	client    kubernetes.Interface
@@ -66,16 +84,20 @@ type Controller struct {
 }
 
 // New returns the controller.
-func New(client kubernetes.Interface, dsInf appsinformers.DaemonSetInformer, podInf coreinformers.PodInformer, nodeInf coreinformers.NodeInformer, revInf appsinformers.ControllerRevisionInformer, recorder record.EventRecorder) (*Controller, error) {
+func New(o Options) (*Controller, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	c := &Controller{
-		client: client, recorder: recorder,
-		sets: dsInf.Lister(), pods: podInf.Lister(), nodes: nodeInf.Lister(), revisions: revInf.Lister(),
-		exp:    expectations.New(),
-		synced: []cache.InformerSynced{dsInf.Informer().HasSynced, podInf.Informer().HasSynced, nodeInf.Informer().HasSynced, revInf.Informer().HasSynced},
-		now:    time.Now,
+		client: o.Client, recorder: o.Recorder,
+		sets: o.DaemonSets.Lister(), pods: o.Pods.Lister(), nodes: o.Nodes.Lister(), revisions: o.Revisions.Lister(),
+		exp: expectations.New(),
+		synced: []cache.InformerSynced{o.DaemonSets.Informer().HasSynced, o.Pods.Informer().HasSynced,
+			o.Nodes.Informer().HasSynced, o.Revisions.Informer().HasSynced},
+		now: o.Now,
 	}
 	c.loop = worker.New(Name, c.sync)
-	if _, err := dsInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.DaemonSets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.loop.AddObject,
 		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
 		DeleteFunc: func(obj any) {
@@ -87,19 +109,19 @@ func New(client kubernetes.Interface, dsInf appsinformers.DaemonSetInformer, pod
 	}); err != nil {
 		return nil, fmt.Errorf("watch daemonsets: %w", err)
 	}
-	if _, err := podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.podChanged(obj, true, false) },
 		UpdateFunc: func(_, obj any) { c.podChanged(obj, false, false) },
 		DeleteFunc: func(obj any) { c.podChanged(obj, false, true) },
 	}); err != nil {
 		return nil, fmt.Errorf("watch pods: %w", err)
 	}
-	if _, err := nodeInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { c.enqueueAll() },
 		UpdateFunc: func(oldObj, obj any) {
-			o, n := oldObj.(*corev1.Node), obj.(*corev1.Node)
-			if !apiequality.Semantic.DeepEqual(o.Labels, n.Labels) || !apiequality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints) ||
-				o.Spec.Unschedulable != n.Spec.Unschedulable {
+			old, n := oldObj.(*corev1.Node), obj.(*corev1.Node)
+			if !apiequality.Semantic.DeepEqual(old.Labels, n.Labels) || !apiequality.Semantic.DeepEqual(old.Spec.Taints, n.Spec.Taints) ||
+				old.Spec.Unschedulable != n.Spec.Unschedulable {
 				c.enqueueAll()
 			}
 		},

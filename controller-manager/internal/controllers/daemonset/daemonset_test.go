@@ -68,7 +68,8 @@ func TestSyncPinsOnePodPerNode(t *testing.T) {
 	cs := fakecluster.Client(objs...)
 	f := informers.NewSharedInformerFactory(cs, 0)
 	apps, core := f.Apps().V1(), f.Core().V1()
-	c, err := New(cs, apps.DaemonSets(), core.Pods(), core.Nodes(), apps.ControllerRevisions(), record.NewFakeRecorder(100))
+	c, err := New(Options{Client: cs, DaemonSets: apps.DaemonSets(), Pods: core.Pods(), Nodes: core.Nodes(),
+		Revisions: apps.ControllerRevisions(), Recorder: record.NewFakeRecorder(100)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,22 @@ const Name = "deployment"
 // Kind is the Deployment kind.
 var Kind = appsv1.SchemeGroupVersion.WithKind("Deployment")
 
+// Options configure the controller; fields that name no default are
+// required.
+type Options struct {
+	// Client writes ReplicaSets and Deployment status.
+	Client kubernetes.Interface
+	// Deployments, ReplicaSets and Pods are the shared informers; New
+	// registers its handlers on all three.
+	Deployments appsinformers.DeploymentInformer
+	ReplicaSets appsinformers.ReplicaSetInformer
+	Pods        coreinformers.PodInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
 // Controller is the deployment controller.
 type Controller struct {
 	client      kubernetes.Interface
@@ -48,22 +64,25 @@ type Controller struct {
 }
 
 // New returns the controller.
-func New(client kubernetes.Interface, dInf appsinformers.DeploymentInformer, rsInf appsinformers.ReplicaSetInformer, podInf coreinformers.PodInformer, recorder record.EventRecorder) (*Controller, error) {
+func New(o Options) (*Controller, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	c := &Controller{
-		client: client, recorder: recorder,
-		deployments: dInf.Lister(), rss: rsInf.Lister(), pods: podInf.Lister(),
-		synced: []cache.InformerSynced{dInf.Informer().HasSynced, rsInf.Informer().HasSynced, podInf.Informer().HasSynced},
-		now:    time.Now,
+		client: o.Client, recorder: o.Recorder,
+		deployments: o.Deployments.Lister(), rss: o.ReplicaSets.Lister(), pods: o.Pods.Lister(),
+		synced: []cache.InformerSynced{o.Deployments.Informer().HasSynced, o.ReplicaSets.Informer().HasSynced, o.Pods.Informer().HasSynced},
+		now:    o.Now,
 	}
 	c.loop = worker.New(Name, c.sync)
-	if _, err := dInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Deployments.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.loop.AddObject,
 		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
 		DeleteFunc: c.loop.AddObject,
 	}); err != nil {
 		return nil, fmt.Errorf("watch deployments: %w", err)
 	}
-	if _, err := rsInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.ReplicaSets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.replicaSetChanged,
 		UpdateFunc: func(oldObj, obj any) { c.replicaSetChanged(oldObj); c.replicaSetChanged(obj) },
 		DeleteFunc: c.replicaSetChanged,
@@ -72,7 +91,7 @@ func New(client kubernetes.Interface, dInf appsinformers.DeploymentInformer, rsI
 	}
 	// Recreate waits for the old pods to be gone, which only pod deletions
 	// announce.
-	if _, err := podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		DeleteFunc: c.podDeleted,
 	}); err != nil {
 		return nil, fmt.Errorf("watch pods: %w", err)

@@ -170,7 +170,7 @@ func TestSync(t *testing.T) {
 			f := informers.NewSharedInformerFactory(cs, 0)
 			rec := record.NewFakeRecorder(100)
 			apps := f.Apps().V1()
-			c, err := New(cs, apps.Deployments(), apps.ReplicaSets(), f.Core().V1().Pods(), rec)
+			c, err := New(Options{Client: cs, Deployments: apps.Deployments(), ReplicaSets: apps.ReplicaSets(), Pods: f.Core().V1().Pods(), Recorder: rec})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -40,14 +40,29 @@ const Name = "disruption"
 // status.disruptedPods waiting for the pod to go, as upstream.
 const DeletionTimeout = 2 * time.Minute
 
-// Informers are what the controller reads.
-type Informers struct {
+// Options configure the controller; fields that name no default are
+// required.
+type Options struct {
+	// Client writes PodDisruptionBudget status.
+	Client kubernetes.Interface
+	// PDBs, Pods, RCs, ReplicaSets, Deployments and StatefulSets are the
+	// shared informers it reads; New registers its handlers on PDBs and
+	// Pods.
 	PDBs         policyinformers.PodDisruptionBudgetInformer
 	Pods         coreinformers.PodInformer
 	RCs          coreinformers.ReplicationControllerInformer
 	ReplicaSets  appsinformers.ReplicaSetInformer
 	Deployments  appsinformers.DeploymentInformer
 	StatefulSets appsinformers.StatefulSetInformer
+	// Scales finds the scale of pods' controllers of kinds other than the
+	// built-in workloads (custom resources serving the scale subresource,
+	// say), as upstream's scale finder does; nil means only the built-in
+	// workloads are counted.
+	Scales ScaleReader
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
 }
 
 // Controller reconciles PDB status; its queue holds PDB keys.
@@ -67,24 +82,23 @@ type Controller struct {
 }
 
 // New returns the controller with its event handlers registered.
-//
-// scales, when not nil, finds the scale of pods' controllers of kinds
-// other than the built-in workloads (custom resources serving the scale
-// subresource, say), as upstream's scale finder does.
-func New(client kubernetes.Interface, inf Informers, scales ScaleReader, recorder record.EventRecorder) (*Controller, error) {
+func New(o Options) (*Controller, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	c := &Controller{
-		client: client, recorder: recorder, scales: scales,
-		pdbs: inf.PDBs.Lister(), pods: inf.Pods.Lister(), rcs: inf.RCs.Lister(),
-		rss: inf.ReplicaSets.Lister(), deploys: inf.Deployments.Lister(), sets: inf.StatefulSets.Lister(),
+		client: o.Client, recorder: o.Recorder, scales: o.Scales,
+		pdbs: o.PDBs.Lister(), pods: o.Pods.Lister(), rcs: o.RCs.Lister(),
+		rss: o.ReplicaSets.Lister(), deploys: o.Deployments.Lister(), sets: o.StatefulSets.Lister(),
 		synced: []cache.InformerSynced{
-			inf.PDBs.Informer().HasSynced, inf.Pods.Informer().HasSynced, inf.RCs.Informer().HasSynced,
-			inf.ReplicaSets.Informer().HasSynced, inf.Deployments.Informer().HasSynced,
-			inf.StatefulSets.Informer().HasSynced,
+			o.PDBs.Informer().HasSynced, o.Pods.Informer().HasSynced, o.RCs.Informer().HasSynced,
+			o.ReplicaSets.Informer().HasSynced, o.Deployments.Informer().HasSynced,
+			o.StatefulSets.Informer().HasSynced,
 		},
-		now: time.Now,
+		now: o.Now,
 	}
 	c.loop = worker.New(Name, c.sync)
-	if _, err := inf.PDBs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.PDBs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.loop.AddObject,
 		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
 		DeleteFunc: c.loop.AddObject,
@@ -96,12 +110,12 @@ func New(client kubernetes.Interface, inf Informers, scales ScaleReader, recorde
 			c.queuePDBsOf(p)
 		}
 	}
-	if _, err := inf.Pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: pod,
-		UpdateFunc: func(old, obj any) {
-			o, n := old.(*corev1.Pod), obj.(*corev1.Pod)
-			if !apiequality.Semantic.DeepEqual(o.Labels, n.Labels) {
-				c.queuePDBsOf(o)
+		UpdateFunc: func(oldObj, obj any) {
+			old, n := oldObj.(*corev1.Pod), obj.(*corev1.Pod)
+			if !apiequality.Semantic.DeepEqual(old.Labels, n.Labels) {
+				c.queuePDBsOf(old)
 			}
 			c.queuePDBsOf(n)
 		},

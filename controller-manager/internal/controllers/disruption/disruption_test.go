@@ -101,14 +101,15 @@ func TestCompute(t *testing.T) {
 			client := fake.NewClientset(append(tt.objs, tt.budget)...)
 			f := informers.NewSharedInformerFactory(client, 0)
 			rec := record.NewFakeRecorder(10)
-			c, err := New(client, Informers{
-				PDBs: f.Policy().V1().PodDisruptionBudgets(), Pods: f.Core().V1().Pods(), RCs: f.Core().V1().ReplicationControllers(),
+			c, err := New(Options{
+				Client: client,
+				PDBs:   f.Policy().V1().PodDisruptionBudgets(), Pods: f.Core().V1().Pods(), RCs: f.Core().V1().ReplicationControllers(),
 				ReplicaSets: f.Apps().V1().ReplicaSets(), Deployments: f.Apps().V1().Deployments(), StatefulSets: f.Apps().V1().StatefulSets(),
-			}, tt.scales, rec)
+				Scales: tt.scales, Recorder: rec, Now: func() time.Time { return now },
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.now = func() time.Time { return now }
 			f.Start(ctx.Done())
 			f.WaitForCacheSync(ctx.Done())
 			defer f.Shutdown()

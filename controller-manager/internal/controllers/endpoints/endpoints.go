@@ -47,6 +47,24 @@ const (
 	headlessLabel = "service.kubernetes.io/headless"
 )
 
+// Options configure the controller; fields that name no default are
+// required.
+type Options struct {
+	// Client writes Endpoints.
+	Client kubernetes.Interface
+	// Services, Pods and Endpoints are the shared informers; New registers
+	// its handlers on all three.
+	Services  coreinformers.ServiceInformer
+	Pods      coreinformers.PodInformer
+	Endpoints coreinformers.EndpointsInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+	// BatchPeriod is how long pod changes are batched before their
+	// Services are synced (upstream's --endpoint-updates-batch-period); 0,
+	// upstream's default, syncs at once.
+	BatchPeriod time.Duration
+}
+
 // Controller reconciles Endpoints; its queue holds Service keys.
 type Controller struct {
 	client      kubernetes.Interface
@@ -61,34 +79,32 @@ type Controller struct {
 	writes      writeTracker
 }
 
-// New returns the controller with its event handlers registered. Pod
-// changes are batched by batchPeriod (upstream's
-// --endpoint-updates-batch-period).
-func New(client kubernetes.Interface, services coreinformers.ServiceInformer, pods coreinformers.PodInformer, endpoints coreinformers.EndpointsInformer, recorder record.EventRecorder, batchPeriod time.Duration) (*Controller, error) {
+// New returns the controller with its event handlers registered.
+func New(o Options) (*Controller, error) {
 	c := &Controller{
-		client:      client,
-		recorder:    recorder,
-		services:    services.Lister(),
-		endpoints:   endpoints.Lister(),
+		client:      o.Client,
+		recorder:    o.Recorder,
+		services:    o.Services.Lister(),
+		endpoints:   o.Endpoints.Lister(),
 		triggers:    esutil.NewTriggerTimeTracker(),
-		batchPeriod: batchPeriod,
-		synced: []cache.InformerSynced{services.Informer().HasSynced, pods.Informer().HasSynced,
-			endpoints.Informer().HasSynced},
+		batchPeriod: o.BatchPeriod,
+		synced: []cache.InformerSynced{o.Services.Informer().HasSynced, o.Pods.Informer().HasSynced,
+			o.Endpoints.Informer().HasSynced},
 	}
-	sel, err := selection.New(pods.Informer(), services.Informer(), nil)
+	sel, err := selection.New(o.Pods.Informer(), o.Services.Informer(), nil)
 	if err != nil {
 		return nil, err
 	}
 	c.selection = sel
 	c.loop = worker.New(Name, c.sync)
-	if _, err := services.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Services.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.loop.AddObject,
 		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
 		DeleteFunc: c.loop.AddObject,
 	}); err != nil {
 		return nil, fmt.Errorf("watch services: %w", err)
 	}
-	if _, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.podChanged(nil, obj) },
 		UpdateFunc: c.podChanged,
 		DeleteFunc: func(obj any) { c.podChanged(nil, obj) },
@@ -97,7 +113,7 @@ func New(client kubernetes.Interface, services coreinformers.ServiceInformer, po
 	}
 	// Someone else writing an Endpoints this controller manages is undone;
 	// the controller's own writes coming back need no second look.
-	if _, err := endpoints.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Endpoints.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, obj any) {
 			if ep, ok := obj.(*corev1.Endpoints); ok && c.writes.own(ep) {
 				return

@@ -145,7 +145,8 @@ func TestSync(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			client := fake.NewClientset(tt.objs...)
 			f := informers.NewSharedInformerFactory(client, 0)
-			c, err := New(client, f.Core().V1().Services(), f.Core().V1().Pods(), f.Core().V1().Endpoints(), record.NewFakeRecorder(10), 0)
+			c, err := New(Options{Client: client, Services: f.Core().V1().Services(), Pods: f.Core().V1().Pods(),
+				Endpoints: f.Core().V1().Endpoints(), Recorder: record.NewFakeRecorder(10)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -40,16 +40,28 @@ const ManagedBy = "endpointslice-controller.k8s.io"
 // DefaultMaxEndpointsPerSlice is upstream's --max-endpoints-per-slice.
 const DefaultMaxEndpointsPerSlice = 100
 
-// Options configure the controller.
+// Options configure the controller; fields that name no default are
+// required.
 type Options struct {
-	Client        kubernetes.Interface
-	Services      coreinformers.ServiceInformer
-	Pods          coreinformers.PodInformer
-	Nodes         coreinformers.NodeInformer
-	Slices        discoveryinformers.EndpointSliceInformer
-	Recorder      record.EventRecorder
-	MaxEndpoints  int32
-	BatchPeriod   time.Duration
+	// Client writes EndpointSlices.
+	Client kubernetes.Interface
+	// Services, Pods, Nodes and Slices are the shared informers; New
+	// registers its handlers on them (on Nodes only with TopologyHints).
+	Services coreinformers.ServiceInformer
+	Pods     coreinformers.PodInformer
+	Nodes    coreinformers.NodeInformer
+	Slices   discoveryinformers.EndpointSliceInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+	// MaxEndpoints is --max-endpoints-per-slice; 0 means
+	// DefaultMaxEndpointsPerSlice (100).
+	MaxEndpoints int32
+	// BatchPeriod is how long pod changes are batched before their
+	// Services are synced (--endpointslice-updates-batch-period); 0,
+	// upstream's default, syncs at once.
+	BatchPeriod time.Duration
+	// TopologyHints turns on zone hints for Services that ask for them;
+	// false writes none.
 	TopologyHints bool
 }
 

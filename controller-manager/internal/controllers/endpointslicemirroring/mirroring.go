@@ -47,6 +47,23 @@ const (
 	maxEndpointsPerSlice = 100
 )
 
+// Options configure the controller; fields that name no default are
+// required.
+type Options struct {
+	// Client writes the mirrored EndpointSlices.
+	Client kubernetes.Interface
+	// Services, Endpoints and Slices are the shared informers; New
+	// registers its handlers on all three.
+	Services  coreinformers.ServiceInformer
+	Endpoints coreinformers.EndpointsInformer
+	Slices    discoveryinformers.EndpointSliceInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+	// MaxEndpointsPerSubset is --mirroring-max-endpoints-per-subset; 0
+	// means DefaultMaxEndpointsPerSubset (1000).
+	MaxEndpointsPerSubset int
+}
+
 // Controller mirrors Endpoints to EndpointSlices; its queue holds
 // Endpoints (= Service) keys.
 type Controller struct {
@@ -61,19 +78,19 @@ type Controller struct {
 }
 
 // New returns the controller with its event handlers registered.
-func New(client kubernetes.Interface, services coreinformers.ServiceInformer, endpoints coreinformers.EndpointsInformer, slicesInf discoveryinformers.EndpointSliceInformer, recorder record.EventRecorder, maxPerSubset int) (*Controller, error) {
-	if maxPerSubset <= 0 {
-		maxPerSubset = DefaultMaxEndpointsPerSubset
+func New(o Options) (*Controller, error) {
+	if o.MaxEndpointsPerSubset <= 0 {
+		o.MaxEndpointsPerSubset = DefaultMaxEndpointsPerSubset
 	}
 	c := &Controller{
-		client:    client,
-		recorder:  recorder,
-		services:  services.Lister(),
-		endpoints: endpoints.Lister(),
-		slices:    slicesInf.Lister(),
-		maxSubset: maxPerSubset,
-		synced: []cache.InformerSynced{services.Informer().HasSynced, endpoints.Informer().HasSynced,
-			slicesInf.Informer().HasSynced},
+		client:    o.Client,
+		recorder:  o.Recorder,
+		services:  o.Services.Lister(),
+		endpoints: o.Endpoints.Lister(),
+		slices:    o.Slices.Lister(),
+		maxSubset: o.MaxEndpointsPerSubset,
+		synced: []cache.InformerSynced{o.Services.Informer().HasSynced, o.Endpoints.Informer().HasSynced,
+			o.Slices.Informer().HasSynced},
 	}
 	c.loop = worker.New(Name, c.sync)
 	all := cache.ResourceEventHandlerFuncs{
@@ -81,7 +98,7 @@ func New(client kubernetes.Interface, services coreinformers.ServiceInformer, en
 		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
 		DeleteFunc: c.loop.AddObject,
 	}
-	if _, err := services.Informer().AddEventHandler(all); err != nil {
+	if _, err := o.Services.Informer().AddEventHandler(all); err != nil {
 		return nil, fmt.Errorf("watch services: %w", err)
 	}
 	// Endpoints that ask not to be mirrored (every Endpoints the endpoint
@@ -95,7 +112,7 @@ func New(client kubernetes.Interface, services coreinformers.ServiceInformer, en
 			}
 		}
 	}
-	if _, err := endpoints.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Endpoints.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { queueMirrored(obj) },
 		UpdateFunc: func(old, obj any) { queueMirrored(old, obj) },
 		DeleteFunc: func(obj any) { queueMirrored(obj) },
@@ -109,7 +126,7 @@ func New(client kubernetes.Interface, services coreinformers.ServiceInformer, en
 		}
 		c.loop.Add(s.Namespace + "/" + s.Labels[discoveryv1.LabelServiceName])
 	}
-	if _, err := slicesInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Slices.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    slice,
 		UpdateFunc: func(_, obj any) { slice(obj) },
 		DeleteFunc: slice,

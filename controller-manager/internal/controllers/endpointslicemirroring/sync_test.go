@@ -66,7 +66,8 @@ func TestSync(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cs := fakecluster.Client(tt.objs...)
 			f := informers.NewSharedInformerFactory(cs, 0)
-			c, err := New(cs, f.Core().V1().Services(), f.Core().V1().Endpoints(), f.Discovery().V1().EndpointSlices(), record.NewFakeRecorder(10), 0)
+			c, err := New(Options{Client: cs, Services: f.Core().V1().Services(), Endpoints: f.Core().V1().Endpoints(),
+				Slices: f.Discovery().V1().EndpointSlices(), Recorder: record.NewFakeRecorder(10)})
 			if err != nil {
 				t.Fatal(err)
 			}

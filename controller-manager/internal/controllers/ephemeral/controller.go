@@ -26,6 +26,18 @@ import (
 // Name is the controller's name in --controllers.
 const Name = "ephemeral-volume"
 
+// Options configure the controller; every field is required.
+type Options struct {
+	// Client creates the claims.
+	Client kubernetes.Interface
+	// Pods and Claims are the shared informers; New registers its handlers
+	// on both.
+	Pods   coreinformers.PodInformer
+	Claims coreinformers.PersistentVolumeClaimInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+}
+
 // Controller creates ephemeral volume claims. Its queue holds pod keys.
 type Controller struct {
 	client   kubernetes.Interface
@@ -37,22 +49,22 @@ type Controller struct {
 }
 
 // New returns the controller.
-func New(client kubernetes.Interface, pods coreinformers.PodInformer, claims coreinformers.PersistentVolumeClaimInformer, recorder record.EventRecorder) (*Controller, error) {
+func New(o Options) (*Controller, error) {
 	c := &Controller{
-		client: client, recorder: recorder,
-		pods:   pods.Lister(),
-		claims: claims.Lister(),
-		synced: []cache.InformerSynced{pods.Informer().HasSynced, claims.Informer().HasSynced},
+		client: o.Client, recorder: o.Recorder,
+		pods:   o.Pods.Lister(),
+		claims: o.Claims.Lister(),
+		synced: []cache.InformerSynced{o.Pods.Informer().HasSynced, o.Claims.Informer().HasSynced},
 	}
 	c.loop = worker.New(Name, c.sync)
-	if _, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.podChanged,
 		UpdateFunc: func(_, obj any) { c.podChanged(obj) },
 	}); err != nil {
 		return nil, fmt.Errorf("watch pods: %w", err)
 	}
 	// A claim deleted while its pod lives is made again.
-	if _, err := claims.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Claims.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		DeleteFunc: func(obj any) {
 			pvc, ok := worker.ObjectAs[*corev1.PersistentVolumeClaim](obj)
 			if !ok {

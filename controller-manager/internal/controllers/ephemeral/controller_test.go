@@ -40,7 +40,7 @@ func TestSync(t *testing.T) {
 			client := fake.NewClientset(tt.objs...)
 			factory := informers.NewSharedInformerFactory(client, 0)
 			recorder := record.NewFakeRecorder(10)
-			c, err := New(client, factory.Core().V1().Pods(), factory.Core().V1().PersistentVolumeClaims(), recorder)
+			c, err := New(Options{Client: client, Pods: factory.Core().V1().Pods(), Claims: factory.Core().V1().PersistentVolumeClaims(), Recorder: recorder})
 			if err != nil {
 				t.Fatal(err)
 			}

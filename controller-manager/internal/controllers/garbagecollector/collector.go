@@ -41,8 +41,23 @@ const Name = "garbagecollector"
 // upstream.
 const DefaultResyncPeriod = 30 * time.Second
 
-// Collector is the garbage collector.
-type Collector struct {
+// Options configure the collector; fields that name no default are
+// required.
+type Options struct {
+	// Metadata reads, watches and deletes objects of every resource, and
+	// patches their owner references and finalizers.
+	Metadata metadata.Interface
+	// Discovery lists the resources to watch.
+	Discovery discovery.DiscoveryInterface
+	// Recorder records the collector's Events.
+	Recorder record.EventRecorder
+	// ResyncPeriod is how often resources are rediscovered; 0 means
+	// DefaultResyncPeriod (30s).
+	ResyncPeriod time.Duration
+}
+
+// Controller is the garbage collector.
+type Controller struct {
 	meta      metadata.Interface
 	discovery discovery.DiscoveryInterface
 	recorder  record.EventRecorder
@@ -61,15 +76,15 @@ type Collector struct {
 }
 
 // New returns the collector; it watches nothing until Run.
-func New(meta metadata.Interface, dc discovery.DiscoveryInterface, recorder record.EventRecorder, resyncPeriod time.Duration) *Collector {
-	if resyncPeriod <= 0 {
-		resyncPeriod = DefaultResyncPeriod
+func New(o Options) *Controller {
+	if o.ResyncPeriod <= 0 {
+		o.ResyncPeriod = DefaultResyncPeriod
 	}
-	gc := &Collector{
-		meta:      meta,
-		discovery: dc,
-		recorder:  recorder,
-		period:    resyncPeriod,
+	gc := &Controller{
+		meta:      o.Metadata,
+		discovery: o.Discovery,
+		recorder:  o.Recorder,
+		period:    o.ResyncPeriod,
 		resyncNow: make(chan struct{}, 1),
 		monitors:  map[schema.GroupVersionResource]*monitor{},
 		graph:     newGraph(),
@@ -85,7 +100,7 @@ func New(meta metadata.Interface, dc discovery.DiscoveryInterface, recorder reco
 
 // Run discovers resources, builds the graph and collects with workers
 // goroutines until ctx ends.
-func (gc *Collector) Run(ctx context.Context, workers int) {
+func (gc *Controller) Run(ctx context.Context, workers int) {
 	log := logr.FromContextOrDiscard(ctx)
 	defer gc.stopMonitors()
 	defer gc.changes.ShutDown()
@@ -114,7 +129,7 @@ func (gc *Collector) Run(ctx context.Context, workers int) {
 
 // processChanges applies informer events to the graph, one at a time and
 // in order, and queues the work they make.
-func (gc *Collector) processChanges() {
+func (gc *Controller) processChanges() {
 	for {
 		e, quit := gc.changes.Get()
 		if quit {
@@ -142,7 +157,7 @@ var errNotSynced = errors.New("garbage collector graph not complete yet: informe
 // finalizer once no blocking dependent remains; a dependent whose owners
 // are all gone (or deleting in the foreground) is deleted; references to
 // gone owners beside live ones are removed.
-func (gc *Collector) attemptToDelete(ctx context.Context, key string) error {
+func (gc *Controller) attemptToDelete(ctx context.Context, key string) error {
 	v, ok := gc.graph.get(types.UID(key))
 	if !ok {
 		return nil
@@ -193,7 +208,7 @@ var errStale = errors.New("cached object is stale")
 
 // decide collects the live object latest (or its cached copy, when rv,
 // its resourceVersion, guards the deletion) by its owner references.
-func (gc *Collector) decide(ctx context.Context, v view, latest *metav1.PartialObjectMetadata, rv string) error {
+func (gc *Controller) decide(ctx context.Context, v view, latest *metav1.PartialObjectMetadata, rv string) error {
 	refs := latest.OwnerReferences
 	if len(refs) == 0 {
 		return nil
@@ -244,7 +259,7 @@ func (gc *Collector) decide(ctx context.Context, v view, latest *metav1.PartialO
 
 // processDeletingDependents finishes a foreground deletion once no
 // dependent blocks it, and otherwise pushes the blocking dependents on.
-func (gc *Collector) processDeletingDependents(ctx context.Context, v view) error {
+func (gc *Controller) processDeletingDependents(ctx context.Context, v view) error {
 	if !gc.synced() {
 		return errNotSynced
 	}
@@ -270,7 +285,7 @@ func (gc *Collector) processDeletingDependents(ctx context.Context, v view) erro
 
 // attemptToOrphan removes the owner uid's references from all its
 // dependents, then its orphan finalizer.
-func (gc *Collector) attemptToOrphan(ctx context.Context, key string) error {
+func (gc *Controller) attemptToOrphan(ctx context.Context, key string) error {
 	if !gc.synced() {
 		return errNotSynced
 	}
@@ -302,7 +317,7 @@ func (gc *Collector) attemptToOrphan(ctx context.Context, key string) error {
 // classify sorts the owner references of an object: solid owners exist
 // and are not deleting in the foreground; dangling ones are gone; waiting
 // ones are deleting in the foreground.
-func (gc *Collector) classify(ctx context.Context, obj *metav1.PartialObjectMetadata, id identity, refs []metav1.OwnerReference) (solid, dangling, waiting []metav1.OwnerReference, err error) {
+func (gc *Controller) classify(ctx context.Context, obj *metav1.PartialObjectMetadata, id identity, refs []metav1.OwnerReference) (solid, dangling, waiting []metav1.OwnerReference, err error) {
 	for _, ref := range refs {
 		if gc.absent.has(ref.UID) {
 			dangling = append(dangling, ref)
@@ -345,7 +360,7 @@ func (gc *Collector) classify(ctx context.Context, obj *metav1.PartialObjectMeta
 	return solid, dangling, waiting, nil
 }
 
-func (gc *Collector) mapping(id identity) (*meta.RESTMapping, error) {
+func (gc *Controller) mapping(id identity) (*meta.RESTMapping, error) {
 	gv, err := schema.ParseGroupVersion(id.APIVersion)
 	if err != nil {
 		return nil, err
@@ -362,7 +377,7 @@ func (gc *Collector) mapping(id identity) (*meta.RESTMapping, error) {
 }
 
 // getObject reads the current metadata of id from the apiserver.
-func (gc *Collector) getObject(ctx context.Context, id identity) (*metav1.PartialObjectMetadata, error) {
+func (gc *Controller) getObject(ctx context.Context, id identity) (*metav1.PartialObjectMetadata, error) {
 	mapping, err := gc.mapping(id)
 	if err != nil {
 		return nil, err
@@ -376,7 +391,7 @@ func (gc *Collector) getObject(ctx context.Context, id identity) (*metav1.Partia
 
 // deleteObject deletes id with the given propagation; with rv, only if
 // the object is still at that resourceVersion (errStale otherwise).
-func (gc *Collector) deleteObject(ctx context.Context, id identity, policy metav1.DeletionPropagation, rv string) error {
+func (gc *Controller) deleteObject(ctx context.Context, id identity, policy metav1.DeletionPropagation, rv string) error {
 	mapping, err := gc.mapping(id)
 	if err != nil {
 		return err
@@ -405,7 +420,7 @@ func (gc *Collector) deleteObject(ctx context.Context, id identity, policy metav
 }
 
 // unblockOwnerRefs clears blockOwnerDeletion on id's references to refs.
-func (gc *Collector) unblockOwnerRefs(ctx context.Context, id identity, refs []metav1.OwnerReference) error {
+func (gc *Controller) unblockOwnerRefs(ctx context.Context, id identity, refs []metav1.OwnerReference) error {
 	uids := map[types.UID]bool{}
 	for _, r := range refs {
 		uids[r.UID] = true
@@ -428,7 +443,7 @@ func (gc *Collector) unblockOwnerRefs(ctx context.Context, id identity, refs []m
 // references (or, with finalizers, the finalizers) back with a merge patch
 // guarded by resourceVersion, retrying on conflict. An object that is gone
 // or replaced needs nothing.
-func (gc *Collector) patch(ctx context.Context, id identity, mutate func(*metav1.ObjectMeta) bool, finalizers bool) error {
+func (gc *Controller) patch(ctx context.Context, id identity, mutate func(*metav1.ObjectMeta) bool, finalizers bool) error {
 	mapping, err := gc.mapping(id)
 	if err != nil {
 		return err
@@ -472,7 +487,7 @@ func nonNil[T any](s []T) []T {
 }
 
 // warn records a Warning Event on id.
-func (gc *Collector) warn(id identity, reason, msg string) {
+func (gc *Controller) warn(id identity, reason, msg string) {
 	ref := &corev1.ObjectReference{APIVersion: id.APIVersion, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name, UID: id.UID}
 	gc.recorder.Event(ref, corev1.EventTypeWarning, reason, msg)
 }

@@ -59,12 +59,12 @@ func partial(name string, owners ...metav1.OwnerReference) *metav1.PartialObject
 	}
 }
 
-func newTestCollector(objs ...runtime.Object) (*Collector, *metadatafake.FakeMetadataClient) {
+func newTestCollector(objs ...runtime.Object) (*Controller, *metadatafake.FakeMetadataClient) {
 	scheme := metadatafake.NewTestScheme()
 	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, &metav1.PartialObjectMetadata{})
 	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMapList"}, &metav1.PartialObjectMetadataList{})
 	client := metadatafake.NewSimpleMetadataClient(scheme, objs...)
-	gc := New(client, nil, record.NewFakeRecorder(10), 0)
+	gc := New(Options{Metadata: client, Recorder: record.NewFakeRecorder(10)})
 	rm := restmapper.NewDiscoveryRESTMapper([]*restmapper.APIGroupResources{{
 		Group:              metav1.APIGroup{Name: "", Versions: []metav1.GroupVersionForDiscovery{{GroupVersion: "v1", Version: "v1"}}, PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: "v1", Version: "v1"}},
 		VersionedResources: map[string][]metav1.APIResource{"v1": coreResources.APIResources},

@@ -61,7 +61,7 @@ func DeletableResources(dc discovery.ServerResourcesInterface) (map[schema.Group
 // resync discovers resources again: it refreshes the REST mapper, starts
 // informers for new resources (custom resources installed since) and
 // stops those of resources no longer served.
-func (gc *Collector) resync(ctx context.Context) error {
+func (gc *Controller) resync(ctx context.Context) error {
 	resources, derr := DeletableResources(gc.discovery)
 	if resources == nil {
 		return derr
@@ -109,7 +109,7 @@ func (gc *Collector) resync(ctx context.Context) error {
 // synced reports whether every informer has listed its resource once: the
 // graph is complete only then, which orphaning and foreground deletion
 // need.
-func (gc *Collector) synced() bool {
+func (gc *Controller) synced() bool {
 	gc.monMu.Lock()
 	defer gc.monMu.Unlock()
 	for _, m := range gc.monitors {
@@ -121,7 +121,7 @@ func (gc *Collector) synced() bool {
 }
 
 // stopMonitors stops every informer.
-func (gc *Collector) stopMonitors() {
+func (gc *Controller) stopMonitors() {
 	gc.monMu.Lock()
 	defer gc.monMu.Unlock()
 	for gvr, m := range gc.monitors {
@@ -131,7 +131,7 @@ func (gc *Collector) stopMonitors() {
 }
 
 // handlerFor turns one resource's informer events into graph events.
-func (gc *Collector) handlerFor(gvk schema.GroupVersionKind) cache.ResourceEventHandler {
+func (gc *Controller) handlerFor(gvk schema.GroupVersionKind) cache.ResourceEventHandler {
 	apiVersion, kind := gvk.GroupVersion().String(), gvk.Kind
 	toEvent := func(typ eventType, obj any) *event {
 		m, ok := worker.ObjectAs[*metav1.PartialObjectMetadata](obj)
@@ -187,7 +187,7 @@ func boolEq(a, b *bool) bool {
 const minOnDemandResync = 2 * time.Second
 
 // requestResync asks resyncLoop to rediscover soon.
-func (gc *Collector) requestResync() {
+func (gc *Controller) requestResync() {
 	select {
 	case gc.resyncNow <- struct{}{}:
 	default:
@@ -196,7 +196,7 @@ func (gc *Collector) requestResync() {
 
 // resyncLoop rediscovers resources every period, and on request, until
 // ctx ends.
-func (gc *Collector) resyncLoop(ctx context.Context, period time.Duration) {
+func (gc *Controller) resyncLoop(ctx context.Context, period time.Duration) {
 	log := logr.FromContextOrDiscard(ctx)
 	t := time.NewTicker(period)
 	defer t.Stop()

@@ -68,6 +68,22 @@ const (
 	MaxBackoff     = 10 * time.Minute
 )
 
+// Options configure the controller; fields that name no default are
+// required.
+type Options struct {
+	// Client creates and deletes pods, removes their tracking finalizers
+	// and writes Job status.
+	Client kubernetes.Interface
+	// Jobs and Pods are the shared informers; New registers its handlers
+	// on both.
+	Jobs batchinformers.JobInformer
+	Pods coreinformers.PodInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
 // Controller is the job controller.
 type Controller struct {
 	client   kubernetes.Interface
@@ -86,17 +102,20 @@ type Controller struct {
 const orphanPrefix = "pod:"
 
 // New returns the controller.
-func New(client kubernetes.Interface, jobInf batchinformers.JobInformer, podInf coreinformers.PodInformer, recorder record.EventRecorder) (*Controller, error) {
+func New(o Options) (*Controller, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	c := &Controller{
-		client: client, recorder: recorder,
-		jobs: jobInf.Lister(), pods: podInf.Lister(),
+		client: o.Client, recorder: o.Recorder,
+		jobs: o.Jobs.Lister(), pods: o.Pods.Lister(),
 		exp:     expectations.New(),
-		synced:  []cache.InformerSynced{jobInf.Informer().HasSynced, podInf.Informer().HasSynced},
-		now:     time.Now,
+		synced:  []cache.InformerSynced{o.Jobs.Informer().HasSynced, o.Pods.Informer().HasSynced},
+		now:     o.Now,
 		backoff: DefaultBackoff,
 	}
 	c.loop = worker.New(Name, c.sync)
-	if _, err := jobInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Jobs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.loop.AddObject,
 		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
 		DeleteFunc: func(obj any) {
@@ -108,7 +127,7 @@ func New(client kubernetes.Interface, jobInf batchinformers.JobInformer, podInf 
 	}); err != nil {
 		return nil, fmt.Errorf("watch jobs: %w", err)
 	}
-	if _, err := podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.podChanged(obj, true, false) },
 		UpdateFunc: func(_, obj any) { c.podChanged(obj, false, false) },
 		DeleteFunc: func(obj any) { c.podChanged(obj, false, true) },

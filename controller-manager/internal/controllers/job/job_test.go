@@ -230,7 +230,7 @@ func TestSync(t *testing.T) {
 			}
 			cs := fakecluster.Client(objs...)
 			f := informers.NewSharedInformerFactory(cs, 0)
-			c, err := New(cs, f.Batch().V1().Jobs(), f.Core().V1().Pods(), record.NewFakeRecorder(100))
+			c, err := New(Options{Client: cs, Jobs: f.Batch().V1().Jobs(), Pods: f.Core().V1().Pods(), Recorder: record.NewFakeRecorder(100)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -51,6 +51,21 @@ const (
 	finalizerKubernetes      = corev1.FinalizerKubernetes
 )
 
+// Options configure the controller; every field is required.
+type Options struct {
+	// Client writes namespace status and calls namespaces/finalize.
+	Client kubernetes.Interface
+	// Metadata lists and deletes the objects in a namespace.
+	Metadata metadata.Interface
+	// Discovery lists the namespaced resources.
+	Discovery discovery.DiscoveryInterface
+	// Namespaces is the shared namespace informer; New registers its
+	// handlers.
+	Namespaces coreinformers.NamespaceInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+}
+
 // Controller deletes namespaces' content; its queue holds namespace names.
 type Controller struct {
 	client     kubernetes.Interface
@@ -68,14 +83,14 @@ type Controller struct {
 }
 
 // New returns the controller with its event handlers registered.
-func New(client kubernetes.Interface, meta metadata.Interface, dc discovery.DiscoveryInterface, namespaces coreinformers.NamespaceInformer, recorder record.EventRecorder) (*Controller, error) {
+func New(o Options) (*Controller, error) {
 	c := &Controller{
-		client:       client,
-		meta:         meta,
-		discovery:    dc,
-		recorder:     recorder,
-		namespaces:   namespaces.Lister(),
-		synced:       namespaces.Informer().HasSynced,
+		client:       o.Client,
+		meta:         o.Metadata,
+		discovery:    o.Discovery,
+		recorder:     o.Recorder,
+		namespaces:   o.Namespaces.Lister(),
+		synced:       o.Namespaces.Informer().HasSynced,
 		noCollection: sets.New[schema.GroupVersionResource](),
 	}
 	c.loop = worker.New(Name, c.sync)
@@ -85,7 +100,7 @@ func New(client kubernetes.Interface, meta metadata.Interface, dc discovery.Disc
 			c.loop.Add(ns.Name)
 		}
 	}
-	if _, err := namespaces.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Namespaces.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    queue,
 		UpdateFunc: func(_, obj any) { queue(obj) },
 	}); err != nil {

@@ -77,7 +77,7 @@ func TestSync(t *testing.T) {
 				GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "configmaps", Namespaced: true, Kind: "ConfigMap", Verbs: verbs}},
 			}}}
 			f := informers.NewSharedInformerFactory(client, 0)
-			c, err := New(client, meta, dc, f.Core().V1().Namespaces(), record.NewFakeRecorder(10))
+			c, err := New(Options{Client: client, Metadata: meta, Discovery: dc, Namespaces: f.Core().V1().Namespaces(), Recorder: record.NewFakeRecorder(10)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -31,15 +31,22 @@ import (
 // Name is the controller's name in --controllers.
 const Name = "nodeipam"
 
-// Options configure the allocator from the node IPAM flags.
+// Options configure the controller and its allocator, from the node IPAM
+// flags; fields that name no default are required.
 type Options struct {
+	// Client writes nodes' spec.podCIDRs.
+	Client kubernetes.Interface
+	// Nodes is the shared node informer; New registers its handlers.
+	Nodes coreinformers.NodeInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
 	// ClusterCIDRs is --cluster-cidr: one CIDR, or one of each family.
 	ClusterCIDRs string
 	// MaskSize is --node-cidr-mask-size (single stack); MaskSizeIPv4 and
 	// MaskSizeIPv6 are the dual-stack flags. Zero means the default: 24
 	// for IPv4, 64 for IPv6.
 	MaskSize, MaskSizeIPv4, MaskSizeIPv6 int
-	// ServiceCIDRs are never handed to nodes.
+	// ServiceCIDRs are never handed to nodes; nil means none.
 	ServiceCIDRs []string
 }
 
@@ -109,20 +116,20 @@ type Controller struct {
 }
 
 // New returns the controller.
-func New(client kubernetes.Interface, nodes coreinformers.NodeInformer, recorder record.EventRecorder, o Options) (*Controller, error) {
+func New(o Options) (*Controller, error) {
 	sets, err := o.Sets()
 	if err != nil {
 		return nil, err
 	}
 	c := &Controller{
-		client: client, recorder: recorder,
-		nodes:  nodes.Lister(),
-		synced: nodes.Informer().HasSynced,
+		client: o.Client, recorder: o.Recorder,
+		nodes:  o.Nodes.Lister(),
+		synced: o.Nodes.Informer().HasSynced,
 		sets:   sets,
 		owned:  map[string][]netip.Prefix{},
 	}
 	c.loop = worker.New(Name, c.sync)
-	if _, err := nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.loop.AddObject,
 		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
 		DeleteFunc: c.loop.AddObject,

@@ -98,7 +98,7 @@ func TestRederivesAtStart(t *testing.T) {
 	client := fake.NewClientset(objs...)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	recorder := record.NewFakeRecorder(10)
-	c, err := New(client, factory.Core().V1().Nodes(), recorder, Options{ClusterCIDRs: "10.244.0.0/16"})
+	c, err := New(Options{Client: client, Nodes: factory.Core().V1().Nodes(), Recorder: recorder, ClusterCIDRs: "10.244.0.0/16"})
 	if err != nil {
 		t.Fatal(err)
 	}

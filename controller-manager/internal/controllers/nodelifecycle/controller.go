@@ -44,22 +44,54 @@ const evictionPeriod = 100 * time.Millisecond
 // podsByNode indexes pods by spec.nodeName.
 const podsByNode = "nodelifecycle/nodeName"
 
-// Options configure the controller; the durations and rates are
-// kube-controller-manager's node lifecycle flags.
+// The defaults of the node lifecycle flags, as upstream.
+const (
+	DefaultMonitorPeriod          = 5 * time.Second
+	DefaultMonitorGracePeriod     = 50 * time.Second
+	DefaultStartupGracePeriod     = time.Minute
+	DefaultUnhealthyZoneThreshold = 0.55
+)
+
+// Options configure the controller; the durations, rates and thresholds
+// are kube-controller-manager's node lifecycle flags. Fields that name no
+// default are required.
 type Options struct {
-	Client   kubernetes.Interface
-	Nodes    coreinformers.NodeInformer
-	Pods     coreinformers.PodInformer
-	Leases   coordinationinformers.LeaseInformer
+	// Client writes node conditions and taints and pods' Ready condition.
+	Client kubernetes.Interface
+	// Nodes, Pods and Leases are the shared informers; New registers its
+	// handlers on Nodes and indexes Pods by node.
+	Nodes  coreinformers.NodeInformer
+	Pods   coreinformers.PodInformer
+	Leases coordinationinformers.LeaseInformer
+	// Recorder records the controller's Events.
 	Recorder record.EventRecorder
 
-	MonitorPeriod             time.Duration
-	MonitorGracePeriod        time.Duration
-	StartupGracePeriod        time.Duration
-	EvictionRate              float32
-	SecondaryEvictionRate     float32
+	// MonitorPeriod is how often node health is checked
+	// (--node-monitor-period); 0 means DefaultMonitorPeriod (5s).
+	MonitorPeriod time.Duration
+	// MonitorGracePeriod is how long a node may send no heartbeat before
+	// it is marked Unknown (--node-monitor-grace-period); 0 means
+	// DefaultMonitorGracePeriod (50s).
+	MonitorGracePeriod time.Duration
+	// StartupGracePeriod is that grace before a node's first Ready status
+	// (--node-startup-grace-period); 0 means DefaultStartupGracePeriod
+	// (1m).
+	StartupGracePeriod time.Duration
+	// EvictionRate is how many nodes a second a zone taints
+	// NoExecute (--node-eviction-rate); 0 taints none.
+	EvictionRate float32
+	// SecondaryEvictionRate is that rate in a partially disrupted zone
+	// larger than LargeClusterSizeThreshold
+	// (--secondary-node-eviction-rate); 0 taints none.
+	SecondaryEvictionRate float32
+	// LargeClusterSizeThreshold is the zone size above which a partially
+	// disrupted zone keeps evicting at SecondaryEvictionRate
+	// (--large-cluster-size-threshold); 0 counts every zone as large.
 	LargeClusterSizeThreshold int32
-	UnhealthyZoneThreshold    float32
+	// UnhealthyZoneThreshold is the fraction of not-ready nodes (at least
+	// three) that makes a zone partially disrupted
+	// (--unhealthy-zone-threshold); 0 means DefaultUnhealthyZoneThreshold.
+	UnhealthyZoneThreshold float32
 
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -91,6 +123,18 @@ type Controller struct {
 
 // New returns the controller.
 func New(o Options) (*Controller, error) {
+	if o.MonitorPeriod <= 0 {
+		o.MonitorPeriod = DefaultMonitorPeriod
+	}
+	if o.MonitorGracePeriod <= 0 {
+		o.MonitorGracePeriod = DefaultMonitorGracePeriod
+	}
+	if o.StartupGracePeriod <= 0 {
+		o.StartupGracePeriod = DefaultStartupGracePeriod
+	}
+	if o.UnhealthyZoneThreshold <= 0 {
+		o.UnhealthyZoneThreshold = DefaultUnhealthyZoneThreshold
+	}
 	c := &Controller{
 		opts:     o,
 		client:   o.Client,

@@ -28,6 +28,27 @@ import (
 // Name is the controller's name in --controllers.
 const Name = "persistentvolume-binder"
 
+// DefaultSyncPeriod is upstream's --pvclaimbinder-sync-period.
+const DefaultSyncPeriod = 15 * time.Second
+
+// Options configure the controller; fields that name no default are
+// required.
+type Options struct {
+	// Client writes claims and volumes.
+	Client kubernetes.Interface
+	// Claims, Volumes, Classes and Nodes are the shared informers; New
+	// registers its handlers on Claims and Volumes.
+	Claims  coreinformers.PersistentVolumeClaimInformer
+	Volumes coreinformers.PersistentVolumeInformer
+	Classes storageinformers.StorageClassInformer
+	Nodes   coreinformers.NodeInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+	// SyncPeriod is how often every claim and volume is looked at again
+	// (--pvclaimbinder-sync-period); 0 means DefaultSyncPeriod (15s).
+	SyncPeriod time.Duration
+}
+
 // Controller binds claims to volumes. It has a queue of claim keys and one
 // of volume names, each worked by one goroutine so that two claims never
 // race for the same volume.
@@ -44,27 +65,30 @@ type Controller struct {
 	resync   time.Duration
 }
 
-// New returns the controller; resync is --pvclaimbinder-sync-period.
-func New(client kubernetes.Interface, claims coreinformers.PersistentVolumeClaimInformer, volumes coreinformers.PersistentVolumeInformer, classes storageinformers.StorageClassInformer, nodes coreinformers.NodeInformer, recorder record.EventRecorder, resync time.Duration) (*Controller, error) {
+// New returns the controller.
+func New(o Options) (*Controller, error) {
+	if o.SyncPeriod <= 0 {
+		o.SyncPeriod = DefaultSyncPeriod
+	}
 	c := &Controller{
-		client: client, recorder: recorder, resync: resync,
-		claims:  claims.Lister(),
-		volumes: volumes.Lister(),
-		classes: classes.Lister(),
-		nodes:   nodes.Lister(),
-		synced: []cache.InformerSynced{claims.Informer().HasSynced, volumes.Informer().HasSynced,
-			classes.Informer().HasSynced, nodes.Informer().HasSynced},
+		client: o.Client, recorder: o.Recorder, resync: o.SyncPeriod,
+		claims:  o.Claims.Lister(),
+		volumes: o.Volumes.Lister(),
+		classes: o.Classes.Lister(),
+		nodes:   o.Nodes.Lister(),
+		synced: []cache.InformerSynced{o.Claims.Informer().HasSynced, o.Volumes.Informer().HasSynced,
+			o.Classes.Informer().HasSynced, o.Nodes.Informer().HasSynced},
 	}
 	c.claimQ = worker.New(Name+"-claims", c.syncClaim)
 	c.volumeQ = worker.New(Name+"-volumes", c.syncVolume)
-	if _, err := claims.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Claims.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.claimQ.AddObject,
 		UpdateFunc: func(_, obj any) { c.claimQ.AddObject(obj) },
 		DeleteFunc: c.claimDeleted,
 	}); err != nil {
 		return nil, fmt.Errorf("watch persistentvolumeclaims: %w", err)
 	}
-	if _, err := volumes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Volumes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.volumeChanged,
 		UpdateFunc: func(_, obj any) { c.volumeChanged(obj) },
 		DeleteFunc: c.volumeChanged,

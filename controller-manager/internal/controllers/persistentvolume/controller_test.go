@@ -57,8 +57,8 @@ func start(t *testing.T, objs ...runtime.Object) (*Controller, *fake.Clientset, 
 	client := fake.NewClientset(objs...)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	recorder := record.NewFakeRecorder(20)
-	c, err := New(client, factory.Core().V1().PersistentVolumeClaims(), factory.Core().V1().PersistentVolumes(),
-		factory.Storage().V1().StorageClasses(), factory.Core().V1().Nodes(), recorder, time.Minute)
+	c, err := New(Options{Client: client, Claims: factory.Core().V1().PersistentVolumeClaims(), Volumes: factory.Core().V1().PersistentVolumes(),
+		Classes: factory.Storage().V1().StorageClasses(), Nodes: factory.Core().V1().Nodes(), Recorder: recorder, SyncPeriod: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

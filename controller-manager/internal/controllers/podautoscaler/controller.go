@@ -40,22 +40,49 @@ import (
 // Name is the controller's name in --controllers.
 const Name = "horizontalpodautoscaling"
 
+// DefaultSyncPeriod is upstream's --horizontal-pod-autoscaler-sync-period.
+const DefaultSyncPeriod = 15 * time.Second
+
 // Options configure the controller; the durations and tolerance are the
-// --horizontal-pod-autoscaler-* flags.
+// --horizontal-pod-autoscaler-* flags. Fields that name no default are
+// required.
 type Options struct {
-	Client      kubernetes.Interface
+	// Client writes HorizontalPodAutoscaler status.
+	Client kubernetes.Interface
+	// Autoscalers and Pods are the shared informers; New registers its
+	// handlers on Autoscalers.
 	Autoscalers autoscalinginformers.HorizontalPodAutoscalerInformer
 	Pods        coreinformers.PodInformer
-	Scaler      Scaler
-	Metrics     MetricsSource
+	// Scaler reads and writes the targets' scale subresource.
+	Scaler Scaler
+	// Metrics reads Resource and ContainerResource metrics.
+	Metrics MetricsSource
 	// Custom reads Pods, Object and External metrics; nil reports them
 	// failed.
-	Custom                CustomMetricsSource
-	Recorder              record.EventRecorder
-	SyncPeriod            time.Duration
-	DownscaleWindow       time.Duration
-	Tolerance             float64
-	CPUInitialization     time.Duration
+	Custom CustomMetricsSource
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+	// SyncPeriod is how often each autoscaler is looked at again
+	// (--horizontal-pod-autoscaler-sync-period); 0 means
+	// DefaultSyncPeriod (15s).
+	SyncPeriod time.Duration
+	// DownscaleWindow is the scale-down stabilization window of
+	// autoscalers whose behaviour sets none
+	// (--horizontal-pod-autoscaler-downscale-stabilization); 0 means none.
+	DownscaleWindow time.Duration
+	// Tolerance is the relative distance from the target within which no
+	// rescale happens (--horizontal-pod-autoscaler-tolerance); 0 rescales
+	// on any difference.
+	Tolerance float64
+	// CPUInitialization is the time after a pod starts during which its
+	// CPU sample counts only if taken after it became ready
+	// (--horizontal-pod-autoscaler-cpu-initialization-period); 0 means
+	// none.
+	CPUInitialization time.Duration
+	// InitialReadinessDelay is the time after a pod starts during which a
+	// not-ready pod is taken as still starting and left out of CPU
+	// scaling (--horizontal-pod-autoscaler-initial-readiness-delay); 0
+	// means none.
 	InitialReadinessDelay time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -79,6 +106,9 @@ type Controller struct {
 
 // New returns the controller.
 func New(o Options) (*Controller, error) {
+	if o.SyncPeriod <= 0 {
+		o.SyncPeriod = DefaultSyncPeriod
+	}
 	now := o.Now
 	if now == nil {
 		now = time.Now

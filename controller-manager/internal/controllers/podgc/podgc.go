@@ -41,17 +41,28 @@ const (
 	outOfServiceTaint = "node.kubernetes.io/out-of-service"
 )
 
-// Options configure the controller.
+// Options configure the controller; fields that name no default are
+// required.
 type Options struct {
-	Client   kubernetes.Interface
-	Pods     coreinformers.PodInformer
-	Nodes    coreinformers.NodeInformer
+	// Client deletes pods and writes their DisruptionTarget condition.
+	Client kubernetes.Interface
+	// Pods and Nodes are the shared informers it lists.
+	Pods  coreinformers.PodInformer
+	Nodes coreinformers.NodeInformer
+	// Recorder records the controller's Events.
 	Recorder record.EventRecorder
 	// Threshold is --terminated-pod-gc-threshold; 0 keeps every
 	// terminated pod.
-	Threshold   int
+	Threshold int
+	// CheckPeriod is how often pods are examined; 0 means
+	// DefaultCheckPeriod (20s).
 	CheckPeriod time.Duration
-	Quarantine  time.Duration
+	// Quarantine is how long a node must stay missing before its pods are
+	// deleted; 0 deletes them at once, negative means DefaultQuarantine
+	// (40s).
+	Quarantine time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
 }
 
 // Controller is the pod garbage collector.
@@ -73,11 +84,14 @@ func New(o Options) *Controller {
 	if o.Quarantine < 0 {
 		o.Quarantine = DefaultQuarantine
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	return &Controller{
 		o: o, pods: o.Pods.Lister(), nodes: o.Nodes.Lister(),
 		synced:       []cache.InformerSynced{o.Pods.Informer().HasSynced, o.Nodes.Informer().HasSynced},
 		missingSince: map[string]time.Time{},
-		now:          time.Now,
+		now:          o.Now,
 	}
 }
 

@@ -98,9 +98,9 @@ func TestOrphanQuarantine(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	client := fake.NewClientset(pod("gone", "n2", corev1.PodRunning, 0, false))
 	f := informers.NewSharedInformerFactory(client, 0)
-	c := New(Options{Client: client, Pods: f.Core().V1().Pods(), Nodes: f.Core().V1().Nodes(), Recorder: record.NewFakeRecorder(10), Quarantine: time.Minute})
 	clock := base
-	c.now = func() time.Time { return clock }
+	c := New(Options{Client: client, Pods: f.Core().V1().Pods(), Nodes: f.Core().V1().Nodes(), Recorder: record.NewFakeRecorder(10),
+		Quarantine: time.Minute, Now: func() time.Time { return clock }})
 	f.Start(ctx.Done())
 	f.WaitForCacheSync(ctx.Done())
 	defer f.Shutdown()

@@ -31,6 +31,16 @@ const Finalizer = "kubernetes.io/pvc-protection"
 // podsByClaim indexes pods by the namespace/name of each claim they use.
 const podsByClaim = "pvcprotection/claim"
 
+// Options configure the controller; every field is required.
+type Options struct {
+	// Client adds and removes the finalizer.
+	Client kubernetes.Interface
+	// Claims and Pods are the shared informers; New registers its handlers
+	// on both and indexes pods by the claims they use.
+	Claims coreinformers.PersistentVolumeClaimInformer
+	Pods   coreinformers.PodInformer
+}
+
 // Controller manages the finalizer. Its queue holds claim keys.
 type Controller struct {
 	client kubernetes.Interface
@@ -41,15 +51,15 @@ type Controller struct {
 }
 
 // New returns the controller.
-func New(client kubernetes.Interface, claims coreinformers.PersistentVolumeClaimInformer, pods coreinformers.PodInformer) (*Controller, error) {
+func New(o Options) (*Controller, error) {
 	c := &Controller{
-		client: client,
-		claims: claims.Lister(),
-		pods:   pods.Informer().GetIndexer(),
-		synced: []cache.InformerSynced{claims.Informer().HasSynced, pods.Informer().HasSynced},
+		client: o.Client,
+		claims: o.Claims.Lister(),
+		pods:   o.Pods.Informer().GetIndexer(),
+		synced: []cache.InformerSynced{o.Claims.Informer().HasSynced, o.Pods.Informer().HasSynced},
 	}
 	c.loop = worker.New(Name, c.sync)
-	if err := pods.Informer().AddIndexers(cache.Indexers{podsByClaim: func(obj any) ([]string, error) {
+	if err := o.Pods.Informer().AddIndexers(cache.Indexers{podsByClaim: func(obj any) ([]string, error) {
 		pod, ok := obj.(*corev1.Pod)
 		if !ok {
 			return nil, nil
@@ -58,7 +68,7 @@ func New(client kubernetes.Interface, claims coreinformers.PersistentVolumeClaim
 	}}); err != nil {
 		return nil, fmt.Errorf("index pods by claim: %w", err)
 	}
-	if _, err := claims.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Claims.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.loop.AddObject,
 		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
 	}); err != nil {
@@ -74,7 +84,7 @@ func New(client kubernetes.Interface, claims coreinformers.PersistentVolumeClaim
 			c.loop.Add(key)
 		}
 	}
-	if _, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, obj any) { requeue(obj) },
 		DeleteFunc: requeue,
 	}); err != nil {

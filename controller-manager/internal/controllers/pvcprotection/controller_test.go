@@ -41,7 +41,7 @@ func TestSync(t *testing.T) {
 			defer cancel()
 			client := fake.NewClientset(tt.objs...)
 			factory := informers.NewSharedInformerFactory(client, 0)
-			c, err := New(client, factory.Core().V1().PersistentVolumeClaims(), factory.Core().V1().Pods())
+			c, err := New(Options{Client: client, Claims: factory.Core().V1().PersistentVolumeClaims(), Pods: factory.Core().V1().Pods()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -27,6 +27,15 @@ const Name = "pv-protection"
 // Finalizer keeps a PersistentVolume while it is bound.
 const Finalizer = "kubernetes.io/pv-protection"
 
+// Options configure the controller; every field is required.
+type Options struct {
+	// Client adds and removes the finalizer.
+	Client kubernetes.Interface
+	// Volumes is the shared PersistentVolume informer; New registers its
+	// handlers.
+	Volumes coreinformers.PersistentVolumeInformer
+}
+
 // Controller manages the finalizer. Its queue holds volume names.
 type Controller struct {
 	client  kubernetes.Interface
@@ -36,10 +45,10 @@ type Controller struct {
 }
 
 // New returns the controller.
-func New(client kubernetes.Interface, volumes coreinformers.PersistentVolumeInformer) (*Controller, error) {
-	c := &Controller{client: client, volumes: volumes.Lister(), synced: volumes.Informer().HasSynced}
+func New(o Options) (*Controller, error) {
+	c := &Controller{client: o.Client, volumes: o.Volumes.Lister(), synced: o.Volumes.Informer().HasSynced}
 	c.loop = worker.New(Name, c.sync)
-	if _, err := volumes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Volumes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.loop.AddObject,
 		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
 	}); err != nil {

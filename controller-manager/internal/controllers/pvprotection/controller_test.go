@@ -30,7 +30,7 @@ func TestSync(t *testing.T) {
 			defer cancel()
 			client := fake.NewClientset(tt.pv)
 			factory := informers.NewSharedInformerFactory(client, 0)
-			c, err := New(client, factory.Core().V1().PersistentVolumes())
+			c, err := New(Options{Client: client, Volumes: factory.Core().V1().PersistentVolumes()})
 			if err != nil {
 				t.Fatal(err)
 			}

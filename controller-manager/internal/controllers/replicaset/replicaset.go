@@ -58,6 +58,25 @@ type Source interface {
 	Original(rs *appsv1.ReplicaSet) runtime.Object
 }
 
+// Options configure the controller; fields that name no default are
+// required.
+type Options struct {
+	// Name is the controller's name in its logs, queue and metrics; ""
+	// means Name ("replicaset").
+	Name string
+	// Client creates, deletes and patches pods.
+	Client kubernetes.Interface
+	// Source is the kind of object kept: NewReplicaSets for ReplicaSets.
+	// New registers its handlers on Source's informer.
+	Source Source
+	// Pods is the shared pod informer; New registers its handlers.
+	Pods coreinformers.PodInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
 // Controller is the ReplicaSet (or ReplicationController) controller.
 type Controller struct {
 	name     string
@@ -71,17 +90,23 @@ type Controller struct {
 	now      func() time.Time
 }
 
-// New returns a controller named name keeping the objects of source.
-func New(name string, client kubernetes.Interface, source Source, podInformer coreinformers.PodInformer, recorder record.EventRecorder) (*Controller, error) {
-	c := &Controller{
-		name: name, client: client, recorder: recorder, source: source,
-		pods:   podInformer.Lister(),
-		exp:    expectations.New(),
-		synced: []cache.InformerSynced{source.Informer().HasSynced, podInformer.Informer().HasSynced},
-		now:    time.Now,
+// New returns the controller keeping the objects of o.Source.
+func New(o Options) (*Controller, error) {
+	if o.Name == "" {
+		o.Name = Name
 	}
-	c.loop = worker.New(name, c.sync)
-	if _, err := source.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	c := &Controller{
+		name: o.Name, client: o.Client, recorder: o.Recorder, source: o.Source,
+		pods:   o.Pods.Lister(),
+		exp:    expectations.New(),
+		synced: []cache.InformerSynced{o.Source.Informer().HasSynced, o.Pods.Informer().HasSynced},
+		now:    o.Now,
+	}
+	c.loop = worker.New(o.Name, c.sync)
+	if _, err := o.Source.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.loop.AddObject,
 		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
 		DeleteFunc: func(obj any) {
@@ -91,9 +116,9 @@ func New(name string, client kubernetes.Interface, source Source, podInformer co
 			c.loop.AddObject(obj)
 		},
 	}); err != nil {
-		return nil, fmt.Errorf("watch %s: %w", source.Kind().Kind, err)
+		return nil, fmt.Errorf("watch %s: %w", o.Source.Kind().Kind, err)
 	}
-	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.addPod,
 		UpdateFunc: c.updatePod,
 		DeleteFunc: c.deletePod,

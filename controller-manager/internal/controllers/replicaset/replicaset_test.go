@@ -94,7 +94,7 @@ func TestSync(t *testing.T) {
 			cs := fakecluster.Client(objs...)
 			f := informers.NewSharedInformerFactory(cs, 0)
 			rec := record.NewFakeRecorder(100)
-			c, err := New(Name, cs, NewReplicaSets(cs, f.Apps().V1().ReplicaSets()), f.Core().V1().Pods(), rec)
+			c, err := New(Options{Client: cs, Source: NewReplicaSets(cs, f.Apps().V1().ReplicaSets()), Pods: f.Core().V1().Pods(), Recorder: rec})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +136,7 @@ func TestSync(t *testing.T) {
 func TestCreatedPodsAreOwned(t *testing.T) {
 	cs := fakecluster.Client(rs(1, map[string]string{"app": "web"}))
 	f := informers.NewSharedInformerFactory(cs, 0)
-	c, err := New(Name, cs, NewReplicaSets(cs, f.Apps().V1().ReplicaSets()), f.Core().V1().Pods(), record.NewFakeRecorder(10))
+	c, err := New(Options{Client: cs, Source: NewReplicaSets(cs, f.Apps().V1().ReplicaSets()), Pods: f.Core().V1().Pods(), Recorder: record.NewFakeRecorder(10)})
 	if err != nil {
 		t.Fatal(err)
 	}

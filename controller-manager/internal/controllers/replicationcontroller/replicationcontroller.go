@@ -28,10 +28,29 @@ const Name = "replicationcontroller"
 // Kind is the ReplicationController kind.
 var Kind = corev1.SchemeGroupVersion.WithKind("ReplicationController")
 
+// Options configure the controller; every field is required.
+type Options struct {
+	// Client creates, deletes and patches pods and writes
+	// ReplicationController status.
+	Client kubernetes.Interface
+	// ReplicationControllers and Pods are the shared informers; New
+	// registers its handlers on both.
+	ReplicationControllers coreinformers.ReplicationControllerInformer
+	Pods                   coreinformers.PodInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+}
+
 // New returns the replicaset controller running over ReplicationControllers.
-func New(client kubernetes.Interface, rcs coreinformers.ReplicationControllerInformer, podInformer coreinformers.PodInformer, recorder record.EventRecorder) (*replicaset.Controller, error) {
-	src := &source{client: client, informer: rcs.Informer(), lister: rcs.Lister()}
-	return replicaset.New(Name, client, src, podInformer, recorder)
+func New(o Options) (*replicaset.Controller, error) {
+	rcs := o.ReplicationControllers
+	return replicaset.New(replicaset.Options{
+		Name:     Name,
+		Client:   o.Client,
+		Source:   &source{client: o.Client, informer: rcs.Informer(), lister: rcs.Lister()},
+		Pods:     o.Pods,
+		Recorder: o.Recorder,
+	})
 }
 
 type source struct {

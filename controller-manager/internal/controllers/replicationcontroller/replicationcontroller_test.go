@@ -56,7 +56,7 @@ func TestConversionRoundTrip(t *testing.T) {
 func TestSyncCreatesPodsOwnedByTheReplicationController(t *testing.T) {
 	cs := fakecluster.Client(rc())
 	f := informers.NewSharedInformerFactory(cs, 0)
-	c, err := New(cs, f.Core().V1().ReplicationControllers(), f.Core().V1().Pods(), record.NewFakeRecorder(10))
+	c, err := New(Options{Client: cs, ReplicationControllers: f.Core().V1().ReplicationControllers(), Pods: f.Core().V1().Pods(), Recorder: record.NewFakeRecorder(10)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,9 +34,13 @@ const Name = "resourcequota"
 // resource it counts is still filling.
 const pendingRetry = time.Second
 
-// Options are the controller's inputs.
+// Options configure the controller; fields that name no default are
+// required.
 type Options struct {
-	Client   kubernetes.Interface
+	// Client writes ResourceQuota status.
+	Client kubernetes.Interface
+	// Quotas, Pods, Services and Claims are the shared informers; New
+	// registers its handlers on all four.
 	Quotas   coreinformers.ResourceQuotaInformer
 	Pods     coreinformers.PodInformer
 	Services coreinformers.ServiceInformer
@@ -44,9 +48,11 @@ type Options struct {
 	// Metadata and Resolver serve count/<resource>.<group>.
 	Metadata metadatainformer.SharedInformerFactory
 	Resolver Resolver
+	// Recorder records the controller's Events.
 	Recorder record.EventRecorder
 	// SyncPeriod is how often every quota is recalculated in full, which
-	// catches anything an event missed.
+	// catches anything an event missed (--resource-quota-sync-period);
+	// it has no default: New refuses one that is not positive.
 	SyncPeriod time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time

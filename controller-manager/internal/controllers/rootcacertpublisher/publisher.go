@@ -35,9 +35,24 @@ const (
 		"No other usage is guaranteed across distributions of Kubernetes clusters."
 )
 
-// Publisher keeps kube-root-ca.crt equal to the CA bundle in every
+// Options configure the controller; every field is required.
+type Options struct {
+	// Client writes the ConfigMaps.
+	Client kubernetes.Interface
+	// Namespaces and ConfigMaps are the shared informers; New registers
+	// its handlers on both.
+	Namespaces coreinformers.NamespaceInformer
+	ConfigMaps coreinformers.ConfigMapInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+	// RootCA is the PEM bundle to publish (--root-ca-file); New fails
+	// when it is empty.
+	RootCA []byte
+}
+
+// Controller keeps kube-root-ca.crt equal to the CA bundle in every
 // namespace. Its queue holds namespace names.
-type Publisher struct {
+type Controller struct {
 	client     kubernetes.Interface
 	recorder   record.EventRecorder
 	rootCA     []byte
@@ -47,28 +62,28 @@ type Publisher struct {
 	loop       *worker.Loop
 }
 
-// New returns the publisher of rootCA, a PEM bundle.
-func New(client kubernetes.Interface, nsInformer coreinformers.NamespaceInformer, cmInformer coreinformers.ConfigMapInformer, recorder record.EventRecorder, rootCA []byte) (*Publisher, error) {
-	if len(rootCA) == 0 {
+// New returns the controller.
+func New(o Options) (*Controller, error) {
+	if len(o.RootCA) == 0 {
 		return nil, fmt.Errorf("%s: no root CA bundle", Name)
 	}
-	p := &Publisher{
-		client:     client,
-		recorder:   recorder,
-		rootCA:     rootCA,
-		namespaces: nsInformer.Lister(),
-		configMaps: cmInformer.Lister(),
-		synced:     []cache.InformerSynced{nsInformer.Informer().HasSynced, cmInformer.Informer().HasSynced},
+	p := &Controller{
+		client:     o.Client,
+		recorder:   o.Recorder,
+		rootCA:     o.RootCA,
+		namespaces: o.Namespaces.Lister(),
+		configMaps: o.ConfigMaps.Lister(),
+		synced:     []cache.InformerSynced{o.Namespaces.Informer().HasSynced, o.ConfigMaps.Informer().HasSynced},
 	}
 	p.loop = worker.New(Name, p.sync)
-	if _, err := nsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Namespaces.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    p.loop.AddObject,
 		UpdateFunc: func(_, obj any) { p.loop.AddObject(obj) },
 	}); err != nil {
 		return nil, fmt.Errorf("watch namespaces: %w", err)
 	}
 	// Somebody else editing or deleting the ConfigMap puts it back.
-	if _, err := cmInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.ConfigMaps.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, obj any) { p.configMapChanged(obj) },
 		DeleteFunc: p.configMapChanged,
 	}); err != nil {
@@ -78,11 +93,11 @@ func New(client kubernetes.Interface, nsInformer coreinformers.NamespaceInformer
 }
 
 // Run reconciles with workers goroutines until ctx ends.
-func (p *Publisher) Run(ctx context.Context, workers int) {
+func (p *Controller) Run(ctx context.Context, workers int) {
 	p.loop.Run(ctx, workers, p.synced...)
 }
 
-func (p *Publisher) configMapChanged(obj any) {
+func (p *Controller) configMapChanged(obj any) {
 	cm, ok := worker.ObjectAs[*corev1.ConfigMap](obj)
 	if !ok || cm.Name != ConfigMapName {
 		return
@@ -91,7 +106,7 @@ func (p *Publisher) configMapChanged(obj any) {
 }
 
 // sync creates or corrects the namespace's ConfigMap.
-func (p *Publisher) sync(ctx context.Context, namespace string) error {
+func (p *Controller) sync(ctx context.Context, namespace string) error {
 	ns, err := p.namespaces.Get(namespace)
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -132,13 +147,13 @@ func (p *Publisher) sync(ctx context.Context, namespace string) error {
 	return nil
 }
 
-func (p *Publisher) upToDate(cm *corev1.ConfigMap) bool {
+func (p *Controller) upToDate(cm *corev1.ConfigMap) bool {
 	want := map[string]string{DataKey: string(p.rootCA)}
 	return maps.Equal(cm.Data, want) && len(cm.BinaryData) == 0 &&
 		cm.Annotations[DescriptionAnnotation] == Description
 }
 
-func (p *Publisher) create(ctx context.Context, ns *corev1.Namespace) error {
+func (p *Controller) create(ctx context.Context, ns *corev1.Namespace) error {
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        ConfigMapName,

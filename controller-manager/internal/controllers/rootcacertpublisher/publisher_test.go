@@ -28,13 +28,14 @@ func configMap(ns string, data map[string]string, annotations map[string]string)
 	}
 }
 
-func start(t *testing.T, objs ...runtime.Object) (*Publisher, *fake.Clientset, context.Context) {
+func start(t *testing.T, objs ...runtime.Object) (*Controller, *fake.Clientset, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	client := fake.NewClientset(objs...)
 	factory := informers.NewSharedInformerFactory(client, 0)
-	p, err := New(client, factory.Core().V1().Namespaces(), factory.Core().V1().ConfigMaps(), record.NewFakeRecorder(10), []byte(bundle))
+	p, err := New(Options{Client: client, Namespaces: factory.Core().V1().Namespaces(), ConfigMaps: factory.Core().V1().ConfigMaps(),
+		Recorder: record.NewFakeRecorder(10), RootCA: []byte(bundle)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,8 @@ func TestRepublishesAfterEditAndDelete(t *testing.T) {
 func TestNewRefusesEmptyBundle(t *testing.T) {
 	client := fake.NewClientset()
 	factory := informers.NewSharedInformerFactory(client, 0)
-	if _, err := New(client, factory.Core().V1().Namespaces(), factory.Core().V1().ConfigMaps(), record.NewFakeRecorder(1), nil); err == nil {
+	if _, err := New(Options{Client: client, Namespaces: factory.Core().V1().Namespaces(), ConfigMaps: factory.Core().V1().ConfigMaps(),
+		Recorder: record.NewFakeRecorder(1)}); err == nil {
 		t.Fatal("New accepted an empty bundle")
 	}
 }

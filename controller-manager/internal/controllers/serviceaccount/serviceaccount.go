@@ -26,6 +26,22 @@ const Name = "serviceaccount"
 // DefaultName is the ServiceAccount every namespace gets.
 const DefaultName = "default"
 
+// Options configure the controller; fields that name no default are
+// required.
+type Options struct {
+	// Client creates the ServiceAccounts.
+	Client kubernetes.Interface
+	// Namespaces and ServiceAccounts are the shared informers; New
+	// registers its handlers on both.
+	Namespaces      coreinformers.NamespaceInformer
+	ServiceAccounts coreinformers.ServiceAccountInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+	// Accounts are the ServiceAccounts every namespace gets; nil means
+	// DefaultName only, as upstream.
+	Accounts []string
+}
+
 // Controller ensures the listed ServiceAccounts exist in every active
 // namespace. Its queue holds namespace names.
 type Controller struct {
@@ -38,19 +54,21 @@ type Controller struct {
 	loop       *worker.Loop
 }
 
-// New returns the controller; accounts are the names to ensure (upstream
-// ensures only "default").
-func New(client kubernetes.Interface, nsInformer coreinformers.NamespaceInformer, saInformer coreinformers.ServiceAccountInformer, recorder record.EventRecorder, accounts []string) (*Controller, error) {
+// New returns the controller.
+func New(o Options) (*Controller, error) {
+	if o.Accounts == nil {
+		o.Accounts = []string{DefaultName}
+	}
 	c := &Controller{
-		client:     client,
-		recorder:   recorder,
-		accounts:   accounts,
-		namespaces: nsInformer.Lister(),
-		sas:        saInformer.Lister(),
-		synced:     []cache.InformerSynced{nsInformer.Informer().HasSynced, saInformer.Informer().HasSynced},
+		client:     o.Client,
+		recorder:   o.Recorder,
+		accounts:   o.Accounts,
+		namespaces: o.Namespaces.Lister(),
+		sas:        o.ServiceAccounts.Lister(),
+		synced:     []cache.InformerSynced{o.Namespaces.Informer().HasSynced, o.ServiceAccounts.Informer().HasSynced},
 	}
 	c.loop = worker.New(Name, c.sync)
-	if _, err := nsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Namespaces.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.loop.AddObject,
 		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
 	}); err != nil {
@@ -58,7 +76,7 @@ func New(client kubernetes.Interface, nsInformer coreinformers.NamespaceInformer
 	}
 	// Only a deletion can take an account away; creating and updating it
 	// cannot make the namespace need work.
-	if _, err := saInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.ServiceAccounts.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		DeleteFunc: c.accountDeleted,
 	}); err != nil {
 		return nil, fmt.Errorf("watch serviceaccounts: %w", err)

@@ -30,7 +30,8 @@ func start(t *testing.T, objs ...runtime.Object) (*Controller, *fake.Clientset, 
 	t.Cleanup(cancel)
 	client := fake.NewClientset(objs...)
 	factory := informers.NewSharedInformerFactory(client, 0)
-	c, err := New(client, factory.Core().V1().Namespaces(), factory.Core().V1().ServiceAccounts(), record.NewFakeRecorder(10), []string{DefaultName})
+	c, err := New(Options{Client: client, Namespaces: factory.Core().V1().Namespaces(), ServiceAccounts: factory.Core().V1().ServiceAccounts(),
+		Recorder: record.NewFakeRecorder(10), Accounts: []string{DefaultName}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,24 @@ const Name = "statefulset"
 // Kind is the StatefulSet kind.
 var Kind = appsv1.SchemeGroupVersion.WithKind("StatefulSet")
 
+// Options configure the controller; fields that name no default are
+// required.
+type Options struct {
+	// Client creates, updates and deletes pods, claims and
+	// ControllerRevisions and writes StatefulSet status.
+	Client kubernetes.Interface
+	// StatefulSets, Pods, Claims and Revisions are the shared informers;
+	// New registers its handlers on StatefulSets and Pods.
+	StatefulSets appsinformers.StatefulSetInformer
+	Pods         coreinformers.PodInformer
+	Claims       coreinformers.PersistentVolumeClaimInformer
+	Revisions    appsinformers.ControllerRevisionInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
 // Controller is the statefulset controller.
 type Controller struct {
 	client    kubernetes.Interface
@@ -62,15 +80,19 @@ type Controller struct {
 }
 
 // New returns the controller.
-func New(client kubernetes.Interface, setInf appsinformers.StatefulSetInformer, podInf coreinformers.PodInformer, pvcInf coreinformers.PersistentVolumeClaimInformer, revInf appsinformers.ControllerRevisionInformer, recorder record.EventRecorder) (*Controller, error) {
+func New(o Options) (*Controller, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	c := &Controller{
-		client: client, recorder: recorder,
-		sets: setInf.Lister(), pods: podInf.Lister(), claims: pvcInf.Lister(), revisions: revInf.Lister(),
-		synced: []cache.InformerSynced{setInf.Informer().HasSynced, podInf.Informer().HasSynced, pvcInf.Informer().HasSynced, revInf.Informer().HasSynced},
-		now:    time.Now,
+		client: o.Client, recorder: o.Recorder,
+		sets: o.StatefulSets.Lister(), pods: o.Pods.Lister(), claims: o.Claims.Lister(), revisions: o.Revisions.Lister(),
+		synced: []cache.InformerSynced{o.StatefulSets.Informer().HasSynced, o.Pods.Informer().HasSynced,
+			o.Claims.Informer().HasSynced, o.Revisions.Informer().HasSynced},
+		now: o.Now,
 	}
 	c.loop = worker.New(Name, c.sync)
-	if _, err := setInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.StatefulSets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.loop.AddObject,
 		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
 		DeleteFunc: c.loop.AddObject,
@@ -98,7 +120,7 @@ func New(client kubernetes.Interface, setInf appsinformers.StatefulSetInformer, 
 			}
 		}
 	}
-	if _, err := podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    podChanged,
 		UpdateFunc: func(oldObj, obj any) { podChanged(oldObj); podChanged(obj) },
 		DeleteFunc: podChanged,

@@ -58,7 +58,8 @@ func TestSyncCreates(t *testing.T) {
 			cs := fakecluster.Client(tt.set)
 			f := informers.NewSharedInformerFactory(cs, 0)
 			apps, core := f.Apps().V1(), f.Core().V1()
-			c, err := New(cs, apps.StatefulSets(), core.Pods(), core.PersistentVolumeClaims(), apps.ControllerRevisions(), record.NewFakeRecorder(100))
+			c, err := New(Options{Client: cs, StatefulSets: apps.StatefulSets(), Pods: core.Pods(), Claims: core.PersistentVolumeClaims(),
+				Revisions: apps.ControllerRevisions(), Recorder: record.NewFakeRecorder(100)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +109,8 @@ func TestTemplateOfRoundTrip(t *testing.T) {
 	cs := fakecluster.Client(s)
 	f := informers.NewSharedInformerFactory(cs, 0)
 	apps, core := f.Apps().V1(), f.Core().V1()
-	c, err := New(cs, apps.StatefulSets(), core.Pods(), core.PersistentVolumeClaims(), apps.ControllerRevisions(), record.NewFakeRecorder(10))
+	c, err := New(Options{Client: cs, StatefulSets: apps.StatefulSets(), Pods: core.Pods(), Claims: core.PersistentVolumeClaims(),
+		Revisions: apps.ControllerRevisions(), Recorder: record.NewFakeRecorder(10)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +150,8 @@ func TestRollingUpdateHonoursPartition(t *testing.T) {
 	cs := fakecluster.Client(objs...)
 	f := informers.NewSharedInformerFactory(cs, 0)
 	apps, core := f.Apps().V1(), f.Core().V1()
-	c, err := New(cs, apps.StatefulSets(), core.Pods(), core.PersistentVolumeClaims(), apps.ControllerRevisions(), record.NewFakeRecorder(100))
+	c, err := New(Options{Client: cs, StatefulSets: apps.StatefulSets(), Pods: core.Pods(), Claims: core.PersistentVolumeClaims(),
+		Revisions: apps.ControllerRevisions(), Recorder: record.NewFakeRecorder(100)})
 	if err != nil {
 		t.Fatal(err)
 	}

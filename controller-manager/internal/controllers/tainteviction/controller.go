@@ -30,6 +30,21 @@ const Name = "taint-eviction-controller"
 // podsByNode indexes pods by spec.nodeName.
 const podsByNode = "tainteviction/nodeName"
 
+// Options configure the controller; fields that name no default are
+// required.
+type Options struct {
+	// Client deletes pods and writes their DisruptionTarget condition.
+	Client kubernetes.Interface
+	// Nodes and Pods are the shared informers; New registers its handlers
+	// on both and indexes pods by node.
+	Nodes coreinformers.NodeInformer
+	Pods  coreinformers.PodInformer
+	// Recorder records the controller's Events.
+	Recorder record.EventRecorder
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
 // Controller evicts pods for NoExecute taints. Its queue holds pod keys.
 type Controller struct {
 	client   kubernetes.Interface
@@ -47,21 +62,21 @@ type Controller struct {
 	firstSeen map[string]time.Time
 }
 
-// New returns the controller; now nil means time.Now.
-func New(client kubernetes.Interface, nodes coreinformers.NodeInformer, pods coreinformers.PodInformer, recorder record.EventRecorder, now func() time.Time) (*Controller, error) {
-	if now == nil {
-		now = time.Now
+// New returns the controller.
+func New(o Options) (*Controller, error) {
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	c := &Controller{
-		client: client, recorder: recorder, now: now,
-		nodes:     nodes.Lister(),
-		pods:      pods.Lister(),
-		podIndex:  pods.Informer().GetIndexer(),
-		synced:    []cache.InformerSynced{nodes.Informer().HasSynced, pods.Informer().HasSynced},
+		client: o.Client, recorder: o.Recorder, now: o.Now,
+		nodes:     o.Nodes.Lister(),
+		pods:      o.Pods.Lister(),
+		podIndex:  o.Pods.Informer().GetIndexer(),
+		synced:    []cache.InformerSynced{o.Nodes.Informer().HasSynced, o.Pods.Informer().HasSynced},
 		firstSeen: map[string]time.Time{},
 	}
 	c.loop = worker.New(Name, c.sync)
-	if err := pods.Informer().AddIndexers(cache.Indexers{podsByNode: func(obj any) ([]string, error) {
+	if err := o.Pods.Informer().AddIndexers(cache.Indexers{podsByNode: func(obj any) ([]string, error) {
 		if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
 			return []string{p.Spec.NodeName}, nil
 		}
@@ -69,19 +84,19 @@ func New(client kubernetes.Interface, nodes coreinformers.NodeInformer, pods cor
 	}}); err != nil {
 		return nil, fmt.Errorf("index pods by node: %w", err)
 	}
-	if _, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.loop.AddObject,
 		UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
 		DeleteFunc: c.loop.AddObject,
 	}); err != nil {
 		return nil, fmt.Errorf("watch pods: %w", err)
 	}
-	if _, err := nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.nodeChanged,
-		UpdateFunc: func(old, obj any) {
-			o, ok1 := old.(*corev1.Node)
+		UpdateFunc: func(oldObj, obj any) {
+			old, ok1 := oldObj.(*corev1.Node)
 			n, ok2 := obj.(*corev1.Node)
-			if ok1 && ok2 && sameNoExecute(o.Spec.Taints, n.Spec.Taints) {
+			if ok1 && ok2 && sameNoExecute(old.Spec.Taints, n.Spec.Taints) {
 				return
 			}
 			c.nodeChanged(obj)

@@ -78,7 +78,8 @@ func TestSync(t *testing.T) {
 			defer cancel()
 			client := fake.NewClientset(tt.objs...)
 			factory := informers.NewSharedInformerFactory(client, 0)
-			c, err := New(client, factory.Core().V1().Nodes(), factory.Core().V1().Pods(), record.NewFakeRecorder(10), func() time.Time { return now })
+			c, err := New(Options{Client: client, Nodes: factory.Core().V1().Nodes(), Pods: factory.Core().V1().Pods(),
+				Recorder: record.NewFakeRecorder(10), Now: func() time.Time { return now }})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,6 +25,19 @@ import (
 // Name is the controller's name in --controllers.
 const Name = "tokencleaner"
 
+// Options configure the controller; fields that name no default are
+// required.
+type Options struct {
+	// Client deletes the Secrets; the controller's own informer lists
+	// through it.
+	Client kubernetes.Interface
+	// Resync is the informer's resync period (--min-resync-period); 0
+	// means it never resyncs.
+	Resync time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
 // Controller deletes expired tokens. Its queue holds secret keys.
 type Controller struct {
 	client  kubernetes.Interface
@@ -35,13 +48,16 @@ type Controller struct {
 	now     func() time.Time
 }
 
-// New returns the controller; resync is the informer's resync period.
-func New(client kubernetes.Interface, resync time.Duration) (*Controller, error) {
-	c := &Controller{client: client, now: time.Now}
-	c.factory = informers.NewSharedInformerFactoryWithOptions(client, resync,
+// New returns the controller.
+func New(o Options) (*Controller, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	c := &Controller{client: o.Client, now: o.Now}
+	c.factory = informers.NewSharedInformerFactoryWithOptions(o.Client, o.Resync,
 		informers.WithNamespace(metav1.NamespaceSystem),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("type", string(bootstrapapi.SecretTypeBootstrapToken)).String()
+		informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+			lo.FieldSelector = fields.OneTermEqualSelector("type", string(bootstrapapi.SecretTypeBootstrapToken)).String()
 		}))
 	secrets := c.factory.Core().V1().Secrets()
 	c.secrets, c.synced = secrets.Lister(), secrets.Informer().HasSynced

@@ -33,7 +33,7 @@ func TestSync(t *testing.T) {
 				s.Data["expiration"] = []byte(tt.expiration)
 			}
 			client := fake.NewClientset(s)
-			c, err := New(client, 0)
+			c, err := New(Options{Client: client})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,6 +24,17 @@ import (
 // Name is the controller's name in --controllers.
 const Name = "ttl-after-finished"
 
+// Options configure the controller; fields that name no default are
+// required.
+type Options struct {
+	// Client deletes the Jobs.
+	Client kubernetes.Interface
+	// Jobs is the shared Job informer; New registers its handlers.
+	Jobs batchinformers.JobInformer
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
 // Controller is the TTL-after-finished controller.
 type Controller struct {
 	client kubernetes.Interface
@@ -33,12 +44,12 @@ type Controller struct {
 	now    func() time.Time
 }
 
-// New returns the controller; now is its clock (time.Now when nil).
-func New(client kubernetes.Interface, jobInf batchinformers.JobInformer, now func() time.Time) (*Controller, error) {
-	if now == nil {
-		now = time.Now
+// New returns the controller.
+func New(o Options) (*Controller, error) {
+	if o.Now == nil {
+		o.Now = time.Now
 	}
-	c := &Controller{client: client, jobs: jobInf.Lister(), synced: []cache.InformerSynced{jobInf.Informer().HasSynced}, now: now}
+	c := &Controller{client: o.Client, jobs: o.Jobs.Lister(), synced: []cache.InformerSynced{o.Jobs.Informer().HasSynced}, now: o.Now}
 	c.loop = worker.New(Name, c.sync)
 	enqueue := func(obj any) {
 		if j, ok := obj.(*batchv1.Job); ok && j.DeletionTimestamp == nil && j.Spec.TTLSecondsAfterFinished != nil {
@@ -47,7 +58,7 @@ func New(client kubernetes.Interface, jobInf batchinformers.JobInformer, now fun
 			}
 		}
 	}
-	if _, err := jobInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := o.Jobs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueue,
 		UpdateFunc: func(_, obj any) { enqueue(obj) },
 	}); err != nil {

@@ -39,7 +39,7 @@ func TestSync(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cs := fakecluster.Client(tt.job)
 			f := informers.NewSharedInformerFactory(cs, 0)
-			c, err := New(cs, f.Batch().V1().Jobs(), func() time.Time { return now })
+			c, err := New(Options{Client: cs, Jobs: f.Batch().V1().Jobs(), Now: func() time.Time { return now }})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,10 @@ import (
 	networkinglisters "k8s.io/client-go/listers/networking/v1"
 )
 
+// legacyClassAnnotation is the pre-IngressClass way to pick a controller;
+// an Ingress using it has chosen.
+const legacyClassAnnotation = "kubernetes.io/ingress.class"
+
 // Plugin defaults Ingress classes.
 type Plugin struct {
 	*admission.Handler

@@ -11,10 +11,6 @@ import (
 // Name is the plugin's name in --enable-admission-plugins.
 const Name = "DefaultIngressClass"
 
-// legacyClassAnnotation is the pre-IngressClass way to pick a controller;
-// an Ingress using it has chosen.
-const legacyClassAnnotation = "kubernetes.io/ingress.class"
-
 // Register adds DefaultIngressClass to plugins.
 func Register(plugins *admission.Plugins) {
 	plugins.Register(Name, func(io.Reader) (admission.Interface, error) {

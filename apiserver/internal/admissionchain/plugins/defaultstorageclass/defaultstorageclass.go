@@ -14,6 +14,12 @@ import (
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 )
 
+// Annotations marking the default class; the beta spelling still counts.
+const (
+	isDefaultAnnotation     = "storageclass.kubernetes.io/is-default-class"
+	betaIsDefaultAnnotation = "storageclass.beta.kubernetes.io/is-default-class"
+)
+
 // Plugin defaults claims' storage class.
 type Plugin struct {
 	*admission.Handler

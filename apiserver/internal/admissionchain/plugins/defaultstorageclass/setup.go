@@ -11,12 +11,6 @@ import (
 // Name is the plugin's name in --enable-admission-plugins.
 const Name = "DefaultStorageClass"
 
-// Annotations marking the default class; the beta spelling still counts.
-const (
-	isDefaultAnnotation     = "storageclass.kubernetes.io/is-default-class"
-	betaIsDefaultAnnotation = "storageclass.beta.kubernetes.io/is-default-class"
-)
-
 // Register adds DefaultStorageClass to plugins.
 func Register(plugins *admission.Plugins) {
 	plugins.Register(Name, func(io.Reader) (admission.Interface, error) {

@@ -7,6 +7,10 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 )
 
+// defaultSeconds is upstream's --default-not-ready-toleration-seconds and
+// --default-unreachable-toleration-seconds default.
+const defaultSeconds int64 = 300
+
 // Plugin adds the default NoExecute tolerations.
 type Plugin struct {
 	*admission.Handler

@@ -12,10 +12,6 @@ import (
 // Name is the plugin's name in --enable-admission-plugins.
 const Name = "DefaultTolerationSeconds"
 
-// defaultSeconds is upstream's --default-not-ready-toleration-seconds and
-// --default-unreachable-toleration-seconds default.
-const defaultSeconds int64 = 300
-
 // Register adds DefaultTolerationSeconds to plugins.
 func Register(plugins *admission.Plugins) {
 	plugins.Register(Name, func(io.Reader) (admission.Interface, error) {

@@ -12,12 +12,6 @@ import (
 // Name is the plugin's name in --enable-admission-plugins.
 const Name = "StorageObjectInUseProtection"
 
-// Finalizers removed by the pvc-protection and pv-protection controllers.
-const (
-	PVCFinalizer = "kubernetes.io/pvc-protection"
-	PVFinalizer  = "kubernetes.io/pv-protection"
-)
-
 // Register adds StorageObjectInUseProtection to plugins.
 func Register(plugins *admission.Plugins) {
 	plugins.Register(Name, func(io.Reader) (admission.Interface, error) {

@@ -8,6 +8,12 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 )
 
+// Finalizers removed by the pvc-protection and pv-protection controllers.
+const (
+	PVCFinalizer = "kubernetes.io/pvc-protection"
+	PVFinalizer  = "kubernetes.io/pv-protection"
+)
+
 // Plugin adds the protection finalizers.
 type Plugin struct {
 	*admission.Handler
