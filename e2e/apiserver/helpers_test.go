@@ -9,12 +9,12 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // kubectlOK runs kubectl against the shared server and fails the test unless
 // it exits 0.
-func kubectlOK(t *testing.T, args ...string) framework.Result {
+func kubectlOK(t *testing.T, args ...string) testcluster.Result {
 	t.Helper()
 	res := srv.Kubectl(t, args...)
 	if res.ExitCode != 0 {
@@ -24,7 +24,7 @@ func kubectlOK(t *testing.T, args ...string) framework.Result {
 }
 
 // kubectlStdinOK is kubectlOK with stdin, as for `apply -f -`.
-func kubectlStdinOK(t *testing.T, stdin string, args ...string) framework.Result {
+func kubectlStdinOK(t *testing.T, stdin string, args ...string) testcluster.Result {
 	t.Helper()
 	res := srv.KubectlStdin(t, stdin, args...)
 	if res.ExitCode != 0 {
@@ -34,7 +34,7 @@ func kubectlStdinOK(t *testing.T, stdin string, args ...string) framework.Result
 }
 
 // wantStdout fails unless stdout is exactly want.
-func wantStdout(t *testing.T, res framework.Result, want string) {
+func wantStdout(t *testing.T, res testcluster.Result, want string) {
 	t.Helper()
 	if res.Stdout != want {
 		t.Fatalf("stdout = %q, want %q\n%s", res.Stdout, want, res)

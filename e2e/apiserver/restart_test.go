@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // identity is what must survive a restart unchanged.
@@ -42,7 +42,7 @@ func identities(t *testing.T, cs kubernetes.Interface, ns string) map[string]ide
 // TestRestartKeepsObjects runs its own server: restarting the shared one
 // would disturb the other tests.
 func TestRestartKeepsObjects(t *testing.T) {
-	s := framework.StartAPIServer(t, serverOptions())
+	s := testcluster.StartAPIServer(t, serverOptions())
 	run := func(args ...string) string {
 		t.Helper()
 		res := s.Kubectl(t, args...)
