@@ -30,6 +30,8 @@ const DefaultReadyTimeout = 120 * time.Second
 
 // APIServerOptions tunes a dev-mode apiserver. The zero value is usable.
 type APIServerOptions struct {
+	// Binary is the trireme-apiserver to run; empty: the one Binary finds.
+	Binary string
 	// ServiceClusterIPRange is passed as --service-cluster-ip-range when set.
 	ServiceClusterIPRange string
 	// ServiceNodePortRange is passed as --service-node-port-range when set.
@@ -109,9 +111,12 @@ func LaunchAPIServer(ctx context.Context, opts APIServerOptions) (*APIServer, er
 	if opts.ReadyTimeout == 0 {
 		opts.ReadyTimeout = DefaultReadyTimeout
 	}
-	binary, err := Binary(APIServerBinary)
-	if err != nil {
-		return nil, err
+	binary := opts.Binary
+	if binary == "" {
+		var err error
+		if binary, err = Binary(APIServerBinary); err != nil {
+			return nil, err
+		}
 	}
 	base, err := os.MkdirTemp("", "trireme-e2e-apiserver-")
 	if err != nil {
