@@ -3,6 +3,7 @@ package testserver
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,4 +75,17 @@ func TestStartRestartClose(t *testing.T) {
 			t.Errorf("second Close: %v", err)
 		}
 	})
+}
+
+// TestStartRefusesUnknownFlags: Args are the apiserver's own flags, and a
+// misspelt one must fail the start rather than give a different server.
+func TestStartRefusesUnknownFlags(t *testing.T) {
+	s, err := Start(t.Context(), Options{Args: []string{"--service-cluster-ip-rnage=10.97.0.0/28"}})
+	if err == nil {
+		s.Close()
+		t.Fatal("Start accepted an unknown flag")
+	}
+	if !strings.Contains(err.Error(), "service-cluster-ip-rnage") {
+		t.Errorf("error %q does not name the unknown flag", err)
+	}
 }
