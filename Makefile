@@ -18,6 +18,10 @@ GO_LDFLAGS    := -s -w \
 	-X k8s.io/component-base/version.gitTreeState=clean
 # Unit and integration tests of every module; the e2e module has its own target.
 TEST_PKGS     := ./api/... ./apiserver/... ./componentbase/... ./controller-manager/... ./images/... ./adm/... ./kubelet/... ./proxy/... ./scheduler/...
+# Suites written against testcluster.Cluster: `make test` runs them with the
+# components inside the test binary, `make e2e` again against the built
+# binaries (TRIREME_TEST_DEPTH=process).
+TWO_DEPTH_PKGS := ./apiserver/test/integration/
 GO_TEST_FLAGS ?=
 
 .PHONY: all build test test-unit e2e e2e-cluster bench bench-cluster generate verify fix images check clean run up down helm
@@ -72,10 +76,11 @@ test:
 test-unit:
 	go test -short $(GO_TEST_FLAGS) $(TEST_PKGS)
 
-## e2e: end-to-end suites against the built binaries; as root also e2e/cluster,
-## a cluster installed by triremeadm on this machine (E2E_CLUSTER=0 leaves it out)
+## e2e: end-to-end suites against the built binaries, and the suites of
+## TWO_DEPTH_PKGS against them too; as root also e2e/cluster, a cluster
+## installed by triremeadm on this machine (E2E_CLUSTER=0 leaves it out)
 e2e: build
-	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test $(GO_TEST_FLAGS) -count=1 -timeout 30m ./e2e/...
+	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_TEST_DEPTH=process go test $(GO_TEST_FLAGS) -count=1 -timeout 30m ./e2e/... $(TWO_DEPTH_PKGS)
 	@if [ "$(E2E_CLUSTER)" = 1 ]; then $(MAKE) --no-print-directory e2e-cluster; fi
 
 # e2e/cluster runs alone, after the other suites: it takes the host's ports

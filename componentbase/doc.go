@@ -12,7 +12,10 @@
 //   - logging: zap under logr, klog routed to it;
 //   - memtrim: idle memory trimming;
 //   - cgroupfs: the removal of pods' cgroups;
-//   - freeport: free loopback ports for tests.
+//   - freeport: free loopback ports for tests;
+//   - testcluster: the control plane tests run against, one interface with
+//     an in-process depth (the apiserver's testserver) and a process depth
+//     (the built binaries) so one test body runs at both.
 //
 // Components import its packages and the api module, never each other.
 package componentbase

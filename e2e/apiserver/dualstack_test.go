@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // The dual-stack server's ranges: IPv4 primary, as kubeadm writes them.
@@ -101,10 +101,10 @@ func wantReleased(t *testing.T, cs kubernetes.Interface, ips ...string) {
 // TestDualStackServices runs a server with an IPv4 and an IPv6 service range
 // and drives Services through it with client-go and kubectl.
 func TestDualStackServices(t *testing.T) {
-	ds := framework.StartAPIServer(t, framework.APIServerOptions{ServiceClusterIPRange: dualV4 + "," + dualV6})
+	ds := testcluster.StartAPIServer(t, testcluster.APIServerOptions{ServiceClusterIPRange: dualV4 + "," + dualV6})
 	cs := ds.Clientset(t)
 	ctx := context.Background()
-	kubectl := func(t *testing.T, args ...string) framework.Result {
+	kubectl := func(t *testing.T, args ...string) testcluster.Result {
 		t.Helper()
 		res := ds.Kubectl(t, args...)
 		if res.ExitCode != 0 {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // Service ranges the shared server runs with; the tests check allocations
@@ -21,18 +21,18 @@ const (
 // srv is the server most tests share: starting one per test would make the
 // suite several times slower without testing anything more. Tests keep to
 // namespaces of their own so they stay independent.
-var srv *framework.APIServer
+var srv *testcluster.APIServer
 
 func TestMain(m *testing.M) {
 	os.Exit(runSuite(m))
 }
 
 func runSuite(m *testing.M) int {
-	if _, err := framework.KubectlPath(); err != nil {
+	if _, err := testcluster.KubectlPath(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e/apiserver: %v\n", err)
 		return 1
 	}
-	s, err := framework.LaunchAPIServer(context.Background(), serverOptions())
+	s, err := testcluster.LaunchAPIServer(context.Background(), serverOptions())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e/apiserver: %v\n", err)
 		return 1
@@ -55,6 +55,6 @@ func runSuite(m *testing.M) int {
 	return code
 }
 
-func serverOptions() framework.APIServerOptions {
-	return framework.APIServerOptions{ServiceClusterIPRange: serviceCIDR, ServiceNodePortRange: nodePortRange, ControllerManager: true}
+func serverOptions() testcluster.APIServerOptions {
+	return testcluster.APIServerOptions{ServiceClusterIPRange: serviceCIDR, ServiceNodePortRange: nodePortRange, ControllerManager: true}
 }

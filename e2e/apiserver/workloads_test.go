@@ -9,6 +9,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"trireme.dev/componentbase/testcluster"
 )
 
 func TestCreateNamespace(t *testing.T) {
@@ -29,9 +31,9 @@ func TestCreateConfigMapFromLiteral(t *testing.T) {
 	if got := jsonpath(t, "{.data.a}", "-n", ns, "get", "configmap", "c"); got != "b" {
 		t.Fatalf("data.a = %q, want b", got)
 	}
-	tb := parseTable(t, kubectlOK(t, "-n", ns, "get", "configmap", "c").Stdout)
-	tb.wantHeader(t, "NAME", "DATA", "AGE")
-	if got := tb.row(t, "NAME", "c")["DATA"]; got != "1" {
+	tb := testcluster.ParseTable(t, kubectlOK(t, "-n", ns, "get", "configmap", "c").Stdout)
+	tb.WantHeader(t, "NAME", "DATA", "AGE")
+	if got := tb.Row(t, "NAME", "c")["DATA"]; got != "1" {
 		t.Fatalf("DATA = %q, want 1", got)
 	}
 }
@@ -97,9 +99,9 @@ func TestCreateDeploymentHasUpstreamDefaults(t *testing.T) {
 		t.Errorf("managedFields managers = %v, want kubectl-create among them", managers)
 	}
 
-	tb := parseTable(t, kubectlOK(t, "-n", ns, "get", "deployment", "web").Stdout)
-	tb.wantHeader(t, "NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE")
-	row := tb.row(t, "NAME", "web")
+	tb := testcluster.ParseTable(t, kubectlOK(t, "-n", ns, "get", "deployment", "web").Stdout)
+	tb.WantHeader(t, "NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE")
+	row := tb.Row(t, "NAME", "web")
 	// UP-TO-DATE is 0 or 3 depending on how far the deployment controller
 	// has got; with no kubelet no pod is ever ready.
 	if row["READY"] != "0/3" || (row["UP-TO-DATE"] != "0" && row["UP-TO-DATE"] != "3") || row["AVAILABLE"] != "0" {
@@ -153,8 +155,8 @@ func TestExposeDeploymentAllocatesClusterIP(t *testing.T) {
 			t.Errorf("%s = %v, want %v", ck.field, ck.got, ck.want)
 		}
 	}
-	tb := parseTable(t, kubectlOK(t, "-n", ns, "get", "service", "web").Stdout)
-	row := tb.row(t, "NAME", "web")
+	tb := testcluster.ParseTable(t, kubectlOK(t, "-n", ns, "get", "service", "web").Stdout)
+	row := tb.Row(t, "NAME", "web")
 	if row["TYPE"] != "ClusterIP" || row["CLUSTER-IP"] != ip.String() || row["EXTERNAL-IP"] != "<none>" || row["PORT(S)"] != "80/TCP" {
 		t.Errorf("get service row = %v", row)
 	}

@@ -36,6 +36,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/freeport.sh"
 repo=$(cd "$here/../.." && pwd)
 server=${TRIREME_BIN_DIR:-$repo/_output/bin}/trireme-apiserver
 if [[ ! -x $server ]]; then
@@ -102,20 +103,6 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-
-# free_port picks a port on 127.0.0.1 that nothing listens on.
-free_port() {
-	local port
-	for _ in $(seq 50); do
-		port=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			echo "$port"
-			return 0
-		fi
-	done
-	echo "run-apiload: no free port found" >&2
-	return 1
-}
 
 echo "run-apiload: building the driver"
 (cd "$repo/e2e" && go build -o "$work/apiload" ./bench/apiload)

@@ -19,6 +19,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/freeport.sh"
 repo=$(cd "$here/../.." && pwd)
 bindir=${TRIREME_BIN_DIR:-$repo/_output/bin}
 server=$bindir/trireme-apiserver
@@ -59,19 +60,6 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-
-free_port() {
-	local port
-	for _ in $(seq 50); do
-		port=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			echo "$port"
-			return 0
-		fi
-	done
-	echo "run-schedload: no free port found" >&2
-	return 1
-}
 
 echo "run-schedload: building the driver"
 (cd "$repo/e2e" && go build -o "$work/schedload" ./bench/schedload)

@@ -14,7 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"trireme.dev/componentbase/freeport"
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // TestEtcdSnapshot: `triremeadm etcd snapshot save` backs up the running
@@ -44,7 +44,7 @@ func TestEtcdSnapshot(t *testing.T) {
 
 	// The restored member keeps its name and peer URL; started alone on
 	// loopback ports it serves the snapshot's keys.
-	etcd, err := framework.Binary("etcd")
+	etcd, err := testcluster.Binary("etcd")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestEtcdSnapshot(t *testing.T) {
 	}
 	client := "http://127.0.0.1:" + strconv.Itoa(clientPort)
 	var log bytes.Buffer
-	p, err := framework.StartProcess(etcd, []string{
+	p, err := testcluster.StartProcess(etcd, []string{
 		"--data-dir", restored, "--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", "http://127.0.0.1:" + strconv.Itoa(peerPort), "--log-level", "warn",
 	}, &log)
@@ -66,7 +66,7 @@ func TestEtcdSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
-		if err := p.Stop(framework.DefaultStopTimeout); err != nil {
+		if err := p.Stop(testcluster.DefaultStopTimeout); err != nil {
 			t.Errorf("stop restored etcd: %v", err)
 		}
 		if t.Failed() {
@@ -82,7 +82,7 @@ func TestEtcdSnapshot(t *testing.T) {
 	eventually(t, 60*time.Second, "the marker in the restored etcd", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		r, err := c.Get(ctx, framework.StoragePrefix+"/configmaps/default/snapshot-marker")
+		r, err := c.Get(ctx, testcluster.StoragePrefix+"/configmaps/default/snapshot-marker")
 		if err == nil && len(r.Kvs) == 0 {
 			err = os.ErrNotExist
 		}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // legacyCoreDNS is what an earlier triremeadm made for DNS.
@@ -28,7 +28,7 @@ const (
 // helm runs a helm CLI (`make helm` builds helm, Helm 4, and helm3) against
 // the cluster as its admin.
 func helm(bin string, args ...string) (string, error) {
-	path, err := framework.Binary(bin)
+	path, err := testcluster.Binary(bin)
 	if err != nil {
 		return "", fmt.Errorf("%w (make helm)", err)
 	}

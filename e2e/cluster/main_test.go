@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // The suite's own network, so that nothing the cluster sends leaves this
@@ -129,7 +129,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	adm, err := framework.Binary("triremeadm")
+	adm, err := testcluster.Binary("triremeadm")
 	if err != nil {
 		fmt.Println(err)
 		return 1
@@ -281,7 +281,7 @@ func prepareHost() error {
 	if out, err := exec.Command(suite.adm, admArgs(append([]string{"init", "phase", "container-runtime"}, flags...)...)...).CombinedOutput(); err != nil {
 		return fmt.Errorf("container-runtime: %w\n%s", err, out)
 	}
-	images := filepath.Join(filepath.Dir(framework.BinDir()), "images")
+	images := filepath.Join(filepath.Dir(testcluster.BinDir()), "images")
 	if out, err := exec.Command(suite.adm, "images", "import", "--dir", images,
 		"--containerd-socket", filepath.Join(suite.root, "run/containerd/containerd.sock")).CombinedOutput(); err != nil {
 		return fmt.Errorf("images import: %w\n%s", err, out)

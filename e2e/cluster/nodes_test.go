@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // worker is a node of the multi-node test: a network namespace with its own
@@ -83,7 +83,7 @@ func (w *worker) create() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	images := filepath.Join(filepath.Dir(framework.BinDir()), "images")
+	images := filepath.Join(filepath.Dir(testcluster.BinDir()), "images")
 	imgs := w.images
 	if imgs == nil {
 		imgs = []string{"pause", "busybox", "echo", "trireme-proxy", "coredns", "local-path-provisioner", "metrics-server", "flannel"}

@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // benchCluster starts an apiserver of its own and a controller-manager
@@ -31,10 +31,10 @@ import (
 // per controller), so the figures measure the controllers, not the
 // default 20 QPS throttle; extra are more flags. CM_BENCH_LOG names a file
 // to keep the controller-manager's log in.
-func benchCluster(b *testing.B, extra ...string) (*framework.APIServer, kubernetes.Interface) {
+func benchCluster(b *testing.B, extra ...string) (*testcluster.APIServer, kubernetes.Interface) {
 	b.Helper()
-	s := framework.StartAPIServer(b, framework.APIServerOptions{})
-	bin, err := framework.Binary(framework.ControllerManagerBinary)
+	s := testcluster.StartAPIServer(b, testcluster.APIServerOptions{})
+	bin, err := testcluster.Binary(testcluster.ControllerManagerBinary)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func benchCluster(b *testing.B, extra ...string) (*framework.APIServer, kubernet
 	} else {
 		args = append(args, "--secure-port=0")
 	}
-	proc, err := framework.StartProcess(bin, args, logFile)
+	proc, err := testcluster.StartProcess(bin, args, logFile)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -454,11 +454,8 @@ func saveProfile(b *testing.B, client *http.Client, port, path string, d time.Du
 // controller-manager verifies with the client CA the apiserver publishes,
 // and trusts any server certificate (the controller-manager's is
 // self-signed).
-func adminHTTPClient(b *testing.B, s *framework.APIServer) *http.Client {
-	cfg, err := s.RESTConfig()
-	if err != nil {
-		b.Fatal(err)
-	}
+func adminHTTPClient(b *testing.B, s *testcluster.APIServer) *http.Client {
+	cfg := s.Config()
 	cfg.TLSClientConfig.CAData, cfg.TLSClientConfig.CAFile = nil, ""
 	cfg.TLSClientConfig.Insecure = true
 	client, err := rest.HTTPClientFor(cfg)

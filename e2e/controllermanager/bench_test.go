@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // cpuSeconds is the user+system CPU time process pid has used.
@@ -54,7 +54,7 @@ func waitRolledOut(ctx context.Context, cs kubernetes.Interface, ns, name string
 func BenchmarkDeploymentRollout1000(b *testing.B) {
 	b.Run("qps=20", func(b *testing.B) { benchRollout(b, srv) })
 	b.Run("qps=200", func(b *testing.B) {
-		s := framework.StartAPIServer(b, framework.APIServerOptions{
+		s := testcluster.StartAPIServer(b, testcluster.APIServerOptions{
 			ControllerManager:     true,
 			ControllerManagerArgs: []string{"--kube-api-qps=200", "--kube-api-burst=400"},
 		})
@@ -62,7 +62,7 @@ func BenchmarkDeploymentRollout1000(b *testing.B) {
 	})
 }
 
-func benchRollout(b *testing.B, s *framework.APIServer) {
+func benchRollout(b *testing.B, s *testcluster.APIServer) {
 	const replicas = 1000
 	for b.Loop() {
 		cs := s.Clientset(b)

@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // The bootstrap token the joining "kubelet" presents, as kubeadm makes it.
@@ -111,7 +111,7 @@ func issued(t *testing.T, cs kubernetes.Interface, name string) *x509.Certificat
 	return cert
 }
 
-func testCSR(t *testing.T, srv *framework.APIServer, admin kubernetes.Interface) {
+func testCSR(t *testing.T, srv *testcluster.APIServer, admin kubernetes.Interface) {
 	ctx := context.Background()
 	for _, b := range kubeadmBindings() {
 		if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil {
@@ -131,10 +131,7 @@ func testCSR(t *testing.T, srv *framework.APIServer, admin kubernetes.Interface)
 	if _, err := admin.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create bootstrap token: %v", err)
 	}
-	base, err := srv.RESTConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := srv.Config()
 	anonymous := rest.AnonymousClientConfig(base)
 	withToken := rest.CopyConfig(anonymous)
 	withToken.BearerToken = tokenID + "." + tokenSecret

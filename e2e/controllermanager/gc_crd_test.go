@@ -41,10 +41,7 @@ spec:
 	if res := srv.Kubectl(t, "wait", "--for=condition=Established", "crd/gadgets.gc.e2e.trireme.dev", "--timeout=30s"); res.ExitCode != 0 {
 		t.Fatalf("wait CRD: %s", res)
 	}
-	cfg, err := srv.RESTConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := srv.Config()
 	dyn := dynamic.NewForConfigOrDie(cfg)
 
 	t.Run("foreground", func(t *testing.T) {

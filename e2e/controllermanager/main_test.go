@@ -7,25 +7,25 @@ import (
 	"strings"
 	"testing"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // srv is the apiserver and controller-manager the tests share; each test
 // keeps to namespaces of its own.
-var srv *framework.APIServer
+var srv *testcluster.APIServer
 
 func TestMain(m *testing.M) {
 	os.Exit(runSuite(m))
 }
 
 func runSuite(m *testing.M) int {
-	if _, err := framework.KubectlPath(); err != nil {
+	if _, err := testcluster.KubectlPath(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e/controllermanager: %v\n", err)
 		return 1
 	}
 	// etcd runs apart from the apiserver, as in a cluster, so that tests of
 	// bad stored objects can write them behind the apiserver's back.
-	s, err := framework.LaunchAPIServer(context.Background(), framework.APIServerOptions{ControllerManager: true, ExternalEtcd: true})
+	s, err := testcluster.LaunchAPIServer(context.Background(), testcluster.APIServerOptions{ControllerManager: true, ExternalEtcd: true})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e/controllermanager: %v\n", err)
 		return 1

@@ -18,7 +18,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // TestMalformedStoredObjects gives the controllers objects the apiserver's
@@ -169,7 +169,7 @@ func storeMalformed(t *testing.T, resource string, gvk schema.GroupVersionKind, 
 	if raw, err = json.Marshal(fields); err != nil {
 		t.Fatal(err)
 	}
-	key := strings.Join([]string{framework.StoragePrefix, resource, meta.GetNamespace(), meta.GetName()}, "/")
+	key := strings.Join([]string{testcluster.StoragePrefix, resource, meta.GetNamespace(), meta.GetName()}, "/")
 	cli := etcdClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -198,7 +198,7 @@ func etcdClient(t *testing.T) *clientv3.Client {
 	t.Helper()
 	ep := srv.EtcdEndpoint()
 	if ep == "" {
-		t.Fatal("the suite's apiserver runs without a separate etcd (framework.APIServerOptions.ExternalEtcd)")
+		t.Fatal("the suite's apiserver runs without a separate etcd (testcluster.APIServerOptions.ExternalEtcd)")
 	}
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 30 * time.Second})
 	if err != nil {

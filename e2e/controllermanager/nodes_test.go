@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // Settings of the node controllers under test: a short grace period so a
@@ -35,7 +35,7 @@ const (
 // flags (a short node grace period, CIDR allocation) would disturb suites
 // that make Nodes without kubelets.
 func TestNodeControllers(t *testing.T) {
-	srv := framework.StartAPIServer(t, framework.APIServerOptions{
+	srv := testcluster.StartAPIServer(t, testcluster.APIServerOptions{
 		ControllerManager: true,
 		ExtraArgs:         []string{"--enable-bootstrap-token-auth"},
 		ControllerManagerArgs: []string{

@@ -10,7 +10,7 @@ import (
 
 // TestControllersUseOwnServiceAccounts checks that the suite's
 // controller-manager runs each controller as its own ServiceAccount in
-// kube-system (--use-service-account-credentials, the framework's
+// kube-system (--use-service-account-credentials, testcluster's
 // default), so every other test here also tests the controllers' RBAC
 // roles.
 func TestControllersUseOwnServiceAccounts(t *testing.T) {

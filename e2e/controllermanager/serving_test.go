@@ -30,7 +30,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/componentbase/freeport"
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // controllerManagerUser is the identity kubeadm's controller-manager.conf
@@ -44,14 +44,14 @@ const controllerManagerUser = "system:kube-controller-manager"
 // access and read the client CA. The shared suite's controller-manager
 // serves no port.
 func TestSecurePortDelegatesToAPIServer(t *testing.T) {
-	s := framework.StartAPIServer(t, framework.APIServerOptions{})
+	s := testcluster.StartAPIServer(t, testcluster.APIServerOptions{})
 	admin := s.Clientset(t)
 	kubeconfig := userKubeconfig(t, s, controllerManagerUser)
 	port, err := freeport.Get()
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin, err := framework.Binary(framework.ControllerManagerBinary)
+	bin, err := testcluster.Binary(testcluster.ControllerManagerBinary)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestSecurePortDelegatesToAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer logFile.Close()
-	proc, err := framework.StartProcess(bin, []string{
+	proc, err := testcluster.StartProcess(bin, []string{
 		"--kubeconfig", kubeconfig, "--leader-elect=false", "--controllers=serviceaccount",
 		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port),
 		"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig,
@@ -133,10 +133,7 @@ func TestSecurePortDelegatesToAPIServer(t *testing.T) {
 	// publishes in kube-system/extension-apiserver-authentication, which
 	// the controller-manager's identity must be allowed to read.
 	t.Run("admin client certificate reads metrics", func(t *testing.T) {
-		cfg, err := s.RESTConfig()
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := s.Config()
 		cfg.TLSClientConfig.CAData, cfg.TLSClientConfig.CAFile = nil, ""
 		cfg.TLSClientConfig.Insecure = true
 		admin, err := rest.HTTPClientFor(cfg)
@@ -187,7 +184,7 @@ func metricsReaderToken(t *testing.T, cs kubernetes.Interface) string {
 // userKubeconfig writes a copy of s's admin kubeconfig whose client
 // certificate, signed by the cluster CA, names user instead, as
 // kubeadm's component kubeconfigs do.
-func userKubeconfig(t *testing.T, s *framework.APIServer, user string) string {
+func userKubeconfig(t *testing.T, s *testcluster.APIServer, user string) string {
 	t.Helper()
 	ca, err := tls.LoadX509KeyPair(s.CACertPath(), s.CAKeyPath())
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // newNamespace creates a namespace for one test, waits for its default
@@ -37,7 +37,7 @@ func newNamespace(t testing.TB, cs kubernetes.Interface, prefix string) string {
 }
 
 // kubectl runs kubectl and fails t unless it exits 0.
-func kubectl(t *testing.T, args ...string) framework.Result {
+func kubectl(t *testing.T, args ...string) testcluster.Result {
 	t.Helper()
 	res := srv.Kubectl(t, args...)
 	if res.ExitCode != 0 {

@@ -10,12 +10,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // kubectlOK runs kubectl against the shared server and fails the test unless
 // it exits 0.
-func kubectlOK(t *testing.T, args ...string) framework.Result {
+func kubectlOK(t *testing.T, args ...string) testcluster.Result {
 	t.Helper()
 	res := srv.Kubectl(t, args...)
 	if res.ExitCode != 0 {
@@ -25,7 +25,7 @@ func kubectlOK(t *testing.T, args ...string) framework.Result {
 }
 
 // kubectlStdinOK is kubectlOK with stdin, as for `apply -f -`.
-func kubectlStdinOK(t *testing.T, stdin string, args ...string) framework.Result {
+func kubectlStdinOK(t *testing.T, stdin string, args ...string) testcluster.Result {
 	t.Helper()
 	res := srv.KubectlStdin(t, stdin, args...)
 	if res.ExitCode != 0 {

@@ -6,23 +6,23 @@ import (
 	"os"
 	"testing"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // srv is the server the suite shares; tests keep to namespaces and API
 // groups of their own.
-var srv *framework.APIServer
+var srv *testcluster.APIServer
 
 func TestMain(m *testing.M) {
 	os.Exit(runSuite(m))
 }
 
 func runSuite(m *testing.M) int {
-	if _, err := framework.KubectlPath(); err != nil {
+	if _, err := testcluster.KubectlPath(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e/crd: %v\n", err)
 		return 1
 	}
-	s, err := framework.LaunchAPIServer(context.Background(), framework.APIServerOptions{ControllerManager: true})
+	s, err := testcluster.LaunchAPIServer(context.Background(), testcluster.APIServerOptions{ControllerManager: true})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e/crd: %v\n", err)
 		return 1

@@ -25,10 +25,7 @@ import (
 func TestControllerRuntimeOperator(t *testing.T) {
 	kubectlStdinOK(t, backupoperator.CRD, "apply", "-f", "-")
 	kubectlOK(t, "wait", "--for", "condition=Established", "--timeout", "60s", "crd/backups.ops.e2e.trireme.dev")
-	cfg, err := srv.RESTConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := srv.Config()
 	ctrl.SetLogger(logr.Discard())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -21,6 +21,8 @@ import (
 	"google.golang.org/grpc/status"
 	cri "k8s.io/cri-api/pkg/apis"
 	remote "k8s.io/cri-client/pkg"
+
+	"trireme.dev/componentbase/testcluster"
 )
 
 // ContainerdOptions tune a private containerd.
@@ -39,8 +41,8 @@ type ContainerdOptions struct {
 // passes the node's pod CIDR (UpdateRuntimeConfig), as a cluster's does.
 type Containerd struct {
 	dir    string
-	proc   *Process
-	log    *tailBuffer
+	proc   *testcluster.Process
+	log    *testcluster.TailBuffer
 	socket string
 	// Bridge is the name of the Linux bridge pods attach to.
 	Bridge string
@@ -135,7 +137,7 @@ func StartContainerd(ctx context.Context, opts ContainerdOptions) (*Containerd, 
 	if _, err := exec.LookPath("containerd"); err != nil {
 		return nil, fmt.Errorf("containerd not found: apt-get install -y containerd runc containernetworking-plugins")
 	}
-	images := filepath.Join(repoRoot(), "_output", "images")
+	images := filepath.Join(testcluster.RepoRoot(), "_output", "images")
 	if opts.SandboxImage == "" {
 		opts.SandboxImage = filepath.Join(images, "pause.tar")
 	}
@@ -154,7 +156,7 @@ func StartContainerd(ctx context.Context, opts ContainerdOptions) (*Containerd, 
 	suffix := randomHex(3)
 	c := &Containerd{
 		dir:                 dir,
-		log:                 newTailBuffer(256 << 10),
+		log:                 testcluster.NewTailBuffer(256 << 10),
 		socket:              filepath.Join(dir, "containerd.sock"),
 		Bridge:              "trk" + suffix,
 		Images:              map[string]string{},
@@ -167,7 +169,7 @@ func StartContainerd(ctx context.Context, opts ContainerdOptions) (*Containerd, 
 	}
 	args := []string{"--config", filepath.Join(dir, "config.toml"), "--log-level", "info"}
 	fmt.Fprintf(c.log, "=== start containerd %s\n", strings.Join(args, " "))
-	c.proc, err = StartProcess("containerd", args, c.log)
+	c.proc, err = testcluster.StartProcess("containerd", args, c.log)
 	if err != nil {
 		c.cleanupFiles()
 		return nil, err

@@ -20,15 +20,16 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"trireme.dev/componentbase/freeport"
+	"trireme.dev/componentbase/testcluster"
 	"trireme.dev/e2e/framework"
 )
 
 // suite is what every test shares: starting containerd, the apiserver
 // and a kubelet per test would make the suite several times slower.
 var suite struct {
-	srv        *framework.APIServer
+	srv        *testcluster.APIServer
 	containerd *framework.Containerd
-	kubelet    *framework.Process
+	kubelet    *testcluster.Process
 	kubeletLog *logBuffer
 	client     kubernetes.Interface
 	nodeName   string
@@ -109,7 +110,7 @@ func setUp(ctx context.Context) (func() error, error) {
 	if err != nil {
 		return cleanup, err
 	}
-	srv, err := framework.LaunchAPIServer(ctx, framework.APIServerOptions{
+	srv, err := testcluster.LaunchAPIServer(ctx, testcluster.APIServerOptions{
 		ControllerManager: true,
 		ExtraArgs:         []string{"--kubelet-client-certificate", apiCert, "--kubelet-client-key", apiKey, "--enable-bootstrap-token-auth"},
 	})
@@ -118,10 +119,7 @@ func setUp(ctx context.Context) (func() error, error) {
 	}
 	suite.srv = srv
 	closers = append(closers, srv.Close)
-	restConfig, err := srv.RESTConfig()
-	if err != nil {
-		return cleanup, err
-	}
+	restConfig := srv.Config()
 	suite.client, err = kubernetes.NewForConfig(restConfig)
 	if err != nil {
 		return cleanup, err
@@ -237,12 +235,12 @@ func setUp(ctx context.Context) (func() error, error) {
 }
 
 func startKubelet() error {
-	bin, err := framework.Binary("trireme-kubelet")
+	bin, err := testcluster.Binary("trireme-kubelet")
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(suite.kubeletLog, "=== start %s %s\n", bin, strings.Join(suite.args, " "))
-	suite.kubelet, err = framework.StartProcess(bin, suite.args, suite.kubeletLog)
+	suite.kubelet, err = testcluster.StartProcess(bin, suite.args, suite.kubeletLog)
 	return err
 }
 

@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // TestDualStack runs one proxy serving both IP families and reaches a
@@ -72,7 +72,7 @@ func testDualStack(t *testing.T, mode string, k int) {
 	nodePort := int32(31000 + k)
 	// The apiserver holds the dual-stack Service: its ranges are the two
 	// families' /24 and /112 around the ClusterIPs the test asks for.
-	api := framework.StartAPIServer(t, framework.APIServerOptions{
+	api := testcluster.StartAPIServer(t, testcluster.APIServerOptions{
 		ServiceClusterIPRange: fmt.Sprintf("10.97.%d.0/24,%s/112", k, v6("96", 0)),
 	})
 	createDualStackObjects(t, api.Clientset(t), tp, ep6, cip4, cip6, nodeNameDS, node6, nodePort)
@@ -185,9 +185,9 @@ func createDualStackObjects(t *testing.T, cs kubernetes.Interface, tp *topology,
 // startDualStackProxy runs the proxy in the node namespace against the
 // dual-stack apiserver, reached through a relay listening inside the
 // namespace. stop ends it; calling it again does nothing.
-func startDualStackProxy(t *testing.T, tp *topology, mode string, api *framework.APIServer, clusterCIDR string) (*lockedBuffer, func()) {
+func startDualStackProxy(t *testing.T, tp *topology, mode string, api *testcluster.APIServer, clusterCIDR string) (*lockedBuffer, func()) {
 	t.Helper()
-	bin, err := framework.Binary("trireme-proxy")
+	bin, err := testcluster.Binary("trireme-proxy")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func startDualStackProxy(t *testing.T, tp *topology, mode string, api *framework
 		t.Fatal(err)
 	}
 	log := &lockedBuffer{}
-	proc, err := framework.StartProcess("ip", []string{"netns", "exec", tp.node, bin,
+	proc, err := testcluster.StartProcess("ip", []string{"netns", "exec", tp.node, bin,
 		"--kubeconfig", kc, "--hostname-override", nodeNameDS, "--proxy-mode", mode,
 		"--cluster-cidr", clusterCIDR, "--min-sync-period", "100ms",
 		"--healthz-bind-address", "127.0.0.1:10256", "--metrics-bind-address", "127.0.0.1:10249", "-v", "2"}, log)

@@ -9,10 +9,10 @@ import (
 	"os"
 	"testing"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
-var srv *framework.APIServer
+var srv *testcluster.APIServer
 
 func TestMain(m *testing.M) {
 	os.Exit(runSuite(m))
@@ -23,7 +23,7 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e/proxy: must run as root: it creates network namespaces")
 		return 1
 	}
-	s, err := framework.LaunchAPIServer(context.Background(), framework.APIServerOptions{ServiceClusterIPRange: "10.96.0.0/16"})
+	s, err := testcluster.LaunchAPIServer(context.Background(), testcluster.APIServerOptions{ServiceClusterIPRange: "10.96.0.0/16"})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e/proxy: %v\n", err)
 		return 1

@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 const nodeName = "tpx-node"
@@ -55,7 +55,7 @@ func TestImage(t *testing.T) {
 // temporary directory.
 func imageRoot(t *testing.T) string {
 	t.Helper()
-	archive := filepath.Join(framework.BinDir(), "..", "images", "trireme-proxy.tar")
+	archive := filepath.Join(testcluster.BinDir(), "..", "images", "trireme-proxy.tar")
 	if _, err := os.Stat(archive); err != nil {
 		t.Fatalf("%v: run make images", err)
 	}
@@ -363,13 +363,13 @@ func proxyCommand(tp *topology, root string, args ...string) []string {
 	if root != "" {
 		return append([]string{"netns", "exec", tp.node, "chroot", root, "/usr/local/bin/trireme-proxy"}, args...)
 	}
-	bin, _ := framework.Binary("trireme-proxy")
+	bin, _ := testcluster.Binary("trireme-proxy")
 	return append([]string{"netns", "exec", tp.node, bin}, args...)
 }
 
-func startProxy(t *testing.T, tp *topology, mode, root string) (*framework.Process, *lockedBuffer) {
+func startProxy(t *testing.T, tp *topology, mode, root string) (*testcluster.Process, *lockedBuffer) {
 	t.Helper()
-	if _, err := framework.Binary("trireme-proxy"); err != nil {
+	if _, err := testcluster.Binary("trireme-proxy"); err != nil {
 		t.Fatal(err)
 	}
 	addr := relay(t, tp.node, fmt.Sprintf("127.0.0.1:%d", srv.Port()))
@@ -392,7 +392,7 @@ func startProxy(t *testing.T, tp *topology, mode, root string) (*framework.Proce
 		path = filepath.Join(inProc, "kubeconfig")
 	}
 	log := &lockedBuffer{}
-	proc, err := framework.StartProcess("ip", proxyCommand(tp, root,
+	proc, err := testcluster.StartProcess("ip", proxyCommand(tp, root,
 		"--kubeconfig", path, "--hostname-override", nodeName, "--proxy-mode", mode,
 		"--cluster-cidr", tp.podCIDR, "--min-sync-period", "100ms",
 		"--healthz-bind-address", "127.0.0.1:10256", "--metrics-bind-address", "127.0.0.1:10249", "-v", "2"), log)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // topology is one node with two endpoint "pods" and a client, each a
@@ -84,7 +84,7 @@ func (tp *topology) serve(t *testing.T, i int, port int) {
 	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte(tp.eps[i]+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	proc, err := framework.StartProcess("ip", []string{"netns", "exec", tp.eps[i], "busybox", "httpd", "-f", "-p", fmt.Sprint(port), "-h", dir}, os.Stderr)
+	proc, err := testcluster.StartProcess("ip", []string{"netns", "exec", tp.eps[i], "busybox", "httpd", "-f", "-p", fmt.Sprint(port), "-h", dir}, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}

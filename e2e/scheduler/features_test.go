@@ -22,7 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 const zoneKey = v1.LabelTopologyZone
@@ -354,7 +354,7 @@ func truncateBody(b []byte) string {
 }
 
 func TestInvalidConfigRefused(t *testing.T) {
-	bin, err := framework.Binary("trireme-scheduler")
+	bin, err := testcluster.Binary("trireme-scheduler")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,11 +16,11 @@ import (
 	"testing"
 
 	"trireme.dev/componentbase/freeport"
-	"trireme.dev/e2e/framework"
+	"trireme.dev/componentbase/testcluster"
 )
 
 var (
-	srv        *framework.APIServer
+	srv        *testcluster.APIServer
 	schedPort  int
 	schedLog   = &lockedBuffer{}
 	schedulers = []string{"default-scheduler", "second-scheduler"}
@@ -51,7 +51,7 @@ func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
 
 func runSuite(m *testing.M) int {
 	ctx := context.Background()
-	s, err := framework.LaunchAPIServer(ctx, framework.APIServerOptions{ControllerManager: true})
+	s, err := testcluster.LaunchAPIServer(ctx, testcluster.APIServerOptions{ControllerManager: true})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e/scheduler: %v\n", err)
 		return 1
@@ -68,7 +68,7 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
-	if err := proc.Stop(framework.DefaultStopTimeout); err != nil {
+	if err := proc.Stop(testcluster.DefaultStopTimeout); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e/scheduler: stop scheduler: %v\n", err)
 		code = max(code, 1)
 	}
@@ -85,8 +85,8 @@ func runSuite(m *testing.M) int {
 	return code
 }
 
-func startScheduler(s *framework.APIServer) (*framework.Process, error) {
-	bin, err := framework.Binary("trireme-scheduler")
+func startScheduler(s *testcluster.APIServer) (*testcluster.Process, error) {
+	bin, err := testcluster.Binary("trireme-scheduler")
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func startScheduler(s *framework.APIServer) (*framework.Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	proc, err := framework.StartProcess(bin, []string{
+	proc, err := testcluster.StartProcess(bin, []string{
 		"--config", cfgPath,
 		"--kubeconfig", s.KubeconfigPath(),
 		"--secure-port", strconv.Itoa(schedPort),

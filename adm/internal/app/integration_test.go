@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -25,8 +24,8 @@ import (
 	"trireme.dev/adm/internal/copycerts"
 	"trireme.dev/adm/internal/pki"
 	"trireme.dev/adm/internal/staticpod"
-	"trireme.dev/adm/internal/testbin"
 	"trireme.dev/componentbase/freeport"
+	"trireme.dev/componentbase/testcluster"
 )
 
 var triremeadm string
@@ -42,7 +41,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	triremeadm, err = testbin.BuildTriremeadm(dir)
+	triremeadm, err = buildTriremeadm(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
@@ -51,6 +50,18 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// buildTriremeadm compiles triremeadm into dir and returns its path: the
+// phases under test are the command's, at this commit.
+func buildTriremeadm(dir string) (string, error) {
+	out := filepath.Join(dir, "triremeadm")
+	cmd := exec.Command("go", "build", "-o", out, "trireme.dev/adm/cmd/triremeadm")
+	cmd.Dir = testcluster.RepoRoot()
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build triremeadm: %w: %s", err, b)
+	}
+	return out, nil
 }
 
 // adm runs triremeadm with args and returns its output, failing the test on error.
@@ -68,11 +79,11 @@ func adm(t *testing.T, args ...string) string {
 // and the apiserver from the manifests' commands (there is no kubelet yet) and uses
 // the cluster through admin.conf, including the phases that need an apiserver.
 func TestInitPhasesRunControlPlane(t *testing.T) {
-	etcdBin, err := testbin.Binary("etcd")
+	etcdBin, err := testcluster.Binary(testcluster.EtcdBinary)
 	if err != nil {
 		t.Fatal(err)
 	}
-	apiserverBin, err := testbin.Binary("trireme-apiserver")
+	apiserverBin, err := testcluster.Binary(testcluster.APIServerBinary)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,15 +137,27 @@ apiServer:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
+	logs := testcluster.NewTailBuffer(256 << 10)
 	defer func() {
 		if t.Failed() {
 			t.Logf("process output:\n%s", tail(logs.String(), 60))
 		}
 	}()
-	w := &lockedWriter{buf: &logs}
-	testbin.Start(t, w, etcdBin, etcdPod.Spec.Containers[0].Command[1:]...)
-	apiserver := testbin.Start(t, w, apiserverBin, apiPod.Spec.Containers[0].Command[1:]...)
+	start := func(binary string, args []string) *testcluster.Process {
+		t.Helper()
+		p, err := testcluster.StartProcess(binary, args, logs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := p.Stop(10 * time.Second); err != nil {
+				t.Logf("stop %s: %v", filepath.Base(binary), err)
+			}
+		})
+		return p
+	}
+	start(etcdBin, etcdPod.Spec.Containers[0].Command[1:])
+	apiserver := start(apiserverBin, apiPod.Spec.Containers[0].Command[1:])
 
 	ca, err := pki.Load(pkiDir, pki.CA)
 	if err != nil {

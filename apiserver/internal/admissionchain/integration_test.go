@@ -11,7 +11,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -32,9 +31,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
-	"trireme.dev/apiserver/internal/server"
+	"trireme.dev/apiserver/internal/testserver"
 )
 
 // admissionConfiguration makes baseline the cluster's default Pod Security
@@ -53,71 +51,32 @@ plugins:
       namespaces: [kube-system]
 `
 
-// startServer runs trireme-apiserver in-process on a free port with
-// embedded etcd and returns an admin client and its configuration.
+// startServer runs trireme-apiserver in-process with the admission
+// configuration above and returns an admin client and its configuration.
 func startServer(t *testing.T) (kubernetes.Interface, *rest.Config) {
 	t.Helper()
-	dir := t.TempDir()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-
 	// Cluster-wide PodSecurity defaults come from the admission
 	// configuration file, as kubeadm clusters set them.
-	admissionConfig := filepath.Join(dir, "admission.yaml")
+	admissionConfig := filepath.Join(t.TempDir(), "admission.yaml")
 	if err := os.WriteFile(admissionConfig, []byte(admissionConfiguration), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o := server.NewOptions()
-	o.DataDir = dir
-	o.Admission.ConfigFile = admissionConfig
-	o.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
-	o.SecureServing.BindPort = port
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- server.Run(ctx, o) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Log("apiserver did not stop within 30s")
-		}
-	})
-
-	kubeconfig := filepath.Join(dir, "admin.kubeconfig")
-	var (
-		client kubernetes.Interface
-		config *rest.Config
-	)
-	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
-		select {
-		case err := <-done:
-			return false, fmt.Errorf("apiserver exited: %v", err)
-		default:
-		}
-		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
-			return false, nil
-		}
-		c, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return false, err
-		}
-		body, err := c.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		if err != nil || string(body) != "ok" {
-			return false, nil
-		}
-		client, config = c, cfg
-		return true, nil
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	s, err := testserver.Start(ctx, testserver.Options{
+		Verbose: testing.Verbose(),
+		Args:    []string{"--admission-control-config-file=" + admissionConfig},
 	})
 	if err != nil {
-		t.Fatalf("apiserver not ready: %v", err)
+		t.Fatal(err)
 	}
-	return client, config
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("stop apiserver: %v", err)
+		}
+	})
+	cfg := s.Config()
+	return kubernetes.NewForConfigOrDie(cfg), cfg
 }
 
 // namespace creates a namespace with its default ServiceAccount, which the

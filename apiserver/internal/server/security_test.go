@@ -39,6 +39,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/keyutil"
+
+	"trireme.dev/componentbase/freeport"
 )
 
 // testServer is one in-process apiserver shared by the security tests: it
@@ -79,15 +81,6 @@ func TestMain(m *testing.M) {
 	stop()
 	_ = os.RemoveAll(s.dir)
 	os.Exit(code)
-}
-
-func freeTCPPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 const encryptionConfig = `apiVersion: apiserver.config.k8s.io/v1
@@ -132,7 +125,7 @@ func startServer(ctx context.Context) (*testServer, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	port, err := freeTCPPort()
+	port, err := freeport.Get()
 	if err != nil {
 		return nil, nil, err
 	}

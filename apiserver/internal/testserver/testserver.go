@@ -1,13 +1,16 @@
 // Package testserver runs a complete trireme-apiserver inside the test
 // process: embedded etcd in a temporary data dir, dev-mode certificates,
 // every served group and the bootstrap hooks, serving on a free loopback
-// port. Tests talk to it with client-go through Server.Config.
+// port. It is the in-process depth of testcluster.Cluster: a test body
+// written against that interface runs here and against the built binary
+// (testcluster.APIServer) alike.
 package testserver
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,6 +20,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/zapr"
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -25,6 +29,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"trireme.dev/apiserver/internal/server"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // readyTimeout bounds how long Start waits for /readyz; a cold start with
@@ -35,22 +40,22 @@ const readyTimeout = 2 * time.Minute
 // in a fresh temporary directory.
 type Options struct {
 	// DataDir is the directory of etcd, certificates and admin.kubeconfig.
-	// Empty: a new temporary directory that Stop removes. A given directory
+	// Empty: a new temporary directory that Close removes. A given directory
 	// is kept, so a later Start on it finds the same cluster.
 	DataDir string
 	// Verbose sends the server's and klog's logs to stderr; otherwise they
 	// are discarded. Pass testing.Verbose() to follow `go test -v`.
 	Verbose bool
-	// Customize, when set, edits the server options before the server is
-	// built (for example to change the service ranges).
-	Customize func(*server.Options)
+	// Args are trireme-apiserver flags, as on its command line (for
+	// example --service-cluster-ip-range=10.97.0.0/28): the same list
+	// testcluster.APIServerOptions.ExtraArgs gives the binary, so one test
+	// asks for one server at either depth. The data dir and the serving
+	// address and port are the harness's and override these.
+	Args []string
 }
 
 // Server is a running apiserver.
 type Server struct {
-	// Config reaches the server as the admin user (system:masters), with
-	// client-side rate limits lifted so tests are not throttled.
-	Config *rest.Config
 	// DataDir is where the cluster's state lives.
 	DataDir string
 	// EtcdEndpoints are the client URLs of the embedded etcd.
@@ -60,7 +65,10 @@ type Server struct {
 	ownsDir bool
 	port    int
 	run     *run
+	config  *rest.Config
 }
+
+var _ testcluster.Cluster = (*Server)(nil)
 
 // run is one start of the server on the data dir.
 type run struct {
@@ -110,20 +118,25 @@ func (s *Server) start(ctx context.Context) error {
 		klog.SetLogger(logr.Discard())
 	}
 
+	o := server.NewOptions()
+	fs := pflag.NewFlagSet("trireme-apiserver", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard) // the returned error says it all; usage is noise
+	o.AddFlags(fs)
+	if err := fs.Parse(s.opts.Args); err != nil {
+		return fmt.Errorf("apiserver flags %q: %w", s.opts.Args, err)
+	}
+	// The first start binds port 0 and keeps the listener, so no other
+	// process can take the port between choosing and serving; a restart
+	// binds the port chosen then, so clients keep their address.
 	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", fmt.Sprint(s.port)))
 	if err != nil {
 		return fmt.Errorf("listen on 127.0.0.1:%d: %w", s.port, err)
 	}
 	s.port = l.Addr().(*net.TCPAddr).Port
-
-	o := server.NewOptions()
 	o.DataDir = s.DataDir
 	o.SecureServing.BindAddress = net.IPv4(127, 0, 0, 1)
 	o.SecureServing.BindPort = s.port
 	o.SecureServing.Listener = l
-	if s.opts.Customize != nil {
-		s.opts.Customize(o)
-	}
 
 	runCtx, cancel := context.WithCancel(logr.NewContext(context.WithoutCancel(ctx), log))
 	srv, cleanup, err := server.New(runCtx, o, zl)
@@ -143,13 +156,14 @@ func (s *Server) start(ctx context.Context) error {
 		r.err = srv.Run(runCtx)
 	}()
 
-	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(s.DataDir, "admin.kubeconfig"))
+	cfg, err := clientcmd.BuildConfigFromFlags("", s.KubeconfigPath())
 	if err != nil {
 		_ = s.stop(false)
 		return fmt.Errorf("read admin kubeconfig: %w", err)
 	}
+	// Tests are not throttled on the client side.
 	cfg.QPS, cfg.Burst = -1, 0
-	s.Config = cfg
+	s.config = cfg
 	if err := s.waitReady(ctx); err != nil {
 		// A post-start hook still retrying when the server stops fails, and
 		// the generic server exits the process on a failed hook (klog.Fatal):
@@ -163,7 +177,7 @@ func (s *Server) start(ctx context.Context) error {
 
 // waitReady polls /readyz until it answers ok or the server stops.
 func (s *Server) waitReady(ctx context.Context) error {
-	client, err := kubernetes.NewForConfig(s.Config)
+	client, err := kubernetes.NewForConfig(s.config)
 	if err != nil {
 		return fmt.Errorf("client for readiness: %w", err)
 	}
@@ -199,6 +213,15 @@ func failedChecks(body []byte) string {
 	return strings.Join(failed, "; ")
 }
 
+// Config reaches the server as the admin user (admin.kubeconfig), with
+// client-side rate limits lifted so tests are not throttled. Each call
+// returns a copy the caller may modify.
+func (s *Server) Config() *rest.Config { return rest.CopyConfig(s.config) }
+
+// KubeconfigPath is the admin kubeconfig the server writes into its data
+// dir, for kubectl.
+func (s *Server) KubeconfigPath() string { return filepath.Join(s.DataDir, "admin.kubeconfig") }
+
 // Restart stops the server, keeping its data dir, and starts it again on
 // the same dir and port, so Config and clients built from it keep working.
 func (s *Server) Restart(ctx context.Context) error {
@@ -208,9 +231,9 @@ func (s *Server) Restart(ctx context.Context) error {
 	return s.start(ctx)
 }
 
-// Stop shuts the server down and waits for it, stops etcd, and removes the
+// Close shuts the server down and waits for it, stops etcd, and removes the
 // data dir when Start created it. It is safe to call more than once.
-func (s *Server) Stop() error {
+func (s *Server) Close() error {
 	return s.stop(s.ownsDir)
 }
 

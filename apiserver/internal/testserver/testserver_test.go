@@ -3,6 +3,7 @@ package testserver
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,10 +12,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// TestStartRestartStop checks the helper's whole life cycle: a started
-// server serves, a restart keeps the data and the address, and Stop removes
-// the directory it created.
-func TestStartRestartStop(t *testing.T) {
+// TestStartRestartClose checks the helper's whole life cycle: a started
+// server serves, a restart keeps the data and the address, and Close
+// removes the directory it created.
+func TestStartRestartClose(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an apiserver")
 	}
@@ -26,8 +27,8 @@ func TestStartRestartStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("started in %v", time.Since(start))
-	defer s.Stop()
-	client := kubernetes.NewForConfigOrDie(s.Config)
+	defer s.Close()
+	client := kubernetes.NewForConfigOrDie(s.Config())
 
 	t.Run("serves the bootstrap namespaces", func(t *testing.T) {
 		if _, err := client.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{}); err != nil {
@@ -42,14 +43,14 @@ func TestStartRestartStop(t *testing.T) {
 	}
 
 	t.Run("restart keeps objects and address", func(t *testing.T) {
-		host := s.Config.Host
+		host := s.Config().Host
 		start := time.Now()
 		if err := s.Restart(ctx); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("restarted in %v", time.Since(start))
-		if s.Config.Host != host {
-			t.Errorf("host changed across restart: %s, then %s", host, s.Config.Host)
+		if s.Config().Host != host {
+			t.Errorf("host changed across restart: %s, then %s", host, s.Config().Host)
 		}
 		// The client built before the restart still works.
 		got, err := client.CoreV1().ConfigMaps(metav1.NamespaceDefault).Get(ctx, "kept", metav1.GetOptions{})
@@ -61,17 +62,30 @@ func TestStartRestartStop(t *testing.T) {
 		}
 	})
 
-	t.Run("stop removes the data dir", func(t *testing.T) {
+	t.Run("close removes the data dir", func(t *testing.T) {
 		start := time.Now()
-		if err := s.Stop(); err != nil {
+		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("stopped in %v", time.Since(start))
 		if _, err := os.Stat(s.DataDir); !os.IsNotExist(err) {
-			t.Errorf("data dir %s still there after Stop (stat: %v)", s.DataDir, err)
+			t.Errorf("data dir %s still there after Close (stat: %v)", s.DataDir, err)
 		}
-		if err := s.Stop(); err != nil {
-			t.Errorf("second Stop: %v", err)
+		if err := s.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
 		}
 	})
+}
+
+// TestStartRefusesUnknownFlags: Args are the apiserver's own flags, and a
+// misspelt one must fail the start rather than give a different server.
+func TestStartRefusesUnknownFlags(t *testing.T) {
+	s, err := Start(t.Context(), Options{Args: []string{"--service-cluster-ip-rnage=10.97.0.0/28"}})
+	if err == nil {
+		s.Close()
+		t.Fatal("Start accepted an unknown flag")
+	}
+	if !strings.Contains(err.Error(), "service-cluster-ip-rnage") {
+		t.Errorf("error %q does not name the unknown flag", err)
+	}
 }

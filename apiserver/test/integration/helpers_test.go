@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"trireme.dev/componentbase/testcluster"
 )
 
 // requestTimeout bounds one test's calls; a healthy server answers in
@@ -114,4 +117,95 @@ func statusCode(err error) int32 {
 		return s.Status().Code
 	}
 	return 0
+}
+
+// startOwnCluster starts a server of the test's own, at the suite's depth,
+// with the apiserver flags args, for a test that would disturb the shared
+// one. It is closed when the test ends; at the process depth a failed
+// test logs the tail of the server's log first.
+func startOwnCluster(t *testing.T, args ...string) testcluster.Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	c, err := startCluster(ctx, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if s, ok := c.(*testcluster.APIServer); ok && t.Failed() {
+			t.Logf("trireme-apiserver log (last lines):\n%s", s.LogTail(200))
+		}
+		if err := c.Close(); err != nil {
+			t.Errorf("stop apiserver: %v", err)
+		}
+	})
+	return c
+}
+
+// kubectlCmd is kubectl with args against c, with this run's cache.
+func kubectlCmd(c testcluster.Cluster, args ...string) testcluster.KubectlCmd {
+	return testcluster.KubectlCmd{Kubeconfig: c.KubeconfigPath(), CacheDir: kubectlCache, Args: args}
+}
+
+// kubectl runs kubectl against the shared server. A non-zero exit is in
+// the result, not a failure: tests of bad input expect one.
+func kubectl(t *testing.T, args ...string) testcluster.Result {
+	t.Helper()
+	return kubectlCmd(shared, args...).Run(t)
+}
+
+// kubectlStdin is kubectl with stdin fed to it, as for `create -f -`.
+func kubectlStdin(t *testing.T, stdin string, args ...string) testcluster.Result {
+	t.Helper()
+	cmd := kubectlCmd(shared, args...)
+	cmd.Stdin = stdin
+	return cmd.Run(t)
+}
+
+// kubectlOK is kubectl that fails the test unless kubectl exits 0.
+func kubectlOK(t *testing.T, args ...string) testcluster.Result {
+	t.Helper()
+	res := kubectl(t, args...)
+	if res.ExitCode != 0 {
+		t.Fatalf("kubectl %s failed: %s", strings.Join(args, " "), res)
+	}
+	return res
+}
+
+// wantStdout fails unless stdout is exactly want.
+func wantStdout(t *testing.T, res testcluster.Result, want string) {
+	t.Helper()
+	if res.Stdout != want {
+		t.Fatalf("stdout = %q, want %q\n%s", res.Stdout, want, res)
+	}
+}
+
+// wantMatch fails unless text matches every pattern.
+func wantMatch(t *testing.T, text string, patterns ...string) {
+	t.Helper()
+	for _, p := range patterns {
+		if !regexp.MustCompile(p).MatchString(text) {
+			t.Errorf("output does not match %q:\n%s", p, text)
+		}
+	}
+}
+
+// jsonpath returns the value kubectl prints for a JSONPath template.
+func jsonpath(t *testing.T, template string, args ...string) string {
+	t.Helper()
+	return kubectlOK(t, append(args, "-o", "jsonpath="+template)...).Stdout
+}
+
+// assertServing fails unless the shared server still answers /readyz and
+// a read, through client-go and kubectl: bad input must never take it
+// down.
+func assertServing(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	if err != nil || string(body) != "ok" {
+		t.Fatalf("server stopped serving: GET /readyz = %q, %v", body, err)
+	}
+	kubectlOK(t, "get", "namespace", "default")
 }

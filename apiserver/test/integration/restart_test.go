@@ -3,6 +3,9 @@ package integration
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,9 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-
-	"trireme.dev/apiserver/internal/server"
-	"trireme.dev/apiserver/internal/testserver"
 )
 
 // Small ranges make "allocations are rebuilt from storage" observable: the
@@ -29,27 +29,15 @@ const (
 )
 
 // TestRestart runs its own server, since restarting the shared one would
-// disturb other tests, on small service ranges.
+// disturb other tests, on small service ranges. Restarts lose nothing: the
+// objects, the allocations re-derived from storage, etcd's revision.
 func TestRestart(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	srv := startOwnCluster(t, "--service-cluster-ip-range="+restartServiceRange, "--service-node-port-range="+restartNodePorts)
+	// A restart of the built binary takes tens of seconds on a busy machine.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	srv, err := testserver.Start(ctx, testserver.Options{
-		Verbose: testing.Verbose(),
-		Customize: func(o *server.Options) {
-			o.ServiceClusterIPRange = restartServiceRange
-			o.ServiceNodePortRange = restartNodePorts
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := srv.Stop(); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-	}()
-	cs := kubernetes.NewForConfigOrDie(srv.Config)
-	dc := dynamic.NewForConfigOrDie(srv.Config)
+	cs := kubernetes.NewForConfigOrDie(srv.Config())
+	dc := dynamic.NewForConfigOrDie(srv.Config())
 
 	const ns = "restart"
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -107,8 +95,19 @@ func TestRestart(t *testing.T) {
 	}
 	kept = append(kept, keptObject{core("namespaces"), nsObj})
 
+	// At the process depth the harness must really have started a new
+	// process, or nothing here tests a restart.
+	type pider interface{ PID() int }
+	p, isProcess := srv.(pider)
+	var oldPID int
+	if isProcess {
+		oldPID = p.PID()
+	}
 	if err := srv.Restart(ctx); err != nil {
 		t.Fatalf("restart: %v", err)
+	}
+	if isProcess && p.PID() == oldPID {
+		t.Fatalf("restart kept pid %d", oldPID)
 	}
 
 	t.Run("objects keep uid and resourceVersion", func(t *testing.T) {
@@ -122,6 +121,27 @@ func TestRestart(t *testing.T) {
 			if after.GetUID() != before.GetUID() || after.GetResourceVersion() != before.GetResourceVersion() {
 				t.Errorf("%s %s: uid/rv %s/%s after restart, want %s/%s", before.GetKind(), before.GetName(),
 					after.GetUID(), after.GetResourceVersion(), before.GetUID(), before.GetResourceVersion())
+			}
+			if !reflect.DeepEqual(after.Object["data"], before.Object["data"]) {
+				t.Errorf("%s %s: data %v after restart, want %v", before.GetKind(), before.GetName(), after.Object["data"], before.Object["data"])
+			}
+		}
+	})
+
+	t.Run("writes after the restart continue the revision sequence", func(t *testing.T) {
+		// A server that reused etcd's revisions would hand out
+		// resourceVersions clients have already seen.
+		cm, err := cs.CoreV1().ConfigMaps(ns).Patch(ctx, kept[0].obj.GetName(), types.MergePatchType, []byte(`{"metadata":{"labels":{"after":"restart"}}}`), metav1.PatchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		newRV, err := strconv.ParseUint(cm.ResourceVersion, 10, 64)
+		if err != nil {
+			t.Fatalf("resourceVersion %q is not etcd's revision: %v", cm.ResourceVersion, err)
+		}
+		for _, k := range kept {
+			if old, _ := strconv.ParseUint(k.obj.GetResourceVersion(), 10, 64); newRV <= old {
+				t.Errorf("resourceVersion of a write after restart (%d) is not beyond %s %s's from before (%d)", newRV, k.obj.GetKind(), k.obj.GetName(), old)
 			}
 		}
 	})
@@ -153,7 +173,18 @@ func TestRestart(t *testing.T) {
 		svc := service("taken-ip", corev1.ServiceTypeClusterIP)
 		svc.Spec.ClusterIP = ips[0]
 		_, err := cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
-		wantCause(t, wantStatus(t, err, 422), "spec.clusterIPs")
+		se := wantStatus(t, err, 422)
+		wantCause(t, se, "spec.clusterIPs")
+		// Upstream's words, which kubectl prints.
+		if !strings.Contains(se.ErrStatus.Message, "provided IP is already allocated") {
+			t.Errorf("service on taken IP %s: message %q, want upstream's \"provided IP is already allocated\"", ips[0], se.ErrStatus.Message)
+		}
+		create := kubectlCmd(srv, "create", "-f", "-")
+		create.Stdin = `{"apiVersion":"v1","kind":"Service","metadata":{"name":"steal","namespace":"` + ns + `"},
+			"spec":{"clusterIP":"` + ips[0] + `","ports":[{"port":80}]}}`
+		if res := create.Run(t); res.ExitCode != 1 || !strings.Contains(res.Stderr, "provided IP is already allocated") {
+			t.Errorf("kubectl create of a service on taken IP %s: want exit 1 and \"provided IP is already allocated\", got %s", ips[0], res)
+		}
 		svc = service("taken-port", corev1.ServiceTypeNodePort)
 		svc.Spec.Ports[0].NodePort = ports[0]
 		_, err = cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})

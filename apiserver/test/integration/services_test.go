@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
 	"net/url"
@@ -17,14 +18,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"trireme.dev/componentbase/testcluster"
 )
 
-// serviceRange and nodePortRange are the server's defaults, as upstream's.
-// The node ports the tests choose themselves lie in the range's static
-// band (30000-30085), which the ports the server picks for the tests
-// running meanwhile avoid.
+// serviceRange and the node port range are the shared server's
+// (sharedArgs), upstream's defaults. The node ports the tests choose
+// themselves lie in the range's static band (30000-30085), which the ports
+// the server picks for the tests running meanwhile avoid.
 var (
-	serviceRange  = netip.MustParsePrefix("10.96.0.0/12")
+	serviceRange  = netip.MustParsePrefix(serviceCIDR)
 	nodePortFirst = 30000
 	nodePortLast  = 32767
 )
@@ -57,8 +60,24 @@ func TestKubernetesService(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if svc.Spec.ClusterIP != "10.96.0.1" || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 443 || svc.Spec.Ports[0].Name != "https" {
-			t.Errorf("kubernetes service: clusterIP %s ports %+v, want 10.96.0.1 and https/443", svc.Spec.ClusterIP, svc.Spec.Ports)
+		if svc.Spec.ClusterIP != kubernetesSvcIP || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 443 || svc.Spec.Ports[0].Name != "https" {
+			t.Errorf("kubernetes service: clusterIP %s ports %+v, want %s and https/443", svc.Spec.ClusterIP, svc.Spec.Ports, kubernetesSvcIP)
+		}
+	})
+
+	t.Run("kubectl shows the secure port as targetPort", func(t *testing.T) {
+		ports := jsonpath(t, "{.spec.clusterIP} {.spec.ports[0].name} {.spec.ports[0].port} {.spec.ports[0].targetPort}", "get", "service", "kubernetes")
+		if want := fmt.Sprintf("%s https 443 %d", kubernetesSvcIP, port); ports != want {
+			t.Errorf("kubernetes service clusterIP and port = %q, want %q (first IP of %s; the apiserver's secure port)", ports, want, serviceCIDR)
+		}
+		tb := testcluster.ParseTable(t, kubectlOK(t, "get", "svc", "kubernetes").Stdout)
+		tb.WantHeader(t, "NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE")
+		row := tb.Row(t, "NAME", "kubernetes")
+		want := map[string]string{"TYPE": "ClusterIP", "CLUSTER-IP": kubernetesSvcIP, "EXTERNAL-IP": "<none>", "PORT(S)": "443/TCP"}
+		for col, v := range want {
+			if row[col] != v {
+				t.Errorf("%s = %q, want %q", col, row[col], v)
+			}
 		}
 	})
 
@@ -135,7 +154,7 @@ func TestServiceClusterIPs(t *testing.T) {
 				continue
 			}
 			addr, err := netip.ParseAddr(ip)
-			if err != nil || !serviceRange.Contains(addr) || ip == "10.96.0.1" {
+			if err != nil || !serviceRange.Contains(addr) || ip == kubernetesSvcIP {
 				t.Errorf("clusterIP %q is not a free address of %s", ip, serviceRange)
 			}
 			if seen[ip] {
@@ -183,7 +202,7 @@ func TestServiceClusterIPs(t *testing.T) {
 		wantCause(t, wantStatus(t, err, 422), "spec.clusterIPs")
 
 		// The kubernetes service's IP is taken too.
-		dup.Spec.ClusterIP = "10.96.0.1"
+		dup.Spec.ClusterIP = kubernetesSvcIP
 		_, err = api.Create(ctx, dup, metav1.CreateOptions{})
 		wantCause(t, wantStatus(t, err, 422), "spec.clusterIPs")
 	})

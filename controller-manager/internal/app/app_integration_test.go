@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,6 +24,7 @@ import (
 
 	"trireme.dev/componentbase/command"
 	"trireme.dev/componentbase/freeport"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // apiserverBin returns a trireme-apiserver binary: $TRIREME_APISERVER_BIN,
@@ -44,51 +43,11 @@ func apiserverBin(t *testing.T) string {
 	return bin
 }
 
-// startAPIServer runs a dev-mode apiserver in a temp dir and returns its
-// admin kubeconfig path once it answers /readyz; it stops the process (by
-// its PID) at cleanup.
+// startAPIServer runs a dev-mode apiserver and returns its admin
+// kubeconfig path once it answers /readyz; it is stopped by PID at cleanup.
 func startAPIServer(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	var logs bytes.Buffer
-	cmd := exec.Command(apiserverBin(t), "--data-dir", dir, "--bind-address", "127.0.0.1",
-		"--secure-port", strconv.Itoa(freeport.For(t)))
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("apiserver log (tail):\n%s", tail(logs.String(), 4000))
-		}
-	})
-	kubeconfig := filepath.Join(dir, "admin.kubeconfig")
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
-		select {
-		case err := <-exited:
-			return false, fmt.Errorf("apiserver exited: %v", err)
-		default:
-		}
-		client, err := clientFor(kubeconfig)
-		if err != nil {
-			return false, nil
-		}
-		body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		return err == nil && string(body) == "ok", nil
-	})
-	if err != nil {
-		t.Fatalf("apiserver not ready: %v\n%s", err, tail(logs.String(), 4000))
-	}
-	return kubeconfig
+	return testcluster.StartAPIServer(t, testcluster.APIServerOptions{Binary: apiserverBin(t)}).KubeconfigPath()
 }
 
 func clientFor(kubeconfig string) (*kubernetes.Clientset, error) {
@@ -115,13 +74,6 @@ func adminHTTPClient(t *testing.T, kubeconfig string) *http.Client {
 	}
 	hc.Timeout = 5 * time.Second
 	return hc
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
 }
 
 func poll(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {

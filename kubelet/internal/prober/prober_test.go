@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	critesting "k8s.io/cri-api/pkg/apis/testing"
+
+	"trireme.dev/componentbase/freeport"
 )
 
 func TestProbeHandlers(t *testing.T) {
@@ -24,9 +26,7 @@ func TestProbeHandlers(t *testing.T) {
 	defer srv.Close()
 	host, portStr, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	port, _ := strconv.Atoi(portStr)
-	closed, _ := net.Listen("tcp", "127.0.0.1:0")
-	closedPort := closed.Addr().(*net.TCPAddr).Port
-	closed.Close()
+	closedPort := freeport.For(t)
 	c := &corev1.Container{Name: "c", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: int32(port)}}}
 	m := New(critesting.NewFakeRuntimeService(), logr.Discard(), nil)
 	tests := []struct {

@@ -23,12 +23,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
-	"trireme.dev/apiserver/internal/app"
 	"trireme.dev/apiserver/internal/registry/proxy"
-	"trireme.dev/componentbase/command"
+	"trireme.dev/apiserver/internal/testserver"
 )
 
 // TestProxyThroughAPIServer serves pods/proxy, services/proxy and
@@ -61,15 +59,22 @@ func TestProxyThroughAPIServer(t *testing.T) {
 	deadPort := deadLn.Addr().(*net.TCPAddr).Port
 	deadLn.Close()
 
-	kubeconfig := startAPIServer(t, filepath.Join(dir, "apiserver"),
+	startCtx, cancelStart := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancelStart()
+	srv, err := testserver.Start(startCtx, testserver.Options{Verbose: testing.Verbose(), Args: []string{
 		"--kubelet-client-certificate", filepath.Join(dir, "kubelet-client.crt"),
 		"--kubelet-client-key", filepath.Join(dir, "kubelet-client.key"),
 		"--kubelet-certificate-authority", filepath.Join(dir, "kubelet-ca.crt"),
-	)
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("stop apiserver: %v", err)
+		}
+	})
+	cfg, kubeconfig := srv.Config(), srv.KubeconfigPath()
 	client := kubernetes.NewForConfigOrDie(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -180,73 +185,6 @@ func serveOn(t *testing.T, host *testHost, tls bool, h http.Handler, pki ...*pro
 	}
 	t.Cleanup(s.Close)
 	return backend{Server: s, port: ln.Addr().(*net.TCPAddr).Port}
-}
-
-// closedPort returns a port on ip that nothing listens on.
-func closedPort(t *testing.T, ip string) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	return port
-}
-
-// startAPIServer runs trireme-apiserver's command in this process with
-// a dev-mode data dir, waits until it is ready, and returns the admin
-// kubeconfig. The server stops when the test ends.
-func startAPIServer(t *testing.T, dataDir string, extraArgs ...string) string {
-	t.Helper()
-	port := closedPort(t, "127.0.0.1")
-	ctx, cancel := context.WithCancel(context.Background())
-	args := append([]string{"--data-dir", dataDir, "--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1"}, extraArgs...)
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx, args, command.Streams{}) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Error("apiserver did not stop within 30s")
-		}
-	})
-
-	kubeconfig := filepath.Join(dataDir, "admin.kubeconfig")
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		select {
-		case err := <-done:
-			t.Fatalf("apiserver exited: %v", err)
-		default:
-		}
-		if ready(kubeconfig) {
-			return kubeconfig
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("apiserver not ready after 90s")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-func ready(kubeconfig string) bool {
-	if _, err := os.Stat(kubeconfig); err != nil {
-		return false
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return false
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-	return err == nil && string(body) == "ok"
 }
 
 // makePod creates a pod declaring port as "http" and, when ip is set,

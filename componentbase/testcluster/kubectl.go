@@ -1,4 +1,4 @@
-package framework
+package testcluster
 
 import (
 	"bufio"
@@ -126,7 +126,7 @@ func (s *APIServer) KubectlCmd(args ...string) KubectlCmd {
 type KubectlStream struct {
 	proc   *Process
 	lines  chan string
-	stderr *tailBuffer
+	stderr *TailBuffer
 	mu     sync.Mutex
 	seen   []string
 }
@@ -140,7 +140,7 @@ func (k KubectlCmd) Start(tb testing.TB) *KubectlStream {
 		tb.Fatal(err)
 	}
 	pr, pw := io.Pipe()
-	s := &KubectlStream{lines: make(chan string, 1024), stderr: newTailBuffer(64 << 10)}
+	s := &KubectlStream{lines: make(chan string, 1024), stderr: NewTailBuffer(64 << 10)}
 	env := append(os.Environ(), "KUBECONFIG="+k.Kubeconfig)
 	if k.CacheDir != "" {
 		env = append(env, "KUBECACHEDIR="+k.CacheDir)

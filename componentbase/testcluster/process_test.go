@@ -1,4 +1,4 @@
-package framework
+package testcluster
 
 import (
 	"io"
@@ -55,7 +55,7 @@ func TestTailBuffer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newTailBuffer(6)
+			b := NewTailBuffer(6)
 			for _, w := range tt.writes {
 				b.Write([]byte(w))
 			}

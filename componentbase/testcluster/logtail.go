@@ -1,20 +1,21 @@
-package framework
+package testcluster
 
 import "sync"
 
-// tailBuffer keeps the last max bytes written to it: enough of a server's log
+// TailBuffer keeps the last max bytes written to it: enough of a server's log
 // to explain a failure without holding everything a long suite produced.
-type tailBuffer struct {
+type TailBuffer struct {
 	mu   sync.Mutex
 	max  int
 	buf  []byte
 	lost bool
 }
 
-func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
+// NewTailBuffer returns a buffer keeping the last max bytes.
+func NewTailBuffer(max int) *TailBuffer { return &TailBuffer{max: max} }
 
 // Write implements io.Writer; it never fails.
-func (b *tailBuffer) Write(p []byte) (int, error) {
+func (b *TailBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.buf = append(b.buf, p...)
@@ -26,7 +27,7 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 }
 
 // String returns the kept tail, marked when older output was dropped.
-func (b *tailBuffer) String() string {
+func (b *TailBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.lost {

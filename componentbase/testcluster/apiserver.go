@@ -1,4 +1,4 @@
-package framework
+package testcluster
 
 import (
 	"context"
@@ -30,6 +30,8 @@ const DefaultReadyTimeout = 120 * time.Second
 
 // APIServerOptions tunes a dev-mode apiserver. The zero value is usable.
 type APIServerOptions struct {
+	// Binary is the trireme-apiserver to run; empty: the one Binary finds.
+	Binary string
 	// ServiceClusterIPRange is passed as --service-cluster-ip-range when set.
 	ServiceClusterIPRange string
 	// ServiceNodePortRange is passed as --service-node-port-range when set.
@@ -68,13 +70,16 @@ type APIServer struct {
 	binary  string
 	baseDir string // removed by Close; holds the data dir and kubectl's cache
 	port    int
-	log     *tailBuffer
+	log     *TailBuffer
 	proc    *Process
 	stopped bool     // proc was stopped, or found dead, by Stop
 	cm      *Process // the controller-manager, when opts.ControllerManager
 	cmOut   *forbiddenWatch
-	etcd    *etcdServer // when opts.ExternalEtcd
+	etcd    *etcdServer  // when opts.ExternalEtcd
+	config  *rest.Config // the admin configuration, read once the server is ready
 }
+
+var _ Cluster = (*APIServer)(nil)
 
 // StartAPIServer starts an apiserver and waits until it is ready, failing tb
 // if it cannot. The server is stopped by PID and its directory removed in
@@ -106,15 +111,18 @@ func LaunchAPIServer(ctx context.Context, opts APIServerOptions) (*APIServer, er
 	if opts.ReadyTimeout == 0 {
 		opts.ReadyTimeout = DefaultReadyTimeout
 	}
-	binary, err := Binary(APIServerBinary)
-	if err != nil {
-		return nil, err
+	binary := opts.Binary
+	if binary == "" {
+		var err error
+		if binary, err = Binary(APIServerBinary); err != nil {
+			return nil, err
+		}
 	}
 	base, err := os.MkdirTemp("", "trireme-e2e-apiserver-")
 	if err != nil {
 		return nil, fmt.Errorf("make apiserver directory: %w", err)
 	}
-	s := &APIServer{opts: opts, binary: binary, baseDir: base, log: newTailBuffer(256 << 10)}
+	s := &APIServer{opts: opts, binary: binary, baseDir: base, log: NewTailBuffer(256 << 10)}
 	for _, dir := range []string{s.DataDir(), s.kubectlCacheDir()} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			os.RemoveAll(base)
@@ -180,6 +188,9 @@ func (s *APIServer) start(ctx context.Context) error {
 		}
 		return err
 	}
+	if s.config, err = s.loadConfig(); err != nil {
+		return errors.Join(err, s.Stop())
+	}
 	if s.opts.ControllerManager {
 		if err := s.startControllerManager(); err != nil {
 			return errors.Join(err, s.Stop())
@@ -231,7 +242,7 @@ func (s *APIServer) WaitReady(ctx context.Context, timeout time.Duration) error 
 }
 
 func (s *APIServer) probeReady(ctx context.Context) error {
-	cfg, err := s.RESTConfig()
+	cfg, err := s.loadConfig()
 	if err != nil {
 		return err
 	}
@@ -378,9 +389,13 @@ func (s *APIServer) ControllerManagerPID() int {
 // Logs returns the tail of the server's combined stdout and stderr.
 func (s *APIServer) Logs() string { return s.log.String() }
 
-// RESTConfig reads the admin kubeconfig into a client configuration. Each
-// call returns a fresh copy the caller may modify.
-func (s *APIServer) RESTConfig() (*rest.Config, error) {
+// Config returns the admin client configuration, read from the kubeconfig
+// the server wrote once it was ready. Each call returns a copy the caller
+// may modify.
+func (s *APIServer) Config() *rest.Config { return rest.CopyConfig(s.config) }
+
+// loadConfig reads the admin kubeconfig into a client configuration.
+func (s *APIServer) loadConfig() (*rest.Config, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", s.KubeconfigPath())
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", s.KubeconfigPath(), err)
@@ -398,11 +413,7 @@ func (s *APIServer) RESTConfig() (*rest.Config, error) {
 // Clientset returns a typed client for the server, failing tb on error.
 func (s *APIServer) Clientset(tb testing.TB) *kubernetes.Clientset {
 	tb.Helper()
-	cfg, err := s.RESTConfig()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := kubernetes.NewForConfig(s.Config())
 	if err != nil {
 		tb.Fatalf("client for %s: %v", s.KubeconfigPath(), err)
 	}

@@ -1,4 +1,4 @@
-package framework
+package testcluster
 
 import (
 	"context"
@@ -33,7 +33,7 @@ type etcdServer struct {
 // startEtcd runs the etcd binary with its data in dir and waits until it
 // answers /health. Output goes to out, at warning level: etcd's info lines
 // would crowd the apiserver's out of the log tail.
-func startEtcd(ctx context.Context, dir string, out *tailBuffer) (*etcdServer, error) {
+func startEtcd(ctx context.Context, dir string, out *TailBuffer) (*etcdServer, error) {
 	binary, err := Binary(EtcdBinary)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package framework
+package testcluster
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ func BinDir() string {
 	if dir := os.Getenv(BinDirEnv); dir != "" {
 		return dir
 	}
-	return filepath.Join(repoRoot(), "_output", "bin")
+	return filepath.Join(RepoRoot(), "_output", "bin")
 }
 
 // Binary returns the path of the named Trireme binary, or an error telling
@@ -38,12 +38,13 @@ func Binary(name string) (string, error) {
 	return path, nil
 }
 
-// repoRoot is two levels above this file (e2e/framework): tests run from
-// their own package directories, so the working directory alone does not
-// locate _output. Under -trimpath the file name is not a path on disk, and
-// the nearest directory above the working directory holding go.work is
-// used instead.
-func repoRoot() string {
+// RepoRoot returns the root of the repository this package was compiled
+// from, where _output lies: two levels above this file
+// (componentbase/testcluster). Tests run from their own package
+// directories, so the working directory alone does not locate it. Under
+// -trimpath the file name is not a path on disk, and the nearest directory
+// above the working directory holding go.work is used instead.
+func RepoRoot() string {
 	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
 		return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 	}
