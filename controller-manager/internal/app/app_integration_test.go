@@ -86,6 +86,9 @@ func poll(t *testing.T, what string, cond func(ctx context.Context) (bool, error
 // TestAgainstAPIServer runs the controller-manager in-process, with leader
 // election, against the real apiserver binary.
 func TestAgainstAPIServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped with -short: builds and starts the apiserver")
+	}
 	kubeconfig := startAPIServer(t)
 	client, err := clientFor(kubeconfig)
 	if err != nil {
