@@ -116,7 +116,7 @@ bench-cluster: build images helm
 generate:
 	./hack/update-codegen.sh
 
-## verify: gofmt, vet, generated code, module graph and versions
+## verify: gofmt, vet, staticcheck, generated code, module graph and versions
 verify:
 	./hack/verify.sh
 

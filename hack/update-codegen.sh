@@ -26,20 +26,6 @@ done
 # GOFLAGS=-mod=mod would let go/packages do so); the last -mod flag wins.
 READONLY_GOFLAGS="${GOFLAGS:+${GOFLAGS} }-mod=readonly"
 
-TOOLS_DIR="${REPO_ROOT}/hack/tools"
-TOOLS_BIN="${TOOLS_DIR}/bin"
-
-# tool::build builds a tool pinned by hack/tools/go.mod's tool directives into
-# hack/tools/bin and prints its path. The build cache makes repeat builds
-# cheap; building from hack/tools keeps the tools' dependencies out of every
-# shipped module's go.mod.
-tool::build() {
-  local pkg="$1" name
-  name="$(basename "${pkg}")"
-  GOWORK=off GOFLAGS="${READONLY_GOFLAGS}" go -C "${TOOLS_DIR}" build -o "${TOOLS_BIN}/${name}" "${pkg}"
-  echo "${TOOLS_BIN}/${name}"
-}
-
 # OPENAPI_PACKAGES are the packages whose types get OpenAPI definitions: every
 # served group version, the groups we expect to serve next, and the
 # apimachinery packages their types refer to. Types referred to from a listed
@@ -80,7 +66,7 @@ OPENAPI_PACKAGES=(
 # but a new entry after a k8s.io/api bump is worth a look).
 gen::openapi() {
   local bin out="${OUTPUT_ROOT}/api/openapi"
-  bin="$(tool::build k8s.io/kube-openapi/cmd/openapi-gen)"
+  bin="$(trireme::build_tool k8s.io/kube-openapi/cmd/openapi-gen)"
   mkdir -p "${out}"
   # Run inside api/ so that go/packages resolves k8s.io/api at the version
   # api/go.mod requires. No --go-header-file: a header with the year in it

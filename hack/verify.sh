@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Checks what reviewers should not have to: formatting, vet, generated code,
-# and the module graph rules of DESIGN.md. Every check runs even after one
-# fails; each prints "ok: <check>" or "FAIL: <check>" with the details, and
-# the script exits non-zero if any failed. hack/fix.sh repairs the first
-# three kinds of failure.
+# Checks what reviewers should not have to: formatting, vet, staticcheck,
+# generated code, and the module graph rules of DESIGN.md. Every check runs
+# even after one fails; each prints "ok: <check>" or "FAIL: <check>" with the
+# details, and the script exits non-zero if any failed. hack/fix.sh repairs
+# formatting, generated code and untidy go.mod files.
 #
 # Usage: hack/verify.sh [check...]   (default: all; names as printed)
 set -euo pipefail
@@ -67,6 +67,19 @@ check::vet() {
     fi
   done
   return "${rc}"
+}
+
+check::staticcheck() {
+  local bin dir patterns=()
+  bin="$(trireme::build_tool honnef.co/go/tools/cmd/staticcheck)" || return 1
+  for dir in $(trireme::workspace_modules); do
+    trireme::has_go_files "${dir}" && patterns+=("./${dir}/...")
+  done
+  # One run over every module, from the workspace root, loads and analyses
+  # the k8s.io packages they share once and prints paths from the root.
+  # Test files are checked too (-tests defaults to true); staticcheck.conf
+  # says which checks run.
+  "${bin}" "${patterns[@]}"
 }
 
 check::generated() {
@@ -194,10 +207,11 @@ check::tidy() {
   return "${rc}"
 }
 
-CHECKS=(gofmt vet generated k8s_versions api_replace imports tidy)
+CHECKS=(gofmt vet staticcheck generated k8s_versions api_replace imports tidy)
 declare -A DESCRIPTIONS=(
   [gofmt]="gofmt"
   [vet]="go vet"
+  [staticcheck]="staticcheck"
   [generated]="generated code up to date"
   [k8s_versions]="one version of each k8s.io and sigs.k8s.io module"
   [api_replace]="components replace ${API_MODULE} (and ${BASE_MODULE}) with their directories"

@@ -2,13 +2,13 @@ package validation
 
 import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 func init() {
 	register(&kind[*autoscalingv2.HorizontalPodAutoscaler]{
-		name: path.ValidatePathSegmentName,
+		name: pathSegmentName,
 		spec: hpaRules,
 		statusChange: func(h, old *autoscalingv2.HorizontalPodAutoscaler) field.ErrorList {
 			p := field.NewPath("status")
@@ -60,12 +60,12 @@ func crossVersionRef(ref autoscalingv2.CrossVersionObjectReference, fldPath *fie
 	if ref.Kind == "" {
 		errs = append(errs, field.Required(fldPath.Child("kind"), ""))
 	} else {
-		errs = append(errs, each(fldPath.Child("kind"), ref.Kind, path.IsValidPathSegmentName(ref.Kind))...)
+		errs = append(errs, each(fldPath.Child("kind"), ref.Kind, content.IsPathSegmentName(ref.Kind))...)
 	}
 	if ref.Name == "" {
 		errs = append(errs, field.Required(fldPath.Child("name"), ""))
 	} else {
-		errs = append(errs, each(fldPath.Child("name"), ref.Name, path.IsValidPathSegmentName(ref.Name))...)
+		errs = append(errs, each(fldPath.Child("name"), ref.Name, content.IsPathSegmentName(ref.Name))...)
 	}
 	return errs
 }
@@ -152,7 +152,7 @@ func metricIdentifier(id autoscalingv2.MetricIdentifier, fldPath *field.Path) fi
 	if id.Name == "" {
 		errs = append(errs, field.Required(fldPath.Child("name"), "must specify a metric name"))
 	} else {
-		errs = append(errs, each(fldPath.Child("name"), id.Name, path.IsValidPathSegmentName(id.Name))...)
+		errs = append(errs, each(fldPath.Child("name"), id.Name, content.IsPathSegmentName(id.Name))...)
 	}
 	errs = append(errs, labelSelector(id.Selector, fldPath.Child("selector"))...)
 	return errs

@@ -11,7 +11,6 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -22,7 +21,7 @@ func init() {
 		cluster: true,
 		// Upstream accepts any name a URL path can carry: kubelets name
 		// their bootstrap CSRs node-csr-<base64url digest>, capitals included.
-		name: path.ValidatePathSegmentName,
+		name: pathSegmentName,
 		spec: csrSpecRules,
 		createOnly: func(csr *certificatesv1.CertificateSigningRequest) field.ErrorList {
 			return csrStatus(&csr.Status, nil)

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -51,7 +51,7 @@ func clusterTrustBundleRules(ctb *certificatesv1.ClusterTrustBundle) field.Error
 		errs = append(errs, field.Invalid(namePath, ctb.Name, "ClusterTrustBundle without signer name must not have \":\" in its name"))
 	}
 	if ctb.Name != "" {
-		for _, msg := range path.IsValidPathSegmentName(suffix) {
+		for _, msg := range content.IsPathSegmentName(suffix) {
 			errs = append(errs, field.Invalid(namePath, ctb.Name, msg))
 		}
 		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(strings.ReplaceAll(suffix, ":", "."), false) {

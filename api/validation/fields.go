@@ -46,7 +46,17 @@ func dns1035Label(value string, fldPath *field.Path) field.ErrorList {
 }
 
 func qualifiedName(value string, fldPath *field.Path) field.ErrorList {
-	return each(fldPath, value, content.IsQualifiedName(value))
+	return each(fldPath, value, content.IsLabelKey(value))
+}
+
+// pathSegmentName is upstream's name rule for kinds whose names need only be
+// usable as one URL path segment; a generated name's prefix is checked as a
+// prefix.
+func pathSegmentName(name string, prefix bool) []string {
+	if prefix {
+		return content.IsPathSegmentPrefix(name)
+	}
+	return content.IsPathSegmentName(name)
 }
 
 func labelValue(value string, fldPath *field.Path) field.ErrorList {

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -14,7 +14,7 @@ import (
 func init() {
 	register(&kind[*flowcontrolv1.FlowSchema]{
 		cluster: true,
-		name:    path.ValidatePathSegmentName,
+		name:    pathSegmentName,
 		spec:    flowSchemaRules,
 		statusChange: func(fs, old *flowcontrolv1.FlowSchema) field.ErrorList {
 			return flowConditions(len(fs.Status.Conditions), func(i int) (string, string) {
@@ -24,7 +24,7 @@ func init() {
 	})
 	register(&kind[*flowcontrolv1.PriorityLevelConfiguration]{
 		cluster: true,
-		name:    path.ValidatePathSegmentName,
+		name:    pathSegmentName,
 		spec:    priorityLevelRules,
 		statusChange: func(pl, old *flowcontrolv1.PriorityLevelConfiguration) field.ErrorList {
 			return flowConditions(len(pl.Status.Conditions), func(i int) (string, string) {
@@ -55,7 +55,7 @@ func flowSchemaRules(fs *flowcontrolv1.FlowSchema) field.ErrorList {
 	if spec.PriorityLevelConfiguration.Name == "" {
 		errs = append(errs, field.Required(plPath, "must reference a priority level"))
 	} else {
-		errs = append(errs, each(plPath, spec.PriorityLevelConfiguration.Name, path.IsValidPathSegmentName(spec.PriorityLevelConfiguration.Name))...)
+		errs = append(errs, each(plPath, spec.PriorityLevelConfiguration.Name, content.IsPathSegmentName(spec.PriorityLevelConfiguration.Name))...)
 	}
 	for i, r := range spec.Rules {
 		errs = append(errs, policyRulesWithSubjects(&r, specPath.Child("rules").Index(i))...)

@@ -2,7 +2,7 @@ package validation
 
 import (
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -30,7 +30,7 @@ func init() {
 
 // rbacName is upstream's RBAC name rule: any string usable as one path
 // segment.
-func rbacName(name string, _ bool) []string { return path.IsValidPathSegmentName(name) }
+func rbacName(name string, _ bool) []string { return content.IsPathSegmentName(name) }
 
 func clusterRoleRules(r *rbacv1.ClusterRole) field.ErrorList {
 	errs := policyRules(r.Rules, false, field.NewPath("rules"))

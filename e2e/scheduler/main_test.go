@@ -20,10 +20,9 @@ import (
 )
 
 var (
-	srv        *testcluster.APIServer
-	schedPort  int
-	schedLog   = &lockedBuffer{}
-	schedulers = []string{"default-scheduler", "second-scheduler"}
+	srv       *testcluster.APIServer
+	schedPort int
+	schedLog  = &lockedBuffer{}
 )
 
 // config has a second profile that scores by MostAllocated, so tests can

@@ -74,3 +74,16 @@ trireme::requires() {
       for (m in req) print m, ((m in rep) ? rep[m] : req[m]), gomod
     }' | LC_ALL=C sort
 }
+
+# trireme::build_tool builds a tool pinned by hack/tools/go.mod's tool
+# directives into hack/tools/bin and prints its path. The build cache makes
+# repeat builds cheap; building from hack/tools keeps the tools' dependencies
+# out of every shipped module's go.mod, and -mod=readonly keeps the build from
+# rewriting hack/tools/go.mod whatever the caller's GOFLAGS say.
+trireme::build_tool() {
+  local pkg="$1" dir="${REPO_ROOT}/hack/tools" name
+  name="$(basename "${pkg}")"
+  GOWORK=off GOFLAGS="${GOFLAGS:+${GOFLAGS} }-mod=readonly" \
+    go -C "${dir}" build -o "${dir}/bin/${name}" "${pkg}" || return 1
+  echo "${dir}/bin/${name}"
+}

@@ -77,9 +77,6 @@ type Manager struct {
 	lastStatus  *corev1.NodeStatus
 	lastWritten time.Time
 	podCIDRs    []string
-	// runtimeConfigUnimplemented is set once the runtime answers
-	// UpdateRuntimeConfig with Unimplemented.
-	runtimeConfigUnimplemented bool
 }
 
 // New returns a manager; Run registers the node and keeps it current.

@@ -592,8 +592,8 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state fwk.CycleState, p
 		w := f.weights[p.Name()]
 		for i := range scores[j] {
 			s := scores[j][i].Score
-			if s < fwk.MinNodeScore || s > fwk.MaxNodeScore {
-				return nil, fwk.AsStatus(fmt.Errorf("plugin %q returns an invalid score %v, it should in the range of [%v, %v] after normalizing", p.Name(), s, fwk.MinNodeScore, fwk.MaxNodeScore))
+			if s < fwk.MinScore || s > fwk.MaxScore {
+				return nil, fwk.AsStatus(fmt.Errorf("plugin %q returns an invalid score %v, it should in the range of [%v, %v] after normalizing", p.Name(), s, fwk.MinScore, fwk.MaxScore))
 			}
 			all[i].Name = scores[j][i].Name
 			all[i].Scores = append(all[i].Scores, fwk.PluginScore{Name: p.Name(), Score: s * w})

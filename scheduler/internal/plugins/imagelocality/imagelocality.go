@@ -94,7 +94,7 @@ func calculate(sum int64, containers int) int64 {
 	if maxT == minThreshold {
 		return 0
 	}
-	return fwk.MaxNodeScore * (sum - minThreshold) / (maxT - minThreshold)
+	return fwk.MaxScore * (sum - minThreshold) / (maxT - minThreshold)
 }
 
 func sumScores(images []string, states map[string]*fwk.ImageStateSummary, total int) int64 {

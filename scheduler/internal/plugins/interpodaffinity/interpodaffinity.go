@@ -440,7 +440,7 @@ func (p *Plugin) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, 
 			scores[i].Score = 0
 			continue
 		}
-		scores[i].Score = fwk.MaxNodeScore * (scores[i].Score - minS) / (maxS - minS)
+		scores[i].Score = fwk.MaxScore * (scores[i].Score - minS) / (maxS - minS)
 	}
 	return nil
 }

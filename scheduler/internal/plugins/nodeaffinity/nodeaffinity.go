@@ -171,7 +171,7 @@ func (pl *Plugin) Score(_ context.Context, state fwk.CycleState, _ *v1.Pod, ni f
 
 // NormalizeScore implements fwk.ScoreExtensions.
 func (*Plugin) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
-	return framework.DefaultNormalizeScore(fwk.MaxNodeScore, false, scores)
+	return framework.DefaultNormalizeScore(fwk.MaxScore, false, scores)
 }
 
 // ScoreExtensions implements fwk.ScorePlugin.

@@ -61,7 +61,7 @@ func balancedScore(fractions []float64) int64 {
 		}
 		std = math.Sqrt(sq / float64(len(fractions)))
 	}
-	return int64((1 - std) * float64(fwk.MaxNodeScore))
+	return int64((1 - std) * float64(fwk.MaxScore))
 }
 
 // ScoreExtensions implements fwk.ScorePlugin.

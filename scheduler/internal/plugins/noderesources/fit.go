@@ -238,11 +238,11 @@ func leastAllocated(requested, allocatable int64) int64 {
 	if requested > allocatable {
 		return 0
 	}
-	return (allocatable - requested) * fwk.MaxNodeScore / allocatable
+	return (allocatable - requested) * fwk.MaxScore / allocatable
 }
 
 func mostAllocated(requested, allocatable int64) int64 {
-	return min(requested, allocatable) * fwk.MaxNodeScore / allocatable
+	return min(requested, allocatable) * fwk.MaxScore / allocatable
 }
 
 // requestedToCapacityRatio scores utilization through a piecewise linear
@@ -250,7 +250,7 @@ func mostAllocated(requested, allocatable int64) int64 {
 func requestedToCapacityRatio(shape []configv1.UtilizationShapePoint) func(requested, allocatable int64) int64 {
 	pts := make([][2]int64, len(shape))
 	for i, p := range shape {
-		pts[i] = [2]int64{int64(p.Utilization), int64(p.Score) * fwk.MaxNodeScore / 10}
+		pts[i] = [2]int64{int64(p.Utilization), int64(p.Score) * fwk.MaxScore / 10}
 	}
 	return func(requested, allocatable int64) int64 {
 		u := requested * 100 / allocatable

@@ -492,10 +492,10 @@ func (p *Plugin) NormalizeScore(_ context.Context, state fwk.CycleState, _ *v1.P
 			continue
 		}
 		if maxScore == 0 {
-			scores[i].Score = fwk.MaxNodeScore
+			scores[i].Score = fwk.MaxScore
 			continue
 		}
-		scores[i].Score = fwk.MaxNodeScore * (maxScore + minScore - scores[i].Score) / maxScore
+		scores[i].Score = fwk.MaxScore * (maxScore + minScore - scores[i].Score) / maxScore
 	}
 	return nil
 }

@@ -81,7 +81,7 @@ func (Plugin) Score(ctx context.Context, state fwk.CycleState, _ *v1.Pod, ni fwk
 
 // NormalizeScore implements fwk.ScoreExtensions.
 func (Plugin) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
-	return framework.DefaultNormalizeScore(fwk.MaxNodeScore, true, scores)
+	return framework.DefaultNormalizeScore(fwk.MaxScore, true, scores)
 }
 
 // ScoreExtensions implements fwk.ScorePlugin.

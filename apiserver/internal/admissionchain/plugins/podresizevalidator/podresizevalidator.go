@@ -72,10 +72,12 @@ func fits(pod *corev1.Pod, node *corev1.Node) error {
 		if requested.Cmp(allocatable) <= 0 {
 			continue
 		}
+		want, capacity := requested.Value(), allocatable.Value()
 		if name == corev1.ResourceCPU {
-			return fmt.Errorf("Node didn't have enough capacity: %s, requested: %d, capacity: %d", name, requested.MilliValue(), allocatable.MilliValue())
+			want, capacity = requested.MilliValue(), allocatable.MilliValue()
 		}
-		return fmt.Errorf("Node didn't have enough capacity: %s, requested: %d, capacity: %d", name, requested.Value(), allocatable.Value())
+		//lint:ignore ST1005 the kubelet's message, word for word: clients match on it.
+		return fmt.Errorf("Node didn't have enough capacity: %s, requested: %d, capacity: %d", name, want, capacity)
 	}
 	return nil
 }

@@ -119,6 +119,7 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 	}
 	// The library's status carries upstream's message ("violates
 	// PodSecurity ..."); keep it whole rather than rewrapping it.
+	//lint:ignore ST1005 upstream's message, word for word: clients match on it.
 	err := admission.NewForbidden(a, errors.New("Not allowed by PodSecurity")).(*apierrors.StatusError)
 	if r := res.Result; r != nil {
 		if r.Message != "" {

@@ -44,6 +44,7 @@ func (p *Plugin) SetExternalKubeInformerFactory(f informers.SharedInformerFactor
 // ValidateInitialization implements admission.InitializationValidator.
 func (p *Plugin) ValidateInitialization() error {
 	if p.client == nil || p.lister == nil {
+		//lint:ignore ST1005 Priority is the plugin's name.
 		return errors.New("Priority needs a client and an informer factory")
 	}
 	return nil

@@ -52,6 +52,7 @@ func (p *Plugin) Validate(_ context.Context, a admission.Attributes, _ admission
 		return nil
 	}
 	if old.Status.Phase != corev1.ClaimBound {
+		//lint:ignore ST1005 upstream's message, word for word: clients match on it.
 		return admission.NewForbidden(a, errors.New("Only bound persistent volume claims can be expanded"))
 	}
 	if !p.WaitForReady() {
