@@ -423,7 +423,7 @@ func (k *Kubelet) ensureContainer(ctx context.Context, s *podSync, cs *container
 		restartCount = podconfig.RestartCount(cur.Annotations) + 1
 		finished := time.Unix(0, cur.FinishedAt)
 		if k.backoff.IsInBackOffSince(key, finished) {
-			left := finished.Add(k.backoff.Get(key)).Sub(time.Now())
+			left := time.Until(finished.Add(k.backoff.Get(key)))
 			w.setStartErr(c.Name, "CrashLoopBackOff", fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", k.backoff.Get(key), c.Name, pod.Name, pod.Namespace, pod.UID))
 			return left + 10*time.Millisecond, nil
 		}
@@ -523,6 +523,7 @@ func (k *Kubelet) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 	}
 	key := string(pod.UID) + "/" + c.Image
 	if k.imageBO.IsInBackOffSinceUpdate(key, time.Now()) {
+		//lint:ignore ST1005 upstream's kubelet words the waiting reason's message so; users grep for it
 		return "", "ImagePullBackOff", fmt.Errorf("Back-off pulling image %q", c.Image)
 	}
 	k.event(pod, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))

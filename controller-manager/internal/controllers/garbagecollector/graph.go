@@ -99,9 +99,3 @@ func (g *graph) get(uid types.UID) (view, bool) {
 	return v, true
 }
 
-// size returns the number of nodes.
-func (g *graph) size() int {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	return len(g.nodes)
-}

@@ -32,7 +32,6 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/utils/ptr"
 
 	"trireme.dev/controller-manager/internal/expectations"
 	"trireme.dev/controller-manager/internal/ownership"
@@ -360,8 +359,6 @@ func finishTime(p *corev1.Pod) time.Time {
 	}
 	return t
 }
-
-func ptrInt32(v int) *int32 { return ptr.To(int32(v)) }
 
 func (c *Controller) updateStatus(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error) {
 	got, err := c.client.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, job, metav1.UpdateOptions{})
