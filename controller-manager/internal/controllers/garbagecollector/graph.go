@@ -98,4 +98,3 @@ func (g *graph) get(uid types.UID) (view, bool) {
 	}
 	return v, true
 }
-
