@@ -76,16 +76,22 @@ func (k Kind[T]) Decode(data []byte) (T, error) {
 // Load reads the file at path and decodes it as Decode does; its errors
 // name the file.
 func (k Kind[T]) Load(path string) (T, error) {
+	return Load(path, k.Decode)
+}
+
+// Load reads the file at path and decodes it with decode, for a file
+// that is not one kind (see Documents); its errors name the file.
+func Load[T any](path string, decode func([]byte) (T, error)) (T, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		var zero T
 		return zero, fmt.Errorf("read config: %w", err)
 	}
-	cfg, err := k.Decode(data)
+	v, err := decode(data)
 	if err != nil {
-		return cfg, fmt.Errorf("%s: %w", path, err)
+		return v, fmt.Errorf("%s: %w", path, err)
 	}
-	return cfg, nil
+	return v, nil
 }
 
 // groupVersionKind is the kind Scheme registers T as.
