@@ -2,7 +2,10 @@
 // that is not API, written once so that no component grows its own copy:
 //
 //   - command: the one entry shape of every binary (cobra, --version,
-//     --config read under the flags, injected args and output streams);
+//     --config read under the flags, injected args and output streams),
+//     for a component's options or a tree of subcommands;
+//   - configfile: the --config file read strictly into the kind wanted,
+//     then defaulted and validated;
 //   - serving: the HTTPS endpoint with delegated authentication and
 //     authorization, /healthz /livez /readyz, /metrics and pprof;
 //   - clientconn: the client configuration from upstream's clientConnection

@@ -4,7 +4,8 @@
 // with their own arguments and output streams.
 //
 // A binary's main is one line, os.Exit(command.Main(app.Run)); its app
-// package declares a Spec and exposes Run(ctx, args, streams) error.
+// package declares a Spec, or builds a tree of subcommands for Execute,
+// and exposes Run(ctx, args, streams) error.
 package command
 
 import (
@@ -91,11 +92,26 @@ func (s Spec[O]) Execute(ctx context.Context, args []string, streams Streams) er
 			return s.Run(ctx, final)
 		},
 	}
-	cmd.SetArgs(args)
-	cmd.SetOut(orDiscard(streams.Out))
-	cmd.SetErr(orDiscard(streams.Err))
 	s.bindFlags(cmd.Flags(), o, &showVersion)
-	return cmd.ExecuteContext(ctx)
+	return Execute(ctx, cmd, args, streams)
+}
+
+// Execute runs root, a cobra command tree, with args and streams: the
+// entry shape of a binary of subcommands (triremeadm's init, join, reset
+// ...), whose app's Run calls it as a component's calls Spec.Execute.
+// The error is returned unprinted, for Main to print once.
+func Execute(ctx context.Context, root *cobra.Command, args []string, streams Streams) error {
+	streams = streams.OrDiscard()
+	if args == nil {
+		// cobra reads os.Args when given none; no args means none.
+		args = []string{}
+	}
+	root.SetArgs(args)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.Err)
+	root.SilenceUsage = true
+	root.SilenceErrors = true
+	return root.ExecuteContext(ctx)
 }
 
 // Resolve returns the options args describe, the --config file applied
@@ -179,6 +195,12 @@ func signalContext() (context.Context, func()) {
 		signal.Stop(ch)
 		cancel()
 	}
+}
+
+// OrDiscard returns s with io.Discard for its nil streams, for a command
+// tree that is built over its streams before Execute runs it.
+func (s Streams) OrDiscard() Streams {
+	return Streams{Out: orDiscard(s.Out), Err: orDiscard(s.Err)}
 }
 
 func orDiscard(w io.Writer) io.Writer {

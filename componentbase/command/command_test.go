@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -131,5 +134,91 @@ func TestExitCode(t *testing.T) {
 				t.Errorf("exitCode = %d, printed %q; want %d, %q", got, w.String(), tt.wantCode, tt.wantOut)
 			}
 		})
+	}
+}
+
+// testTree stands for a binary of subcommands: "greet NAME" prints to its
+// output stream, "fail" returns an error, and the root has a version.
+func testTree() *cobra.Command {
+	root := &cobra.Command{Use: "test-cli", Short: "A CLI for tests", Version: "v1.2.3"}
+	var loud bool
+	greet := &cobra.Command{
+		Use:   "greet NAME",
+		Short: "Greet NAME",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Context() == nil {
+				return errors.New("no context")
+			}
+			msg := "hello " + args[0]
+			if loud {
+				msg = strings.ToUpper(msg)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), msg)
+			return nil
+		},
+	}
+	greet.Flags().BoolVar(&loud, "loud", false, "Shout.")
+	fail := &cobra.Command{Use: "fail", RunE: func(*cobra.Command, []string) error { return errors.New("told to fail") }}
+	root.AddCommand(greet, fail)
+	return root
+}
+
+func TestExecuteTree(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantOut string // substring of the output stream
+		wantErr string
+	}{
+		{"subcommand", []string{"greet", "you"}, "hello you\n", ""},
+		{"subcommand flag", []string{"greet", "--loud", "you"}, "HELLO YOU\n", ""},
+		{"version", []string{"--version"}, "test-cli version v1.2.3\n", ""},
+		{"subcommand help", []string{"greet", "--help"}, "Greet NAME", ""},
+		{"no args is the root's help, not os.Args", nil, "Available Commands", ""},
+		{"subcommand error", []string{"fail"}, "", "told to fail"},
+		{"unknown subcommand", []string{"nope"}, "", `unknown command "nope"`},
+		{"bad arguments", []string{"greet"}, "", "accepts 1 arg"},
+		{"unknown flag", []string{"greet", "--nope", "x"}, "", "unknown flag"},
+	}
+	// cobra falls back to os.Args when given nil; Execute must not.
+	saved := os.Args
+	os.Args = []string{"test-cli", "greet", "from-os-args"}
+	defer func() { os.Args = saved }()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			err := Execute(context.Background(), testTree(), tt.args, Streams{Out: &out, Err: &errOut})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				// Main prints the error once; cobra must print neither it
+				// nor the usage.
+				if out.Len()+errOut.Len() != 0 {
+					t.Errorf("printed %q and %q on error", out.String(), errOut.String())
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), tt.wantOut) {
+				t.Errorf("output %q, want %q in it", out.String(), tt.wantOut)
+			}
+		})
+	}
+}
+
+func TestStreamsOrDiscard(t *testing.T) {
+	var out bytes.Buffer
+	s := Streams{Out: &out}.OrDiscard()
+	if s.Out != &out || s.Err != io.Discard {
+		t.Errorf("OrDiscard = %+v", s)
+	}
+	// A tree run with no streams writes nowhere rather than to the
+	// process's own.
+	if err := Execute(context.Background(), testTree(), []string{"greet", "x"}, Streams{}); err != nil {
+		t.Fatal(err)
 	}
 }

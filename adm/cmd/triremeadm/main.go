@@ -7,8 +7,9 @@ import (
 	"os"
 
 	"trireme.dev/adm/internal/app"
+	"trireme.dev/componentbase/command"
 )
 
 func main() {
-	os.Exit(app.Main(os.Args[1:]))
+	os.Exit(command.Main(app.Run))
 }

@@ -6,24 +6,18 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"trireme.dev/adm/internal/version"
+	"trireme.dev/componentbase/command"
 )
 
-// Main runs triremeadm with args and returns the exit code.
-func Main(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := NewCommand(os.Stdout, os.Stderr).ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		return 1
-	}
-	return 0
+// Run parses args and runs triremeadm's command until it finishes or ctx
+// ends. Tests call it directly; main runs it under command.Main.
+func Run(ctx context.Context, args []string, streams command.Streams) error {
+	streams = streams.OrDiscard()
+	return command.Execute(ctx, newCommand(streams.Out), args, streams)
 }
 
 // global holds the flags every command shares.
@@ -32,18 +26,14 @@ type global struct {
 	root string
 }
 
-// NewCommand builds the command tree writing to out and errOut.
-func NewCommand(out, errOut io.Writer) *cobra.Command {
+// newCommand builds the command tree, whose commands write to out.
+func newCommand(out io.Writer) *cobra.Command {
 	g := &global{}
 	cmd := &cobra.Command{
-		Use:           "triremeadm",
-		Short:         "Install a Trireme cluster: init a control-plane node, join workers, reset",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Version:       version.Version,
+		Use:     "triremeadm",
+		Short:   "Install a Trireme cluster: init a control-plane node, join workers, reset",
+		Version: version.Version,
 	}
-	cmd.SetOut(out)
-	cmd.SetErr(errOut)
 	cmd.PersistentFlags().StringVar(&g.root, "root-dir", "", "Place every file triremeadm writes below this directory (for tests).")
 	_ = cmd.PersistentFlags().MarkHidden("root-dir")
 	cmd.AddCommand(

@@ -252,19 +252,11 @@ func (d *joinData) readConfigFile(cmd *cobra.Command) error {
 	if d.configFile == "" {
 		return nil
 	}
-	data, err := os.ReadFile(d.configFile)
+	docs, err := options.LoadConfig(d.configFile)
 	if err != nil {
 		return err
 	}
-	rest, kubelet, err := options.SplitComponentConfigs(data)
-	if err != nil {
-		return fmt.Errorf("%s: %w", d.configFile, err)
-	}
-	d.kubeletConfig = kubelet
-	docs, err := v1alpha1.Decode(rest)
-	if err != nil {
-		return fmt.Errorf("%s: %w", d.configFile, err)
-	}
+	d.kubeletConfig = docs.Kubelet
 	// An InitConfiguration or ClusterConfiguration beside it is ignored: the
 	// cluster's comes from kube-system, and one file may serve init and join.
 	j := docs.Join

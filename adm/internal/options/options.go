@@ -137,17 +137,9 @@ func (o *Init) readConfigFile() (*v1alpha1.InitConfiguration, *v1alpha1.ClusterC
 	if o.ConfigFile == "" {
 		return init, cluster, nil, nil
 	}
-	data, err := os.ReadFile(o.ConfigFile)
+	docs, err := LoadConfig(o.ConfigFile)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("read --config: %w", err)
-	}
-	data, kubelet, err := SplitComponentConfigs(data)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: %w", o.ConfigFile, err)
-	}
-	docs, err := v1alpha1.Decode(data)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: %w", o.ConfigFile, err)
+		return nil, nil, nil, err
 	}
 	if docs.Join != nil {
 		return nil, nil, nil, fmt.Errorf("%s: a JoinConfiguration is for `triremeadm join`, not init", o.ConfigFile)
@@ -158,7 +150,7 @@ func (o *Init) readConfigFile() (*v1alpha1.InitConfiguration, *v1alpha1.ClusterC
 	if docs.Cluster != nil {
 		cluster = docs.Cluster
 	}
-	return init, cluster, kubelet, nil
+	return init, cluster, docs.Kubelet, nil
 }
 
 // changed reports whether the user set flag name in fs; with no fs, none

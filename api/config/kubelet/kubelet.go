@@ -2,12 +2,10 @@ package kubelet
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
@@ -22,43 +20,14 @@ func Install(s *runtime.Scheme) error {
 	return kubeletv1beta1.AddToScheme(s)
 }
 
-var scheme = func() *runtime.Scheme {
+// Scheme knows the one kind the kubelet's --config accepts.
+var Scheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	if err := Install(s); err != nil {
 		panic(fmt.Sprintf("install %s: %v", kubeletv1beta1.SchemeGroupVersion, err))
 	}
 	return s
 }()
-
-// Decode parses a KubeletConfiguration in YAML or JSON and defaults it.
-// Unknown and duplicate fields are errors, as upstream's strict decoding
-// makes them.
-func Decode(data []byte) (*kubeletv1beta1.KubeletConfiguration, error) {
-	codecs := serializer.NewCodecFactory(scheme, serializer.EnableStrict)
-	obj, gvk, err := codecs.UniversalDeserializer().Decode(data, nil, nil)
-	if err != nil {
-		return nil, fmt.Errorf("decode: %w", err)
-	}
-	cfg, ok := obj.(*kubeletv1beta1.KubeletConfiguration)
-	if !ok {
-		return nil, fmt.Errorf("kind %s, want %s", gvk, Kind)
-	}
-	SetDefaults(cfg)
-	return cfg, nil
-}
-
-// Load reads and defaults the KubeletConfiguration file at path.
-func Load(path string) (*kubeletv1beta1.KubeletConfiguration, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read kubelet config: %w", err)
-	}
-	cfg, err := Decode(data)
-	if err != nil {
-		return nil, fmt.Errorf("kubelet config %s: %w", path, err)
-	}
-	return cfg, nil
-}
 
 // Default returns a configuration with every default applied, as if read
 // from a file that names only the kind.

@@ -10,7 +10,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kubeproxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
 	"k8s.io/utils/ptr"
@@ -44,23 +43,6 @@ var Scheme = func() *runtime.Scheme {
 	}
 	return s
 }()
-
-// Decode reads a KubeProxyConfiguration in YAML or JSON, strictly
-// (unknown and duplicate fields are errors), and defaults it. It does not
-// validate: callers apply flags first and then call Validate.
-func Decode(data []byte) (*kubeproxyv1alpha1.KubeProxyConfiguration, error) {
-	codecs := serializer.NewCodecFactory(Scheme, serializer.EnableStrict)
-	obj, gvk, err := codecs.UniversalDeserializer().Decode(data, nil, nil)
-	if err != nil {
-		return nil, fmt.Errorf("decode KubeProxyConfiguration: %w", err)
-	}
-	cfg, ok := obj.(*kubeproxyv1alpha1.KubeProxyConfiguration)
-	if !ok {
-		return nil, fmt.Errorf("kind %s, want KubeProxyConfiguration", gvk)
-	}
-	SetDefaults(cfg)
-	return cfg, nil
-}
 
 // Default returns the configuration with every default applied, as if read
 // from a file naming only the kind.

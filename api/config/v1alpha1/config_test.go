@@ -1,7 +1,6 @@
 package v1alpha1
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -152,82 +151,6 @@ func TestValidateInitAndJoin(t *testing.T) {
 			checkPaths(t, got, tt.want)
 		})
 	}
-}
-
-func TestDecode(t *testing.T) {
-	good := `
-apiVersion: triremeadm.config.trireme.dev/v1alpha1
-kind: InitConfiguration
-localAPIEndpoint:
-  advertiseAddress: 10.0.0.2
-nodeRegistration:
-  name: cp-1
----
-apiVersion: triremeadm.config.trireme.dev/v1alpha1
-kind: ClusterConfiguration
-controlPlaneEndpoint: cp.example.com:6443
-networking:
-  podSubnet: 10.50.0.0/16
-apiServer:
-  extraArgs:
-  - name: v
-    value: "2"
-  certSANs: [extra.example.com]
-addons:
-  values:
-    coredns: {replicas: 3}
-`
-	docs, err := Decode([]byte(good))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if docs.Init == nil || docs.Init.NodeRegistration.Name != "cp-1" || docs.Cluster == nil ||
-		docs.Cluster.Networking.PodSubnet != "10.50.0.0/16" || docs.Cluster.APIServer.ExtraArgs[0].Value != "2" ||
-		docs.Cluster.APIServer.CertSANs[0] != "extra.example.com" || docs.Join != nil ||
-		fmt.Sprint(docs.Cluster.Addons.Values["coredns"]) != "map[replicas:3]" {
-		t.Errorf("decoded %+v %+v", docs.Init, docs.Cluster)
-	}
-	bad := []struct{ name, doc, want string }{
-		{"unknown field", "apiVersion: " + APIVersion + "\nkind: ClusterConfiguration\nnetworkin: {}\n", "unknown field"},
-		{"unknown kind", "apiVersion: " + APIVersion + "\nkind: Thing\n", "unknown kind"},
-		{"wrong group", "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n", "apiVersion"},
-		{"twice", "apiVersion: " + APIVersion + "\nkind: JoinConfiguration\n---\napiVersion: " + APIVersion + "\nkind: JoinConfiguration\n", "second"},
-		{"wrong type", "apiVersion: " + APIVersion + "\nkind: InitConfiguration\nlocalAPIEndpoint:\n  bindPort: abc\n", "bindPort"},
-	}
-	for _, tt := range bad {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Decode([]byte(tt.doc))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Decode err = %v, want it to mention %q", err, tt.want)
-			}
-		})
-	}
-}
-
-// FuzzDecode checks that no input makes decoding, defaulting or validation panic.
-func FuzzDecode(f *testing.F) {
-	f.Add([]byte("apiVersion: " + APIVersion + "\nkind: InitConfiguration\nbootstrapTokens:\n- token: abcdef.0123456789abcdef\n"))
-	f.Add([]byte("apiVersion: " + APIVersion + "\nkind: ClusterConfiguration\netcd:\n  external:\n    endpoints: [x]\n"))
-	f.Add([]byte("apiVersion: " + APIVersion + "\nkind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n    token: a\n"))
-	f.Add([]byte("---\n---\n{}"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		docs, err := Decode(data)
-		if err != nil {
-			return
-		}
-		if docs.Init != nil {
-			SetDefaultsInitConfiguration(docs.Init)
-			_ = ValidateInitConfiguration(docs.Init)
-		}
-		if docs.Cluster != nil {
-			SetDefaultsClusterConfiguration(docs.Cluster)
-			_ = ValidateClusterConfiguration(docs.Cluster)
-		}
-		if docs.Join != nil {
-			SetDefaultsJoinConfiguration(docs.Join)
-			_ = ValidateJoinConfiguration(docs.Join)
-		}
-	})
 }
 
 func pathsOf(errs field.ErrorList) []string {

@@ -2,15 +2,15 @@ package options
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	componentbaseconfig "k8s.io/component-base/config/v1alpha1"
 	kcmconfig "k8s.io/kube-controller-manager/config/v1alpha1"
 	"k8s.io/utils/ptr"
+
+	"trireme.dev/componentbase/configfile"
 )
 
 // Leader election and client defaults are kube-controller-manager's, which
@@ -31,28 +31,20 @@ var configScheme = func() *runtime.Scheme {
 	return s
 }()
 
-// LoadConfig reads a KubeControllerManagerConfiguration
-// (kubecontrollermanager.config.k8s.io/v1alpha1) from path, in YAML or
-// JSON, and defaults it. Unknown and duplicate fields are errors: a
-// misspelt field silently ignored is worse than a refusal to start. The
-// published kind has no json tags on its own fields, so their keys are
-// spelt as the Go fields are (Generic, ResourceQuotaController, ...).
+// configKind reads --config: a KubeControllerManagerConfiguration
+// (kubecontrollermanager.config.k8s.io/v1alpha1) in YAML or JSON,
+// defaulted. Unknown and duplicate fields are errors: a misspelt field
+// silently ignored is worse than a refusal to start. The published kind
+// has no json tags on its own fields, so their keys are spelt as the Go
+// fields are (Generic, ResourceQuotaController, ...).
+var configKind = configfile.Kind[*kcmconfig.KubeControllerManagerConfiguration]{
+	Scheme:  configScheme,
+	Default: SetDefaults,
+}
+
+// LoadConfig reads the --config file at path.
 func LoadConfig(path string) (*kcmconfig.KubeControllerManagerConfiguration, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
-	}
-	codecs := serializer.NewCodecFactory(configScheme, serializer.EnableStrict)
-	obj, gvk, err := codecs.UniversalDeserializer().Decode(data, nil, nil)
-	if err != nil {
-		return nil, fmt.Errorf("decode config %s: %w", path, err)
-	}
-	cfg, ok := obj.(*kcmconfig.KubeControllerManagerConfiguration)
-	if !ok {
-		return nil, fmt.Errorf("config %s: kind %s, want KubeControllerManagerConfiguration", path, gvk)
-	}
-	SetDefaults(cfg)
-	return cfg, nil
+	return configKind.Load(path)
 }
 
 // DefaultConfig returns the configuration with every default applied, as

@@ -111,7 +111,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 func (o *Options) Complete() error {
 	var cfg *kubeletv1beta1.KubeletConfiguration
 	if o.ConfigFile != "" {
-		c, err := kubeletconfig.Load(o.ConfigFile)
+		c, err := configKind.Load(o.ConfigFile)
 		if err != nil {
 			return err
 		}

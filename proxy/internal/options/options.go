@@ -14,6 +14,7 @@ import (
 	kubeproxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
 
 	"trireme.dev/api/config/kubeproxy"
+	"trireme.dev/componentbase/configfile"
 )
 
 // Options is the proxy's whole configuration.
@@ -93,17 +94,16 @@ func (o *Options) NodeName() (string, error) {
 	return strings.ToLower(h), nil
 }
 
-// LoadConfig reads the --config file.
+// configKind reads --config: a KubeProxyConfiguration, strictly decoded
+// and defaulted. Validate checks it once the flags are applied over it.
+var configKind = configfile.Kind[*kubeproxyv1alpha1.KubeProxyConfiguration]{
+	Scheme:  kubeproxy.Scheme,
+	Default: kubeproxy.SetDefaults,
+}
+
+// LoadConfig reads the --config file at path.
 func LoadConfig(path string) (*kubeproxyv1alpha1.KubeProxyConfiguration, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
-	}
-	cfg, err := kubeproxy.Decode(data)
-	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
-	}
-	return cfg, nil
+	return configKind.Load(path)
 }
 
 type modeValue kubeproxyv1alpha1.ProxyMode

@@ -20,7 +20,6 @@ import (
 	componentbaseconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
 	"k8s.io/component-base/version"
 
-	"trireme.dev/api/config/kubescheduler"
 	"trireme.dev/componentbase/clientconn"
 	"trireme.dev/componentbase/command"
 	"trireme.dev/componentbase/leaderelection"
@@ -44,7 +43,7 @@ var spec = command.Spec[*options.Options]{
 	NewOptions: func() *options.Options { return options.New(nil) },
 	AddFlags:   (*options.Options).AddFlags,
 	ConfigFile: func(o *options.Options) string { return o.ConfigFile },
-	LoadConfig: command.LoadConfigWith(kubescheduler.LoadFile, options.New),
+	LoadConfig: command.LoadConfigWith(options.LoadConfig, options.New),
 	Run:        run,
 }
 
