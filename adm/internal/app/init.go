@@ -149,12 +149,6 @@ func initPhases(d *initData) []workflow.Phase {
 	}
 }
 
-func notAvailable(why string) func(context.Context, *workflow.Status) error {
-	return func(context.Context, *workflow.Status) error {
-		return fmt.Errorf("%w: %s", workflow.ErrNotAvailable, why)
-	}
-}
-
 func (d *initData) preflight(_ context.Context, s *workflow.Status) error {
 	cfg, err := d.config()
 	if err != nil {

@@ -6,7 +6,6 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,9 +26,6 @@ type Phase struct {
 	// details with Printf on the Status it is given (shown under its status line).
 	Run func(ctx context.Context, s *Status) error
 }
-
-// ErrNotAvailable marks phases whose components are not part of Trireme yet.
-var ErrNotAvailable = errors.New("not available yet")
 
 // Runner runs phases in order, printing a status line for each.
 type Runner struct {
