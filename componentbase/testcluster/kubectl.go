@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -99,6 +100,35 @@ func (k KubectlCmd) Run(tb testing.TB) Result {
 		tb.Fatalf("kubectl %s: %v", strings.Join(k.Args, " "), err)
 	}
 	return res
+}
+
+// RunOK is Run that fails tb unless kubectl exits 0.
+func (k KubectlCmd) RunOK(tb testing.TB) Result {
+	tb.Helper()
+	res := k.Run(tb)
+	if res.ExitCode != 0 {
+		tb.Fatalf("kubectl %s failed: %s", strings.Join(k.Args, " "), res)
+	}
+	return res
+}
+
+// WantStdout fails tb unless res printed exactly want on stdout.
+func WantStdout(tb testing.TB, res Result, want string) {
+	tb.Helper()
+	if res.Stdout != want {
+		tb.Fatalf("stdout = %q, want %q\n%s", res.Stdout, want, res)
+	}
+}
+
+// WantMatch fails tb unless text matches every regular expression in
+// patterns; it reports each pattern that does not match.
+func WantMatch(tb testing.TB, text string, patterns ...string) {
+	tb.Helper()
+	for _, p := range patterns {
+		if !regexp.MustCompile(p).MatchString(text) {
+			tb.Errorf("output does not match %q:\n%s", p, text)
+		}
+	}
 }
 
 // Kubectl runs kubectl against the server with its admin kubeconfig.

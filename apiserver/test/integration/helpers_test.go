@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -165,30 +164,15 @@ func kubectlStdin(t *testing.T, stdin string, args ...string) testcluster.Result
 // kubectlOK is kubectl that fails the test unless kubectl exits 0.
 func kubectlOK(t *testing.T, args ...string) testcluster.Result {
 	t.Helper()
-	res := kubectl(t, args...)
-	if res.ExitCode != 0 {
-		t.Fatalf("kubectl %s failed: %s", strings.Join(args, " "), res)
-	}
-	return res
+	return kubectlCmd(shared, args...).RunOK(t)
 }
 
-// wantStdout fails unless stdout is exactly want.
-func wantStdout(t *testing.T, res testcluster.Result, want string) {
-	t.Helper()
-	if res.Stdout != want {
-		t.Fatalf("stdout = %q, want %q\n%s", res.Stdout, want, res)
-	}
-}
-
-// wantMatch fails unless text matches every pattern.
-func wantMatch(t *testing.T, text string, patterns ...string) {
-	t.Helper()
-	for _, p := range patterns {
-		if !regexp.MustCompile(p).MatchString(text) {
-			t.Errorf("output does not match %q:\n%s", p, text)
-		}
-	}
-}
+// wantStdout and wantMatch are testcluster's checks, under the names these
+// tests use.
+var (
+	wantStdout = testcluster.WantStdout
+	wantMatch  = testcluster.WantMatch
+)
 
 // jsonpath returns the value kubectl prints for a JSONPath template.
 func jsonpath(t *testing.T, template string, args ...string) string {
