@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	cri "k8s.io/cri-api/pkg/apis"
+	"trireme.dev/kubelet/internal/podconfig"
 )
 
 // Kind is a probe kind.
@@ -80,7 +81,7 @@ func (m *Manager) UpdatePod(pod *corev1.Pod, status *corev1.PodStatus) {
 		if cs.State.Running == nil || cs.ContainerID == "" {
 			continue
 		}
-		c := findContainer(pod, cs.Name)
+		c := podconfig.FindContainer(pod, cs.Name)
 		if c == nil {
 			continue
 		}
@@ -365,20 +366,6 @@ func resolvePort(p intstr.IntOrString, c *corev1.Container) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("port %q not found in container %s", p.StrVal, c.Name)
-}
-
-func findContainer(pod *corev1.Pod, name string) *corev1.Container {
-	for i := range pod.Spec.InitContainers {
-		if pod.Spec.InitContainers[i].Name == name {
-			return &pod.Spec.InitContainers[i]
-		}
-	}
-	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == name {
-			return &pod.Spec.Containers[i]
-		}
-	}
-	return nil
 }
 
 func stripRuntime(id string) string {
