@@ -75,11 +75,9 @@ func (s Spec[O]) Execute(ctx context.Context, args []string, streams Streams) er
 	o := s.NewOptions()
 	var showVersion bool
 	cmd := &cobra.Command{
-		Use:           s.Name,
-		Short:         s.Short,
-		Args:          cobra.NoArgs,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Use:   s.Name,
+		Short: s.Short,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if showVersion {
 				fmt.Fprintln(cmd.OutOrStdout(), version.Get().GitVersion)
