@@ -24,7 +24,7 @@ TEST_PKGS     := ./api/... ./apiserver/... ./componentbase/... ./controller-mana
 TWO_DEPTH_PKGS := ./apiserver/test/integration/
 GO_TEST_FLAGS ?=
 # Test binaries link without DWARF (-w): linking 190 test binaries is most
-# of a test run on two cores, and debug info is a quarter of each link.
+# of a test run on two cores, and DWARF is about a fifth of each link.
 TEST_FLAGS    := -ldflags=-w
 
 .PHONY: all build test test-unit e2e e2e-cluster bench bench-cluster generate verify fix images check clean run up down helm
