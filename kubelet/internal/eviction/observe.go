@@ -11,7 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 	"k8s.io/apimachinery/pkg/types"
 	cri "k8s.io/cri-api/pkg/apis"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"trireme.dev/kubelet/internal/containerstats"
 )
 
 // HostObserver measures the signals on this machine: memory from
@@ -134,7 +135,7 @@ func PIDs(proc string) (Observation, error) {
 // from CRI ListContainerStats.
 func CRIUsage(rs cri.RuntimeService) func(ctx context.Context) (map[types.UID]PodUsage, error) {
 	return func(ctx context.Context) (map[types.UID]PodUsage, error) {
-		stats, err := rs.ListContainerStats(ctx, &runtimeapi.ContainerStatsFilter{})
+		stats, err := containerstats.List(ctx, rs)
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +33,7 @@ var (
 // scrape time, each sample stamped with the time the runtime measured it.
 type resourceCollector struct {
 	summary func(context.Context) (*statsv1alpha1.Summary, error)
+	log     logr.Logger
 }
 
 func (c resourceCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -45,6 +47,7 @@ func (c resourceCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	sum, err := c.summary(ctx)
 	if err != nil {
+		c.log.Error(err, "Resource metrics scrape failed")
 		ch <- prometheus.MustNewConstMetric(scrapeErrorDesc, prometheus.GaugeValue, 1)
 		return
 	}
@@ -93,7 +96,7 @@ func (c resourceCollector) Collect(ch chan<- prometheus.Metric) {
 // resourceMetrics serves /metrics/resource.
 func (s *server) resourceMetrics() http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(resourceCollector{summary: s.summary})
+	reg.MustRegister(resourceCollector{summary: s.summary, log: s.cfg.Log})
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }
 

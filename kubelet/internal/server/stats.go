@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"strconv"
@@ -15,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"trireme.dev/kubelet/internal/containerstats"
 )
 
 // processStart approximates the node's stats collection start.
@@ -27,6 +30,7 @@ var processStart = metav1.Now()
 func (s *server) statsSummary(w http.ResponseWriter, r *http.Request) {
 	sum, err := s.summary(r.Context())
 	if err != nil {
+		s.cfg.Log.Error(err, "Stats summary failed")
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -44,13 +48,13 @@ func (s *server) summary(ctx context.Context) (*statsv1alpha1.Summary, error) {
 	if s.cfg.RootDir != "" {
 		sum.Node.Fs = fsStats(s.cfg.RootDir, now)
 	}
-	containers, err := s.cfg.Runtime.ListContainerStats(ctx, &runtimeapi.ContainerStatsFilter{})
+	containers, err := containerstats.List(ctx, s.cfg.Runtime)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("container stats: %w", err)
 	}
 	list, err := s.cfg.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list containers: %w", err)
 	}
 	byPod := currentContainers(containers, list)
 	network := map[string]*statsv1alpha1.NetworkStats{}
@@ -65,7 +69,7 @@ func (s *server) summary(ctx context.Context) (*statsv1alpha1.Summary, error) {
 			}
 		}
 	} else if status.Code(err) != codes.Unimplemented {
-		return nil, err
+		return nil, fmt.Errorf("pod sandbox stats: %w", err)
 	}
 	for _, pod := range s.cfg.Pods.Pods() {
 		ps := statsv1alpha1.PodStats{
