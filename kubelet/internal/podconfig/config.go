@@ -15,6 +15,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
+	"trireme.dev/api/qos"
 )
 
 // Builder builds the CRI configurations of the node's pods: the sandbox's
@@ -190,36 +191,13 @@ func (b *Builder) podCgroup(pod *corev1.Pod) string {
 	return parent + "/pod" + string(pod.UID)
 }
 
-// QOSClass is the pod's quality of service class: Guaranteed when every
-// container has equal cpu and memory requests and limits, BestEffort when
-// none has any, Burstable otherwise.
+// QOSClass is the pod's quality of service class: the one the API server
+// recorded, or computed as it computes it.
 func QOSClass(pod *corev1.Pod) corev1.PodQOSClass {
 	if pod.Status.QOSClass != "" {
 		return pod.Status.QOSClass
 	}
-	any, guaranteed := false, true
-	all := append(append([]corev1.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...)
-	for _, c := range all {
-		for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			req, hasReq := c.Resources.Requests[r]
-			lim, hasLim := c.Resources.Limits[r]
-			if (hasReq && !req.IsZero()) || (hasLim && !lim.IsZero()) {
-				any = true
-			}
-			if !hasLim {
-				guaranteed = false
-			} else if hasReq && req.Cmp(lim) != 0 {
-				guaranteed = false
-			}
-		}
-	}
-	switch {
-	case !any:
-		return corev1.PodQOSBestEffort
-	case guaranteed:
-		return corev1.PodQOSGuaranteed
-	}
-	return corev1.PodQOSBurstable
+	return qos.PodQOSClass(pod)
 }
 
 // dnsConfig follows dnsPolicy: ClusterFirst uses the cluster DNS (the

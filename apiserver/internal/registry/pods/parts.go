@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"trireme.dev/api/qos"
 	"trireme.dev/api/validation"
 	"trireme.dev/apiserver/internal/registry"
 )
@@ -45,7 +46,7 @@ func NewResizeStore(pods *registry.Store) *registry.SubresourceStore {
 		Validate: func(obj, old runtime.Object) field.ErrorList {
 			pod, oldPod := obj.(*corev1.Pod), old.(*corev1.Pod)
 			errs := validation.ValidateCreate(pod)
-			if QOSClass(pod) != QOSClass(oldPod) {
+			if qos.PodQOSClass(pod) != qos.PodQOSClass(oldPod) {
 				errs = append(errs, field.Forbidden(field.NewPath("spec", "containers"), "Pod QOS Class may not change as a result of resizing"))
 			}
 			return errs

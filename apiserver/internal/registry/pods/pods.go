@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"trireme.dev/api/defaults"
+	"trireme.dev/api/qos"
 	"trireme.dev/apiserver/internal/registry"
 )
 
@@ -34,7 +35,7 @@ func Resource() *registry.Resource {
 				// Upstream defaults pod-level resources at create, not on
 				// every decode, and before the QoS class is computed.
 				defaults.PodLevelResources(pod)
-				pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: QOSClass(pod)}
+				pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: qos.PodQOSClass(pod)}
 			},
 			PrepareForStatusUpdate: func(_ context.Context, obj, old runtime.Object) {
 				// The status subresource never starts or stops a deletion.
