@@ -1,6 +1,8 @@
 package proxy_test
 
 import (
+	"trireme.dev/e2e/internal/netns"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -52,18 +54,18 @@ func testDualStack(t *testing.T, mode string, k int) {
 	// are usable at once.
 	v6 := func(net string, host int) string { return fmt.Sprintf("fd00:%s:%x::%x", net, k, host) }
 	n := tp.node
-	ip(t, "netns", "exec", n, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
-	ip(t, "-n", n, "addr", "add", v6("7471", 1)+"/64", "dev", "br0", "nodad")
+	netns.IP(t, "netns", "exec", n, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
+	netns.IP(t, "-n", n, "addr", "add", v6("7471", 1)+"/64", "dev", "br0", "nodad")
 	ep6 := []string{v6("7471", 0x11), v6("7471", 0x12)}
 	for i, ep := range tp.eps {
-		ip(t, "-n", ep, "addr", "add", ep6[i]+"/64", "dev", "eth0", "nodad")
-		ip(t, "-n", ep, "-6", "route", "add", "default", "via", v6("7471", 1))
+		netns.IP(t, "-n", ep, "addr", "add", ep6[i]+"/64", "dev", "eth0", "nodad")
+		netns.IP(t, "-n", ep, "-6", "route", "add", "default", "via", v6("7471", 1))
 	}
 	node6 := v6("7470", 1)
-	ip(t, "-n", n, "addr", "add", node6+"/64", "dev", "veth-client", "nodad")
-	ip(t, "-n", tp.client, "addr", "add", v6("7470", 2)+"/64", "dev", "eth0", "nodad")
-	ip(t, "-n", tp.client, "-6", "route", "add", "default", "via", node6)
-	ip(t, "-n", n, "-6", "route", "add", "default", "via", v6("7470", 2))
+	netns.IP(t, "-n", n, "addr", "add", node6+"/64", "dev", "veth-client", "nodad")
+	netns.IP(t, "-n", tp.client, "addr", "add", v6("7470", 2)+"/64", "dev", "eth0", "nodad")
+	netns.IP(t, "-n", tp.client, "-6", "route", "add", "default", "via", node6)
+	netns.IP(t, "-n", n, "-6", "route", "add", "default", "via", v6("7470", 2))
 	for i := range tp.eps {
 		tp.serve(t, i, 8080)
 	}
@@ -104,7 +106,7 @@ func testDualStack(t *testing.T, mode string, k int) {
 		t.Errorf("the proxy did not start dual-stack; log:\n%s", tail(log.String(), 20))
 	}
 
-	hc := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{DialContext: dialer(tp.node), DisableKeepAlives: true}}
+	hc := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{DialContext: netns.Dialer(tp.node), DisableKeepAlives: true}}
 	resp, err := hc.Get("http://127.0.0.1:10256/healthz")
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +193,7 @@ func startDualStackProxy(t *testing.T, tp *topology, mode string, api *testclust
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := relay(t, tp.node, fmt.Sprintf("127.0.0.1:%d", api.Port()))
+	addr := netns.Relay(t, tp.node, fmt.Sprintf("127.0.0.1:%d", api.Port()))
 	cfg, err := clientcmd.LoadFromFile(api.KubeconfigPath())
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
 package proxy_test
 
 import (
+	"trireme.dev/e2e/internal/netns"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -174,7 +176,7 @@ func testMode(t *testing.T, mode string, k int, root string) {
 			net.JoinHostPort(tp.nodeIP, fmt.Sprint(empty.Spec.Ports[0].NodePort)),
 		} {
 			start := time.Now()
-			c, err := dialer(tp.client)(ctx, "tcp", addr)
+			c, err := netns.Dialer(tp.client)(ctx, "tcp", addr)
 			if err == nil {
 				c.Close()
 				t.Fatalf("%s: connected to a service without endpoints", addr)
@@ -302,7 +304,7 @@ func testMode(t *testing.T, mode string, k int, root string) {
 		// would answer "unreachable" at once: it has no route there).
 		dctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
-		c, err := dialer(tp.client)(dctx, "tcp", net.JoinHostPort(denied, "80"))
+		c, err := netns.Dialer(tp.client)(dctx, "tcp", net.JoinHostPort(denied, "80"))
 		if err == nil {
 			c.Close()
 			t.Fatal("a client outside the source ranges connected")
@@ -372,7 +374,7 @@ func startProxy(t *testing.T, tp *topology, mode, root string) (*testcluster.Pro
 	if _, err := testcluster.Binary("trireme-proxy"); err != nil {
 		t.Fatal(err)
 	}
-	addr := relay(t, tp.node, fmt.Sprintf("127.0.0.1:%d", srv.Port()))
+	addr := netns.Relay(t, tp.node, fmt.Sprintf("127.0.0.1:%d", srv.Port()))
 	kc, err := clientcmd.LoadFromFile(srv.KubeconfigPath())
 	if err != nil {
 		t.Fatal(err)
@@ -486,7 +488,7 @@ func setUDPEndpoints(t *testing.T, cs kubernetes.Interface, ns, svc string, ips 
 func httpClient(ns string) *http.Client {
 	return &http.Client{
 		Timeout:   3 * time.Second,
-		Transport: &http.Transport{DialContext: dialer(ns), DisableKeepAlives: true},
+		Transport: &http.Transport{DialContext: netns.Dialer(ns), DisableKeepAlives: true},
 	}
 }
 

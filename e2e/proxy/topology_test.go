@@ -1,6 +1,8 @@
 package proxy_test
 
 import (
+	"trireme.dev/e2e/internal/netns"
+
 	"fmt"
 	"os"
 	"os/exec"
@@ -44,35 +46,35 @@ func newTopology(t *testing.T, tag string, k int) *topology {
 	}
 	all := append([]string{tp.node, tp.client}, tp.eps...)
 	for _, ns := range all {
-		ip(t, "netns", "add", ns)
+		netns.IP(t, "netns", "add", ns)
 		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
-		ip(t, "-n", ns, "link", "set", "lo", "up")
+		netns.IP(t, "-n", ns, "link", "set", "lo", "up")
 	}
 	n := tp.node
 	// Redirects back to the client (the node's default router below) would
 	// use up the ICMP rate limit that the proxy's rejects need.
-	ip(t, "netns", "exec", n, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv4.conf.all.send_redirects=0", "net.ipv4.conf.default.send_redirects=0")
-	ip(t, "-n", n, "link", "add", "br0", "type", "bridge")
-	ip(t, "-n", n, "addr", "add", fmt.Sprintf("172.31.%d.1/24", k), "dev", "br0")
-	ip(t, "-n", n, "link", "set", "br0", "up")
+	netns.IP(t, "netns", "exec", n, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv4.conf.all.send_redirects=0", "net.ipv4.conf.default.send_redirects=0")
+	netns.IP(t, "-n", n, "link", "add", "br0", "type", "bridge")
+	netns.IP(t, "-n", n, "addr", "add", fmt.Sprintf("172.31.%d.1/24", k), "dev", "br0")
+	netns.IP(t, "-n", n, "link", "set", "br0", "up")
 	for i, ep := range tp.eps {
 		veth := fmt.Sprintf("veth-ep%d", i+1)
-		ip(t, "-n", n, "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ep)
-		ip(t, "-n", n, "link", "set", veth, "master", "br0", "up")
-		ip(t, "-n", ep, "addr", "add", tp.epIPs[i]+"/24", "dev", "eth0")
-		ip(t, "-n", ep, "link", "set", "eth0", "up")
-		ip(t, "-n", ep, "route", "add", "default", "via", fmt.Sprintf("172.31.%d.1", k))
+		netns.IP(t, "-n", n, "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ep)
+		netns.IP(t, "-n", n, "link", "set", veth, "master", "br0", "up")
+		netns.IP(t, "-n", ep, "addr", "add", tp.epIPs[i]+"/24", "dev", "eth0")
+		netns.IP(t, "-n", ep, "link", "set", "eth0", "up")
+		netns.IP(t, "-n", ep, "route", "add", "default", "via", fmt.Sprintf("172.31.%d.1", k))
 	}
-	ip(t, "-n", n, "link", "add", "veth-client", "type", "veth", "peer", "name", "eth0", "netns", tp.client)
-	ip(t, "-n", n, "addr", "add", tp.nodeIP+"/24", "dev", "veth-client")
-	ip(t, "-n", n, "link", "set", "veth-client", "up")
-	ip(t, "-n", tp.client, "addr", "add", fmt.Sprintf("172.30.%d.2/24", k), "dev", "eth0")
-	ip(t, "-n", tp.client, "link", "set", "eth0", "up")
-	ip(t, "-n", tp.client, "route", "add", "default", "via", tp.nodeIP)
+	netns.IP(t, "-n", n, "link", "add", "veth-client", "type", "veth", "peer", "name", "eth0", "netns", tp.client)
+	netns.IP(t, "-n", n, "addr", "add", tp.nodeIP+"/24", "dev", "veth-client")
+	netns.IP(t, "-n", n, "link", "set", "veth-client", "up")
+	netns.IP(t, "-n", tp.client, "addr", "add", fmt.Sprintf("172.30.%d.2/24", k), "dev", "eth0")
+	netns.IP(t, "-n", tp.client, "link", "set", "eth0", "up")
+	netns.IP(t, "-n", tp.client, "route", "add", "default", "via", tp.nodeIP)
 	// A real node has a default route, so a packet to a Service without
 	// endpoints reaches the forward hook, where the proxy rejects it; the
 	// client (which forwards nothing) stands in for the upstream router.
-	ip(t, "-n", n, "route", "add", "default", "via", fmt.Sprintf("172.30.%d.2", k))
+	netns.IP(t, "-n", n, "route", "add", "default", "via", fmt.Sprintf("172.30.%d.2", k))
 	return tp
 }
 

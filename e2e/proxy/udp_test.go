@@ -1,6 +1,8 @@
 package proxy_test
 
 import (
+	"trireme.dev/e2e/internal/netns"
+
 	"net"
 	"strconv"
 	"testing"
@@ -13,7 +15,7 @@ import (
 func (tp *topology) serveUDP(t *testing.T, i, port int) {
 	t.Helper()
 	var pc net.PacketConn
-	if err := inNetns(tp.eps[i], func() error {
+	if err := netns.Run(tp.eps[i], func() error {
 		var err error
 		pc, err = net.ListenPacket("udp4", net.JoinHostPort(tp.epIPs[i], itoa(port)))
 		return err
@@ -37,7 +39,7 @@ func (tp *topology) serveUDP(t *testing.T, i, port int) {
 // so that every datagram it sends belongs to one conntrack flow.
 func udpConn(t *testing.T, ns, addr string) net.Conn {
 	t.Helper()
-	c, err := dialer(ns)(t.Context(), "udp4", addr)
+	c, err := netns.Dialer(ns)(t.Context(), "udp4", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

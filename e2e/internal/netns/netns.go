@@ -1,4 +1,7 @@
-package proxy_test
+// Package netns is what the suites that send real packets share: ip(8),
+// running code and dialing inside a network namespace, and a relay that
+// lets a component in one reach the apiserver on the host's loopback.
+package netns
 
 import (
 	"context"
@@ -14,18 +17,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ip runs ip(8) with args, failing tb on error.
-func ip(tb testing.TB, args ...string) {
+// IP runs ip(8) with args, failing tb on error.
+func IP(tb testing.TB, args ...string) {
 	tb.Helper()
 	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 		tb.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
 	}
 }
 
-// inNetns runs fn on an OS thread switched into network namespace ns.
+// Run runs fn on an OS thread switched into network namespace ns.
 // The thread is never switched back: the goroutine exits while still
 // locked, so the runtime discards it, and nothing else ever runs there.
-func inNetns(ns string, fn func() error) error {
+func Run(ns string, fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -44,11 +47,11 @@ func inNetns(ns string, fn func() error) error {
 	return <-errc
 }
 
-// dialer returns a DialContext whose sockets live in ns.
-func dialer(ns string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+// Dialer returns a DialContext whose sockets live in ns.
+func Dialer(ns string) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var c net.Conn
-		err := inNetns(ns, func() error {
+		err := Run(ns, func() error {
 			var err error
 			c, err = (&net.Dialer{}).DialContext(ctx, network, addr)
 			return err
@@ -57,14 +60,14 @@ func dialer(ns string) func(ctx context.Context, network, addr string) (net.Conn
 	}
 }
 
-// relay listens on 127.0.0.1 inside ns and forwards every connection to
-// target in the test's own namespace: the proxy in the node namespace
+// Relay listens on 127.0.0.1 inside ns and forwards every connection to
+// target in the test's own namespace: a component in a node namespace
 // reaches the apiserver, which listens on the host's loopback, this way
 // without any interface or address added to the host.
-func relay(tb testing.TB, ns, target string) string {
+func Relay(tb testing.TB, ns, target string) string {
 	tb.Helper()
 	var ln net.Listener
-	if err := inNetns(ns, func() error {
+	if err := Run(ns, func() error {
 		var err error
 		ln, err = net.Listen("tcp", "127.0.0.1:0")
 		return err

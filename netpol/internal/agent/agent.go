@@ -1,0 +1,252 @@
+// Package agent keeps a node's NetworkPolicy table in step with the
+// cluster: informers on pods, namespaces and NetworkPolicies mark it dirty,
+// and a sync at most every MinSyncPeriod resolves every policy and writes
+// the whole table in one transaction.
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	networkinglisters "k8s.io/client-go/listers/networking/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+
+	"trireme.dev/netpol/internal/policy"
+	"trireme.dev/netpol/internal/ruleset"
+)
+
+// Table is what the agent writes to: the nftables table.
+type Table interface {
+	Sync(ctx context.Context, want *ruleset.Objects) (int, error)
+	Check(ctx context.Context, want *ruleset.Objects) error
+}
+
+// Config is what an Agent is built from.
+type Config struct {
+	NodeName string
+	Client   kubernetes.Interface
+	Table    Table
+	// MinSyncPeriod is the least time between two syncs; 0 means 100ms.
+	MinSyncPeriod time.Duration
+	// SyncPeriod rewrites the table even without a change, repairing what
+	// something else did to it; 0 means a minute.
+	SyncPeriod time.Duration
+	// Recorder records Events on policies the kernel refuses; nil records
+	// none.
+	Recorder events.EventRecorder
+	Metrics  *Metrics
+	Log      logr.Logger
+}
+
+// Agent is one node's enforcer.
+type Agent struct {
+	cfg        Config
+	pods       corelisters.PodLister
+	namespaces corelisters.NamespaceLister
+	policies   networkinglisters.NetworkPolicyLister
+	dirty      chan struct{}
+
+	mu       sync.Mutex
+	synced   bool
+	lastSync time.Time
+	// problems already logged, so that each is said once.
+	problems map[string]bool
+}
+
+// New builds an agent and registers its informers on factory.
+func New(cfg Config, factory informers.SharedInformerFactory) *Agent {
+	if cfg.MinSyncPeriod == 0 {
+		cfg.MinSyncPeriod = 100 * time.Millisecond
+	}
+	if cfg.SyncPeriod == 0 {
+		cfg.SyncPeriod = time.Minute
+	}
+	a := &Agent{
+		cfg:        cfg,
+		pods:       factory.Core().V1().Pods().Lister(),
+		namespaces: factory.Core().V1().Namespaces().Lister(),
+		policies:   factory.Networking().V1().NetworkPolicies().Lister(),
+		dirty:      make(chan struct{}, 1),
+		problems:   map[string]bool{},
+	}
+	h := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { a.markDirty() },
+		UpdateFunc: func(any, any) { a.markDirty() },
+		DeleteFunc: func(any) { a.markDirty() },
+	}
+	for _, inf := range []cache.SharedIndexInformer{
+		factory.Core().V1().Pods().Informer(), factory.Core().V1().Namespaces().Informer(), factory.Networking().V1().NetworkPolicies().Informer(),
+	} {
+		_, _ = inf.AddEventHandler(h)
+	}
+	return a
+}
+
+func (a *Agent) markDirty() {
+	select {
+	case a.dirty <- struct{}{}:
+	default:
+	}
+}
+
+// Run syncs until ctx ends. The informers must have synced.
+func (a *Agent) Run(ctx context.Context) {
+	resync := time.NewTicker(a.cfg.SyncPeriod)
+	defer resync.Stop()
+	backoff := time.Duration(0)
+	for {
+		if err := a.Sync(ctx); err != nil {
+			backoff = min(max(2*backoff, time.Second), 30*time.Second)
+			a.cfg.Log.Error(err, "Sync failed; the rules in force stay", "retryIn", backoff)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			continue
+		}
+		backoff = 0
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.dirty:
+		case <-resync.C:
+		}
+		// Changes come in bursts (a Deployment's pods): take them at once.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(a.cfg.MinSyncPeriod):
+		}
+	}
+}
+
+// Sync resolves every policy and writes the table.
+func (a *Agent) Sync(ctx context.Context) error {
+	start := time.Now()
+	state, err := a.state()
+	if err != nil {
+		return err
+	}
+	res := policy.Resolve(state)
+	a.logProblems(res.Problems)
+	want := ruleset.Render(res)
+	ops, err := a.cfg.Table.Sync(ctx, want)
+	a.cfg.Metrics.observeSync(time.Since(start), err, res, want)
+	if err != nil {
+		a.blame(ctx, state)
+		return err
+	}
+	a.mu.Lock()
+	a.synced, a.lastSync = true, time.Now()
+	a.mu.Unlock()
+	a.cfg.Log.V(2).Info("Synced", "took", time.Since(start), "policedPods", len(res.Pods), "operations", ops)
+	return nil
+}
+
+// Healthy says whether the last sync succeeded recently enough: twice the
+// sync period after it, a stuck agent fails /healthz.
+func (a *Agent) Healthy() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.synced {
+		return fmt.Errorf("no successful sync yet")
+	}
+	if age := time.Since(a.lastSync); age > 2*a.cfg.SyncPeriod+a.cfg.MinSyncPeriod {
+		return fmt.Errorf("last successful sync %s ago", age.Round(time.Second))
+	}
+	return nil
+}
+
+func (a *Agent) logProblems(problems []string) {
+	for _, p := range problems {
+		if !a.problems[p] {
+			a.problems[p] = true
+			a.cfg.Log.Info("Part of a policy matches nothing", "problem", p)
+		}
+	}
+}
+
+// blame finds, after the kernel refused the table, the policies whose
+// rules it refuses on their own, and records a Warning Event on each.
+func (a *Agent) blame(ctx context.Context, s *policy.State) {
+	if a.cfg.Recorder == nil {
+		return
+	}
+	for _, p := range s.Policies {
+		alone := *s
+		alone.Policies = []*networkingv1.NetworkPolicy{p}
+		if err := a.cfg.Table.Check(ctx, ruleset.Render(policy.Resolve(&alone))); err != nil {
+			a.cfg.Recorder.Eventf(p, nil, corev1.EventTypeWarning, "RulesRefused", "Enforce", "The kernel refused this policy's nftables rules; the previous rules stay in force: %v", err)
+		}
+	}
+}
+
+// state reads the informers' caches into what policies resolve against.
+func (a *Agent) state() (*policy.State, error) {
+	pods, err := a.pods.List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("list pods: %w", err)
+	}
+	nss, err := a.namespaces.List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	nps, err := a.policies.List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("list network policies: %w", err)
+	}
+	s := &policy.State{Node: a.cfg.NodeName, Namespaces: make(map[string]map[string]string, len(nss)), Policies: nps}
+	for _, ns := range nss {
+		s.Namespaces[ns.Name] = ns.Labels
+	}
+	for _, p := range pods {
+		if pp := convertPod(p); pp != nil {
+			s.Pods = append(s.Pods, pp)
+		}
+	}
+	return s, nil
+}
+
+// convertPod is what policies read of a pod; nil for a pod that has
+// finished (its address may already be another pod's).
+func convertPod(p *corev1.Pod) *policy.Pod {
+	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return nil
+	}
+	out := &policy.Pod{Namespace: p.Namespace, Name: p.Name, Labels: p.Labels, Node: p.Spec.NodeName, HostNetwork: p.Spec.HostNetwork}
+	for _, ip := range p.Status.PodIPs {
+		if a, err := netip.ParseAddr(ip.IP); err == nil && a.Is4() {
+			out.IPs = append(out.IPs, a)
+		}
+	}
+	if len(out.IPs) == 0 && p.Status.PodIP != "" {
+		if a, err := netip.ParseAddr(p.Status.PodIP); err == nil && a.Is4() {
+			out.IPs = append(out.IPs, a)
+		}
+	}
+	for _, c := range append(append([]corev1.Container(nil), p.Spec.InitContainers...), p.Spec.Containers...) {
+		for _, port := range c.Ports {
+			if port.Name == "" {
+				continue
+			}
+			proto := port.Protocol
+			if proto == "" {
+				proto = corev1.ProtocolTCP
+			}
+			out.Ports = append(out.Ports, policy.NamedPort{Name: port.Name, Protocol: proto, Port: port.ContainerPort})
+		}
+	}
+	return out
+}

@@ -1,0 +1,109 @@
+// Package app is trireme-netpol's command line: flags into options, then
+// the agent (or --cleanup), run until a signal.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	componentbaseconfig "k8s.io/component-base/config/v1alpha1"
+	"k8s.io/component-base/version"
+
+	"trireme.dev/componentbase/clientconn"
+	"trireme.dev/componentbase/command"
+	"trireme.dev/componentbase/logging"
+	"trireme.dev/componentbase/serving"
+	"trireme.dev/netpol/internal/agent"
+	"trireme.dev/netpol/internal/options"
+	"trireme.dev/netpol/internal/ruleset"
+)
+
+var spec = command.Spec[*options.Options]{
+	Name:       "trireme-netpol",
+	Short:      "Enforce NetworkPolicies on this node, compiled into one nftables table",
+	NewOptions: options.New,
+	AddFlags:   (*options.Options).AddFlags,
+	Run:        run,
+}
+
+// Run parses args and runs the agent until ctx ends. Tests call it
+// directly.
+func Run(ctx context.Context, args []string, streams command.Streams) error {
+	return spec.Execute(ctx, args, streams)
+}
+
+func run(ctx context.Context, o *options.Options) error {
+	if errs := o.Validate(); len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	log, flush, err := logging.New(o.LogFormat, o.Verbosity)
+	if err != nil {
+		return err
+	}
+	defer flush()
+	ctx = logr.NewContext(ctx, log)
+	table, err := ruleset.NewWriter()
+	if err != nil {
+		return err
+	}
+	if o.Cleanup {
+		if err := table.Cleanup(ctx); err != nil {
+			return err
+		}
+		log.Info("Removed the table", "table", ruleset.Table)
+		return nil
+	}
+	nodeName, err := o.NodeName()
+	if err != nil {
+		return err
+	}
+	restCfg, err := clientconn.Config("", o.Kubeconfig, componentbaseconfig.ClientConnectionConfiguration{QPS: 20, Burst: 40})
+	if err != nil {
+		return err
+	}
+	restCfg.UserAgent = "trireme-netpol/" + version.Get().GitVersion
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+	if err := broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+		return fmt.Errorf("event broadcaster: %w", err)
+	}
+	defer broadcaster.Shutdown()
+
+	metrics := agent.NewMetrics(table.Counters, log.WithName("metrics"))
+	factory := informers.NewSharedInformerFactory(client, 0)
+	a := agent.New(agent.Config{
+		NodeName: nodeName, Client: client, Table: table,
+		MinSyncPeriod: o.MinSyncPeriod, SyncPeriod: o.SyncPeriod,
+		Recorder: broadcaster.NewRecorder(scheme.Scheme, "trireme-netpol"),
+		Metrics:  metrics, Log: log.WithName("agent"),
+	}, factory)
+	handler := serving.Handler(serving.Endpoints{
+		Metrics: metrics.Registry,
+		Live:    []healthz.HealthChecker{healthz.NamedCheck("sync", func(*http.Request) error { return a.Healthy() })},
+	})
+	addr, err := o.Start(ctx, handler)
+	if err != nil {
+		return err
+	}
+	log.Info("Starting trireme-netpol", "version", version.Get().GitVersion, "node", nodeName, "serving", addr,
+		"minSyncPeriod", o.MinSyncPeriod, "syncPeriod", o.SyncPeriod)
+	factory.Start(ctx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("informer of %v did not sync: %w", typ, context.Cause(ctx))
+		}
+	}
+	a.Run(ctx)
+	return nil
+}

@@ -1,0 +1,88 @@
+// Package options holds trireme-netpol's flags and checks them.
+package options
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"trireme.dev/componentbase/serving"
+)
+
+// SecurePort is where trireme-netpol serves /healthz and /metrics over
+// HTTPS, next to the other node components' ports.
+const SecurePort = 10262
+
+// Options are the command line.
+type Options struct {
+	Kubeconfig string
+	// HostnameOverride names the node whose pods are policed; empty means
+	// $NODE_NAME, then the host name.
+	HostnameOverride string
+	MinSyncPeriod    time.Duration
+	SyncPeriod       time.Duration
+	// Cleanup removes the table and exits.
+	Cleanup bool
+	// Options serve health and metrics on the secure port, behind
+	// delegated authentication and authorization.
+	*serving.Options
+	LogFormat string
+	Verbosity int
+}
+
+// New returns the defaults.
+func New() *Options {
+	return &Options{
+		MinSyncPeriod: 100 * time.Millisecond, SyncPeriod: time.Minute,
+		Options: serving.NewOptions(SecurePort, "trireme-netpol"), LogFormat: "text",
+	}
+}
+
+// AddFlags registers the options on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig file; empty means in-cluster configuration.")
+	fs.StringVar(&o.HostnameOverride, "hostname-override", o.HostnameOverride, "The node's name, whose pods are policed; empty means $NODE_NAME, then the host name.")
+	fs.DurationVar(&o.MinSyncPeriod, "min-sync-period", o.MinSyncPeriod, "Least time between two writes of the table: changes within it are written together.")
+	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "Period of full rewrites of the table, repairing what else changed it.")
+	fs.BoolVar(&o.Cleanup, "cleanup", o.Cleanup, "Remove the nftables table and exit.")
+	o.Options.AddFlags(fs)
+	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
+	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity: 0 for what an operator needs, 2 for each sync.")
+}
+
+// Validate reports every invalid option.
+func (o *Options) Validate() []error {
+	errs := o.Options.Validate()
+	if o.MinSyncPeriod < 0 {
+		errs = append(errs, fmt.Errorf("--min-sync-period must not be negative"))
+	}
+	if o.SyncPeriod <= 0 {
+		errs = append(errs, fmt.Errorf("--sync-period must be positive"))
+	}
+	if o.LogFormat != "text" && o.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("--log-format %q: want text or json", o.LogFormat))
+	}
+	if o.Verbosity < 0 {
+		errs = append(errs, fmt.Errorf("-v must be 0 or more"))
+	}
+	return errs
+}
+
+// NodeName is the policed node's name.
+func (o *Options) NodeName() (string, error) {
+	name := o.HostnameOverride
+	if name == "" {
+		name = os.Getenv("NODE_NAME")
+	}
+	if name == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return "", fmt.Errorf("hostname: %w", err)
+		}
+		name = h
+	}
+	return strings.ToLower(strings.TrimSpace(name)), nil
+}

@@ -1,0 +1,364 @@
+// Package policy reads NetworkPolicies as upstream defines them: which
+// pods a policy selects, which directions it isolates, and, rule by rule,
+// which peers and ports it allows. It knows nothing of nftables; the
+// ruleset package renders what it resolves.
+package policy
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Pod is what policies read of a pod.
+type Pod struct {
+	Namespace, Name string
+	Labels          map[string]string
+	// IPs are the pod's IPv4 addresses; a pod without any is neither
+	// policed nor a peer yet.
+	IPs []netip.Addr
+	// Node is the node the pod runs on.
+	Node string
+	// HostNetwork pods are neither policed nor selected as peers: their
+	// address is their node's.
+	HostNetwork bool
+	// Ports are the named container ports, for policies' named ports.
+	Ports []NamedPort
+}
+
+// NamedPort is a container port with a name.
+type NamedPort struct {
+	Name     string
+	Protocol corev1.Protocol
+	Port     int32
+}
+
+// State is the cluster as this node's agent sees it.
+type State struct {
+	// Node is the node whose pods are policed.
+	Node       string
+	Pods       []*Pod
+	Namespaces map[string]map[string]string // name → labels
+	Policies   []*networkingv1.NetworkPolicy
+}
+
+// Direction is ingress (traffic to a policed pod) or egress (from it).
+type Direction string
+
+// The two directions, as policyTypes names them.
+const (
+	Ingress Direction = "ingress"
+	Egress  Direction = "egress"
+)
+
+// Types returns the directions a policy isolates, with upstream's
+// defaulting: Ingress always, Egress when the policy has egress rules,
+// unless policyTypes says otherwise.
+func Types(p *networkingv1.NetworkPolicy) (ingress, egress bool) {
+	if len(p.Spec.PolicyTypes) == 0 {
+		return true, len(p.Spec.Egress) > 0
+	}
+	for _, t := range p.Spec.PolicyTypes {
+		switch t {
+		case networkingv1.PolicyTypeIngress:
+			ingress = true
+		case networkingv1.PolicyTypeEgress:
+			egress = true
+		}
+	}
+	return ingress, egress
+}
+
+// Resolved is the policies resolved against the cluster: for each
+// policed local pod, per direction, the rules that allow traffic.
+type Resolved struct {
+	// Pods are the local pods some policy isolates, by namespace/name.
+	Pods []*PodRules
+	// Problems are what made part of a policy match nothing (a selector
+	// that does not parse): said once per sync by the caller.
+	Problems []string
+}
+
+// PodRules are the allowing rules of one policed pod.
+type PodRules struct {
+	Pod *Pod
+	// Isolated says which directions some policy isolates; a direction
+	// isolated with no rule allows nothing.
+	IngressIsolated, EgressIsolated bool
+	Ingress, Egress                 []*Rule
+}
+
+// Rule is one ingress or egress rule of a policy, as it applies to one
+// pod: traffic from (ingress) or to (egress) any of Peers, on any of
+// Ports, is allowed.
+type Rule struct {
+	// Policy is namespace/name, Index the rule's position in it.
+	Policy string
+	Index  int
+	// AllPeers means the rule names no peer: everyone.
+	AllPeers bool
+	// PeerPods are the addresses of the pods its selectors match, sorted.
+	PeerPods []netip.Addr
+	// Blocks are its ipBlocks.
+	Blocks []Block
+	// AllPorts means the rule names no port.
+	AllPorts bool
+	// Ports are the numbered ports and ranges (named ones of an ingress
+	// rule resolved on the pod).
+	Ports []Port
+	// NamedDest, for an egress rule, are its named ports resolved on each
+	// peer pod: traffic to that address on that protocol and port.
+	NamedDest []Endpoint
+	// NamedAnyDest: an egress rule with named ports and no peers allows
+	// them on every pod that has them, which NamedDest then lists.
+	NamedAnyDest bool
+}
+
+// Block is an ipBlock: CIDR less Except.
+type Block struct {
+	CIDR   netip.Prefix
+	Except []netip.Prefix
+}
+
+// Port is a protocol with a port, a range, or (Port 0) every port.
+type Port struct {
+	Protocol corev1.Protocol
+	Port     int32
+	EndPort  int32
+}
+
+// Endpoint is a pod address with a protocol and port.
+type Endpoint struct {
+	Addr     netip.Addr
+	Protocol corev1.Protocol
+	Port     int32
+}
+
+// Resolve resolves every policy against the state.
+func Resolve(s *State) *Resolved {
+	r := &resolver{state: s, out: &Resolved{}}
+	byPod := map[*Pod]*PodRules{}
+	policies := slices.Clone(s.Policies)
+	slices.SortFunc(policies, func(a, b *networkingv1.NetworkPolicy) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	for _, p := range policies {
+		ingress, egress := Types(p)
+		sel, ok := r.selector(p, "spec.podSelector", &p.Spec.PodSelector)
+		if !ok {
+			continue
+		}
+		for _, pod := range s.Pods {
+			if pod.Node != s.Node || pod.HostNetwork || len(pod.IPs) == 0 || pod.Namespace != p.Namespace || !sel.Matches(labels.Set(pod.Labels)) {
+				continue
+			}
+			pr := byPod[pod]
+			if pr == nil {
+				pr = &PodRules{Pod: pod}
+				byPod[pod] = pr
+				r.out.Pods = append(r.out.Pods, pr)
+			}
+			if ingress {
+				pr.IngressIsolated = true
+				for i, rule := range p.Spec.Ingress {
+					pr.Ingress = append(pr.Ingress, r.rule(p, Ingress, i, rule.From, rule.Ports, pod))
+				}
+			}
+			if egress {
+				pr.EgressIsolated = true
+				for i, rule := range p.Spec.Egress {
+					pr.Egress = append(pr.Egress, r.rule(p, Egress, i, rule.To, rule.Ports, pod))
+				}
+			}
+		}
+	}
+	slices.SortFunc(r.out.Pods, func(a, b *PodRules) int {
+		return cmp.Or(cmp.Compare(a.Pod.Namespace, b.Pod.Namespace), cmp.Compare(a.Pod.Name, b.Pod.Name))
+	})
+	return r.out
+}
+
+type resolver struct {
+	state *State
+	out   *Resolved
+	// peers caches a rule's peer pods: policies select many local pods
+	// with the same rule.
+	peers map[peerKey][]netip.Addr
+}
+
+type peerKey struct {
+	policy *networkingv1.NetworkPolicy
+	dir    Direction
+	index  int
+}
+
+// selector parses a label selector; one that does not parse selects
+// nothing, and says so.
+func (r *resolver) selector(p *networkingv1.NetworkPolicy, field string, s *metav1.LabelSelector) (labels.Selector, bool) {
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil {
+		r.out.Problems = append(r.out.Problems, fmt.Sprintf("%s/%s: %s: %v (it selects nothing)", p.Namespace, p.Name, field, err))
+		return nil, false
+	}
+	return sel, true
+}
+
+func (r *resolver) rule(p *networkingv1.NetworkPolicy, dir Direction, index int, peers []networkingv1.NetworkPolicyPeer, ports []networkingv1.NetworkPolicyPort, pod *Pod) *Rule {
+	rule := &Rule{Policy: p.Namespace + "/" + p.Name, Index: index, AllPeers: len(peers) == 0, AllPorts: len(ports) == 0}
+	field := fmt.Sprintf("spec.%s[%d].from", dir, index)
+	if dir == Egress {
+		field = fmt.Sprintf("spec.%s[%d].to", dir, index)
+	}
+	rule.PeerPods, rule.Blocks = r.resolvePeers(p, dir, index, field, peers)
+	for _, port := range ports {
+		proto := corev1.ProtocolTCP
+		if port.Protocol != nil {
+			proto = *port.Protocol
+		}
+		switch {
+		case port.Port == nil:
+			rule.Ports = append(rule.Ports, Port{Protocol: proto})
+		case port.Port.Type == intstr.Int:
+			end := int32(0)
+			if port.EndPort != nil {
+				end = *port.EndPort
+			}
+			rule.Ports = append(rule.Ports, Port{Protocol: proto, Port: port.Port.IntVal, EndPort: end})
+		case dir == Ingress:
+			// A named port is the policed pod's own.
+			if n, ok := namedPort(pod, port.Port.StrVal, proto); ok {
+				rule.Ports = append(rule.Ports, Port{Protocol: proto, Port: n})
+			}
+		default:
+			rule.NamedDest = append(rule.NamedDest, r.namedDest(rule, port.Port.StrVal, proto)...)
+		}
+	}
+	slices.SortFunc(rule.NamedDest, func(a, b Endpoint) int {
+		return cmp.Or(a.Addr.Compare(b.Addr), cmp.Compare(a.Protocol, b.Protocol), cmp.Compare(a.Port, b.Port))
+	})
+	rule.NamedDest = slices.Compact(rule.NamedDest)
+	return rule
+}
+
+// namedDest resolves an egress named port on the rule's peer pods (or, with
+// no peers, on every pod); ipBlock peers have no container ports to name.
+func (r *resolver) namedDest(rule *Rule, name string, proto corev1.Protocol) []Endpoint {
+	var out []Endpoint
+	if rule.AllPeers {
+		rule.NamedAnyDest = true
+		for _, pod := range r.state.Pods {
+			if n, ok := namedPort(pod, name, proto); ok && peerable(pod) {
+				for _, ip := range pod.IPs {
+					out = append(out, Endpoint{ip, proto, n})
+				}
+			}
+		}
+		return out
+	}
+	peers := map[netip.Addr]bool{}
+	for _, a := range rule.PeerPods {
+		peers[a] = true
+	}
+	for _, pod := range r.state.Pods {
+		n, ok := namedPort(pod, name, proto)
+		if !ok || !peerable(pod) {
+			continue
+		}
+		for _, ip := range pod.IPs {
+			if peers[ip] {
+				out = append(out, Endpoint{ip, proto, n})
+			}
+		}
+	}
+	return out
+}
+
+func namedPort(pod *Pod, name string, proto corev1.Protocol) (int32, bool) {
+	for _, p := range pod.Ports {
+		if p.Name == name && p.Protocol == proto {
+			return p.Port, true
+		}
+	}
+	return 0, false
+}
+
+func peerable(pod *Pod) bool { return !pod.HostNetwork && len(pod.IPs) > 0 }
+
+// resolvePeers returns the addresses of the pods a rule's selectors match
+// (sorted, once per rule whatever the pod it applies to) and its ipBlocks.
+func (r *resolver) resolvePeers(p *networkingv1.NetworkPolicy, dir Direction, index int, field string, peers []networkingv1.NetworkPolicyPeer) ([]netip.Addr, []Block) {
+	var blocks []Block
+	for i, peer := range peers {
+		if b := peer.IPBlock; b != nil {
+			cidr, err := netip.ParsePrefix(b.CIDR)
+			if err != nil {
+				r.out.Problems = append(r.out.Problems, fmt.Sprintf("%s/%s: %s[%d].ipBlock.cidr: %v", p.Namespace, p.Name, field, i, err))
+				continue
+			}
+			block := Block{CIDR: cidr.Masked()}
+			for _, e := range b.Except {
+				if ep, err := netip.ParsePrefix(e); err == nil {
+					block.Except = append(block.Except, ep.Masked())
+				}
+			}
+			blocks = append(blocks, block)
+		}
+	}
+	key := peerKey{p, dir, index}
+	if addrs, ok := r.peers[key]; ok {
+		return addrs, blocks
+	}
+	var addrs []netip.Addr
+	for i, peer := range peers {
+		if peer.IPBlock != nil {
+			continue
+		}
+		matches := r.peerMatcher(p, fmt.Sprintf("%s[%d]", field, i), peer)
+		for _, pod := range r.state.Pods {
+			if peerable(pod) && matches(pod) {
+				addrs = append(addrs, pod.IPs...)
+			}
+		}
+	}
+	slices.SortFunc(addrs, netip.Addr.Compare)
+	addrs = slices.Compact(addrs)
+	if r.peers == nil {
+		r.peers = map[peerKey][]netip.Addr{}
+	}
+	r.peers[key] = addrs
+	return addrs, blocks
+}
+
+// peerMatcher returns whether a pod is the peer: podSelector alone selects
+// in the policy's namespace, namespaceSelector alone every pod of the
+// namespaces it selects, both together the pods podSelector selects in
+// those namespaces.
+func (r *resolver) peerMatcher(p *networkingv1.NetworkPolicy, field string, peer networkingv1.NetworkPolicyPeer) func(*Pod) bool {
+	none := func(*Pod) bool { return false }
+	podSel := labels.Everything()
+	if peer.PodSelector != nil {
+		s, ok := r.selector(p, field+".podSelector", peer.PodSelector)
+		if !ok {
+			return none
+		}
+		podSel = s
+	}
+	if peer.NamespaceSelector == nil {
+		return func(pod *Pod) bool { return pod.Namespace == p.Namespace && podSel.Matches(labels.Set(pod.Labels)) }
+	}
+	nsSel, ok := r.selector(p, field+".namespaceSelector", peer.NamespaceSelector)
+	if !ok {
+		return none
+	}
+	return func(pod *Pod) bool {
+		nsLabels, known := r.state.Namespaces[pod.Namespace]
+		return known && nsSel.Matches(labels.Set(nsLabels)) && podSel.Matches(labels.Set(pod.Labels))
+	}
+}

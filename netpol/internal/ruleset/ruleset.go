@@ -1,0 +1,240 @@
+// Package ruleset renders resolved policies as one nftables table, inet
+// trireme-netpol, and writes it:
+//
+//   - base chains on the forward and input hooks let established and
+//     related traffic pass, then dispatch through the verdict maps
+//     egress-pods (by source) and ingress-pods (by destination) to one
+//     chain per policed pod and direction;
+//   - a pod's chain returns on the first rule that allows the packet
+//     (counted per policy rule) and drops the rest (counted per pod);
+//   - the pods a rule's selectors match are the elements of one set per
+//     rule, shared by every pod the rule applies to, so that a peer's
+//     labels changing changes elements, not rules.
+//
+// The output hook is not policed: the node reaches its pods (kubelet
+// probes pass under a default-deny ingress policy), and traffic to a
+// Service is seen after the proxy's DNAT, on the destination pod.
+package ruleset
+
+import (
+	"crypto/sha256"
+	"encoding/base32"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/knftables"
+
+	"trireme.dev/netpol/internal/policy"
+)
+
+// Table is the name of the table; its family is inet.
+const Table = "trireme-netpol"
+
+// Family is the table's family.
+const Family = knftables.InetFamily
+
+// The table's fixed objects.
+const (
+	forwardChain = "forward"
+	inputChain   = "input"
+	ingressMap   = "ingress-pods"
+	egressMap    = "egress-pods"
+)
+
+// Objects are the table's content, desired or found: what a sync writes
+// and what it deletes.
+type Objects struct {
+	Chains   map[string]*knftables.Chain
+	Rules    map[string][]*knftables.Rule // by chain
+	Sets     map[string]*knftables.Set
+	Maps     map[string]*knftables.Map
+	Elements map[string][]*knftables.Element // by set or map
+	Counters map[string]*knftables.Counter
+}
+
+func newObjects() *Objects {
+	return &Objects{
+		Chains: map[string]*knftables.Chain{}, Rules: map[string][]*knftables.Rule{}, Sets: map[string]*knftables.Set{},
+		Maps: map[string]*knftables.Map{}, Elements: map[string][]*knftables.Element{}, Counters: map[string]*knftables.Counter{},
+	}
+}
+
+// Render turns resolved policies into the table's objects.
+func Render(res *policy.Resolved) *Objects {
+	o := newObjects()
+	hook := func(name string, h knftables.BaseChainHook) {
+		o.Chains[name] = &knftables.Chain{
+			Name: name, Type: ptr.To(knftables.FilterType), Hook: ptr.To(h),
+			// Before the filter chains of iptables and others, so that they
+			// cannot accept what a policy denies.
+			Priority: ptr.To(knftables.FilterPriority + "-5"),
+			Comment:  ptr.To("NetworkPolicy of pods: trireme-netpol"),
+		}
+	}
+	hook(forwardChain, knftables.ForwardHook)
+	hook(inputChain, knftables.InputHook)
+	o.Maps[ingressMap] = &knftables.Map{Name: ingressMap, Type: "ipv4_addr : verdict", Comment: ptr.To("policed pods: their ingress chain")}
+	o.Maps[egressMap] = &knftables.Map{Name: egressMap, Type: "ipv4_addr : verdict", Comment: ptr.To("policed pods: their egress chain")}
+	established := "ct state established,related accept"
+	o.rule(forwardChain, established)
+	o.rule(forwardChain, "ip saddr vmap @"+egressMap)
+	o.rule(forwardChain, "ip daddr vmap @"+ingressMap)
+	o.rule(inputChain, established)
+	o.rule(inputChain, "ip saddr vmap @"+egressMap)
+
+	for _, pr := range res.Pods {
+		if pr.IngressIsolated {
+			o.podChain(pr.Pod, policy.Ingress, pr.Ingress, ingressMap)
+		}
+		if pr.EgressIsolated {
+			o.podChain(pr.Pod, policy.Egress, pr.Egress, egressMap)
+		}
+	}
+	return o
+}
+
+func (o *Objects) rule(chain string, parts ...string) {
+	var nonEmpty []string
+	for _, p := range parts {
+		if p != "" {
+			nonEmpty = append(nonEmpty, p)
+		}
+	}
+	o.Rules[chain] = append(o.Rules[chain], &knftables.Rule{Chain: chain, Rule: knftables.Concat(nonEmpty)})
+}
+
+// podChain writes a policed pod's chain for one direction and points the
+// direction's map at it for each of the pod's addresses.
+func (o *Objects) podChain(pod *policy.Pod, dir policy.Direction, rules []*policy.Rule, dispatch string) {
+	id := pod.Namespace + "/" + pod.Name
+	chain := name(string(dir), id)
+	o.Chains[chain] = &knftables.Chain{Name: chain, Comment: ptr.To(string(dir) + " of pod " + id)}
+	for _, ip := range pod.IPs {
+		o.Elements[dispatch] = append(o.Elements[dispatch], &knftables.Element{Map: dispatch, Key: []string{ip.String()}, Value: []string{"jump " + chain}})
+	}
+	for _, r := range rules {
+		o.allow(chain, dir, r)
+	}
+	drops := name("drop-"+string(dir), id)
+	o.Counters[drops] = &knftables.Counter{Name: drops, Comment: ptr.To(string(dir) + " drops of pod " + id)}
+	o.rule(chain, "counter name", quote(drops), "drop")
+}
+
+// allow writes the rules of one policy rule into a pod's chain: one per
+// peer kind and port, each returning (to the next check) when it matches.
+func (o *Objects) allow(chain string, dir policy.Direction, r *policy.Rule) {
+	ruleID := fmt.Sprintf("%s/%s/%d", r.Policy, dir, r.Index)
+	accepts := name("accept", ruleID)
+	o.Counters[accepts] = &knftables.Counter{Name: accepts, Comment: ptr.To("accepted by " + r.Policy + " " + string(dir) + " rule " + strconv.Itoa(r.Index))}
+	verdict := []string{"counter name", quote(accepts), "return"}
+	addrField := "ip saddr"
+	if dir == policy.Egress {
+		addrField = "ip daddr"
+	}
+
+	var peers []string
+	switch {
+	case r.AllPeers:
+		peers = []string{""}
+	default:
+		if len(r.PeerPods) > 0 {
+			set := name("peers", ruleID)
+			o.addrSet(set, "pods "+string(dir)+" rule "+strconv.Itoa(r.Index)+" of "+r.Policy+" names", r.PeerPods)
+			peers = append(peers, addrField+" @"+set)
+		}
+		for _, b := range r.Blocks {
+			m := addrField + " " + b.CIDR.String()
+			if len(b.Except) > 0 {
+				ex := make([]string, len(b.Except))
+				for i, e := range b.Except {
+					ex[i] = e.String()
+				}
+				m += " " + addrField + " != { " + strings.Join(ex, ", ") + " }"
+			}
+			peers = append(peers, m)
+		}
+	}
+
+	var ports []string
+	if r.AllPorts {
+		ports = []string{""}
+	}
+	for _, p := range r.Ports {
+		proto := strings.ToLower(string(p.Protocol))
+		switch {
+		case p.Port == 0:
+			ports = append(ports, "meta l4proto "+proto)
+		case p.EndPort > p.Port:
+			ports = append(ports, fmt.Sprintf("%s dport %d-%d", proto, p.Port, p.EndPort))
+		default:
+			ports = append(ports, fmt.Sprintf("%s dport %d", proto, p.Port))
+		}
+	}
+	for _, peer := range peers {
+		for _, port := range ports {
+			o.rule(chain, append([]string{peer, port}, verdict...)...)
+		}
+	}
+	if len(r.NamedDest) > 0 {
+		// Named egress ports are per destination pod: the set holds each
+		// peer's address with its port of that name.
+		set := name("named", ruleID)
+		o.Sets[set] = &knftables.Set{Name: set, Type: "ipv4_addr . inet_proto . inet_service", Comment: ptr.To("named ports of " + r.Policy + " egress rule " + strconv.Itoa(r.Index))}
+		for _, e := range r.NamedDest {
+			o.Elements[set] = append(o.Elements[set], &knftables.Element{Set: set, Key: []string{e.Addr.String(), strings.ToLower(string(e.Protocol)), strconv.Itoa(int(e.Port))}})
+		}
+		o.rule(chain, append([]string{"ip daddr . meta l4proto . th dport @" + set}, verdict...)...)
+	}
+}
+
+func (o *Objects) addrSet(set, comment string, addrs []netip.Addr) {
+	if _, done := o.Sets[set]; done {
+		return
+	}
+	o.Sets[set] = &knftables.Set{Name: set, Type: "ipv4_addr", Comment: ptr.To(comment)}
+	for _, a := range addrs {
+		o.Elements[set] = append(o.Elements[set], &knftables.Element{Set: set, Key: []string{a.String()}})
+	}
+}
+
+// name makes an object name from a kind and an id (namespace/name...):
+// readable, unique by a hash of the id, and within nftables' limit.
+func name(kind, id string) string {
+	sum := sha256.Sum256([]byte(kind + "\x00" + id))
+	h := strings.ToLower(base32.StdEncoding.EncodeToString(sum[:])[:8])
+	n := kind + "-" + h + "-" + id
+	if len(n) > 200 {
+		n = n[:200]
+	}
+	return n
+}
+
+// quote quotes a counter's name, which holds slashes.
+func quote(s string) string { return `"` + s + `"` }
+
+// CounterID reads a named counter's name back: its kind ("drop-ingress",
+// "drop-egress", "accept") and the id it counts for (namespace/pod, or
+// namespace/policy/direction/rule).
+func CounterID(counter string) (kind, id string, ok bool) {
+	for _, k := range []string{"drop-" + string(policy.Ingress), "drop-" + string(policy.Egress), "accept"} {
+		rest, found := strings.CutPrefix(counter, k+"-")
+		if found && len(rest) > 9 && rest[8] == '-' {
+			return k, rest[9:], true
+		}
+	}
+	return "", "", false
+}
+
+// Size counts the rules and set and map elements of o.
+func (o *Objects) Size() (rules, elements int) {
+	for _, r := range o.Rules {
+		rules += len(r)
+	}
+	for _, e := range o.Elements {
+		elements += len(e)
+	}
+	return rules, elements
+}

@@ -1,0 +1,172 @@
+package ruleset
+
+import (
+	"context"
+	"flag"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/knftables"
+
+	"trireme.dev/netpol/internal/policy"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// cluster is two namespaces (prod, dev) with a web and a db pod in prod
+// on this node, a client in dev on another node, a host-network pod, and
+// a pod without an address yet.
+func cluster(policies ...*networkingv1.NetworkPolicy) *policy.State {
+	pod := func(ns, name, node string, ip string, lbl map[string]string, ports ...policy.NamedPort) *policy.Pod {
+		p := &policy.Pod{Namespace: ns, Name: name, Node: node, Labels: lbl, Ports: ports}
+		if ip != "" {
+			p.IPs = []netip.Addr{netip.MustParseAddr(ip)}
+		}
+		return p
+	}
+	return &policy.State{
+		Node: "node-a",
+		Namespaces: map[string]map[string]string{
+			"prod": {"kubernetes.io/metadata.name": "prod", "env": "prod"},
+			"dev":  {"kubernetes.io/metadata.name": "dev", "env": "dev"},
+		},
+		Pods: []*policy.Pod{
+			pod("prod", "web", "node-a", "10.244.0.10", map[string]string{"app": "web"}, policy.NamedPort{Name: "http", Protocol: corev1.ProtocolTCP, Port: 8080}),
+			pod("prod", "db", "node-a", "10.244.0.11", map[string]string{"app": "db"}, policy.NamedPort{Name: "sql", Protocol: corev1.ProtocolTCP, Port: 5432}),
+			pod("dev", "client", "node-b", "10.244.1.20", map[string]string{"app": "client"}),
+			{Namespace: "prod", Name: "agent", Node: "node-a", Labels: map[string]string{"app": "web"}, HostNetwork: true, IPs: []netip.Addr{netip.MustParseAddr("192.168.0.2")}},
+			pod("prod", "pending", "node-a", "", map[string]string{"app": "web"}),
+		},
+		Policies: policies,
+	}
+}
+
+func np(ns, name string, spec networkingv1.NetworkPolicySpec) *networkingv1.NetworkPolicy {
+	return &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}
+}
+
+func sel(kv ...string) *metav1.LabelSelector {
+	s := &metav1.LabelSelector{MatchLabels: map[string]string{}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		s.MatchLabels[kv[i]] = kv[i+1]
+	}
+	return s
+}
+
+func port(proto corev1.Protocol, p intstr.IntOrString, end ...int32) networkingv1.NetworkPolicyPort {
+	np := networkingv1.NetworkPolicyPort{Protocol: &proto, Port: &p}
+	if len(end) > 0 {
+		np.EndPort = &end[0]
+	}
+	return np
+}
+
+func TestGolden(t *testing.T) {
+	tests := []struct {
+		name     string
+		policies []*networkingv1.NetworkPolicy
+	}{
+		{"no-policy", nil},
+		{"default-deny-ingress", []*networkingv1.NetworkPolicy{np("prod", "deny", networkingv1.NetworkPolicySpec{})}},
+		{"default-deny-both", []*networkingv1.NetworkPolicy{np("prod", "deny", networkingv1.NetworkPolicySpec{
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}})}},
+		{"selectors", []*networkingv1.NetworkPolicy{np("prod", "db-from-web-and-dev", networkingv1.NetworkPolicySpec{
+			PodSelector: *sel("app", "db"),
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{
+				{PodSelector: sel("app", "web")},
+				{NamespaceSelector: sel("env", "dev")},
+				{NamespaceSelector: sel("env", "dev"), PodSelector: sel("app", "nothing")},
+			}}},
+		})}},
+		{"ipblock-ports", []*networkingv1.NetworkPolicy{np("prod", "web-ports", networkingv1.NetworkPolicySpec{
+			PodSelector: *sel("app", "web"),
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{
+				From: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0/8", Except: []string{"10.244.1.0/24", "10.9.0.0/16"}}}},
+				Ports: []networkingv1.NetworkPolicyPort{
+					port(corev1.ProtocolTCP, intstr.FromInt32(80)),
+					port(corev1.ProtocolTCP, intstr.FromString("http")),
+					port(corev1.ProtocolTCP, intstr.FromString("no-such-port")),
+					port(corev1.ProtocolUDP, intstr.FromInt32(5000), 5100),
+					port(corev1.ProtocolSCTP, intstr.FromInt32(9000)),
+					{Protocol: ptr.To(corev1.ProtocolUDP)},
+				},
+			}},
+		})}},
+		{"egress-named-and-dns", []*networkingv1.NetworkPolicy{np("prod", "web-egress", networkingv1.NetworkPolicySpec{
+			PodSelector: *sel("app", "web"),
+			Egress: []networkingv1.NetworkPolicyEgressRule{
+				{To: []networkingv1.NetworkPolicyPeer{{PodSelector: sel("app", "db")}}, Ports: []networkingv1.NetworkPolicyPort{port(corev1.ProtocolTCP, intstr.FromString("sql"))}},
+				{Ports: []networkingv1.NetworkPolicyPort{port(corev1.ProtocolUDP, intstr.FromInt32(53)), port(corev1.ProtocolTCP, intstr.FromInt32(53))}},
+			},
+		})}},
+		{"policies-add-up", []*networkingv1.NetworkPolicy{
+			np("prod", "deny", networkingv1.NetworkPolicySpec{}),
+			np("prod", "allow-web", networkingv1.NetworkPolicySpec{PodSelector: *sel("app", "web"), Ingress: []networkingv1.NetworkPolicyIngressRule{{}}}),
+			np("dev", "other-namespace", networkingv1.NetworkPolicySpec{}),
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := knftables.NewFake(Family, Table)
+			w := &Writer{NFT: fake}
+			if _, err := w.Sync(context.Background(), Render(policy.Resolve(cluster(tt.policies...)))); err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			golden(t, filepath.Join("testdata", tt.name+".nft"), fake.Dump())
+		})
+	}
+}
+
+// TestResync: a second sync removes what the policies no longer need and
+// keeps the counters that remain.
+func TestResync(t *testing.T) {
+	fake := knftables.NewFake(Family, Table)
+	w := &Writer{NFT: fake}
+	ctx := context.Background()
+	both := cluster(np("prod", "deny", networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}}))
+	if _, err := w.Sync(ctx, Render(policy.Resolve(both))); err != nil {
+		t.Fatal(err)
+	}
+	ingressOnly := cluster(np("prod", "deny", networkingv1.NetworkPolicySpec{}))
+	if _, err := w.Sync(ctx, Render(policy.Resolve(ingressOnly))); err != nil {
+		t.Fatal(err)
+	}
+	want := knftables.NewFake(Family, Table)
+	if _, err := (&Writer{NFT: want}).Sync(ctx, Render(policy.Resolve(ingressOnly))); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.Dump(), fake.Dump()); diff != "" {
+		t.Errorf("resynced table differs from a fresh one (-fresh +resynced):\n%s", diff)
+	}
+	if err := w.Cleanup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if fake.Table != nil {
+		t.Errorf("table left after Cleanup:\n%s", fake.Dump())
+	}
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-golden +rendered; run go test -update and review):\n%s", path, diff)
+	}
+}

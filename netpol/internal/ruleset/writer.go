@@ -1,0 +1,158 @@
+package ruleset
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/knftables"
+)
+
+// Writer writes the table through an nftables interface (the nft binary,
+// or a fake in tests).
+type Writer struct {
+	NFT knftables.Interface
+}
+
+// NewWriter returns a writer over the nft binary.
+func NewWriter() (*Writer, error) {
+	nft, err := knftables.New(Family, Table)
+	if err != nil {
+		return nil, fmt.Errorf("nftables: %w", err)
+	}
+	return &Writer{NFT: nft}, nil
+}
+
+// Sync makes the table hold exactly want, in one transaction, which the
+// kernel applies whole or not at all: when it refuses, the rules in force
+// stay. Named counters that remain keep their values.
+func (w *Writer) Sync(ctx context.Context, want *Objects) (int, error) {
+	tx, err := w.transaction(ctx, want)
+	if err != nil {
+		return 0, err
+	}
+	if err := w.NFT.Run(ctx, tx); err != nil {
+		return 0, fmt.Errorf("write table %s: %w", Table, err)
+	}
+	return tx.NumOperations(), nil
+}
+
+// Check says whether the kernel would take want, writing nothing.
+func (w *Writer) Check(ctx context.Context, want *Objects) error {
+	tx, err := w.transaction(ctx, want)
+	if err != nil {
+		return err
+	}
+	return w.NFT.Check(ctx, tx)
+}
+
+// transaction is what turns the table as it is into want.
+func (w *Writer) transaction(ctx context.Context, want *Objects) (*knftables.Transaction, error) {
+	live, err := w.live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tx := w.NFT.NewTransaction()
+	tx.Add(&knftables.Table{Comment: ptr.To("NetworkPolicy enforcement: trireme-netpol")})
+	for _, n := range sorted(want.Chains) {
+		tx.Add(want.Chains[n])
+		tx.Flush(want.Chains[n])
+	}
+	for _, n := range live.chains {
+		if want.Chains[n] == nil {
+			tx.Flush(&knftables.Chain{Name: n})
+		}
+	}
+	for _, n := range sorted(want.Maps) {
+		tx.Add(want.Maps[n])
+		tx.Flush(want.Maps[n])
+	}
+	for _, n := range sorted(want.Sets) {
+		tx.Add(want.Sets[n])
+		tx.Flush(want.Sets[n])
+	}
+	for _, n := range sorted(want.Counters) {
+		tx.Add(want.Counters[n])
+	}
+	for _, n := range sorted(want.Elements) {
+		for _, e := range want.Elements[n] {
+			tx.Add(e)
+		}
+	}
+	for _, n := range sorted(want.Rules) {
+		for _, r := range want.Rules[n] {
+			tx.Add(r)
+		}
+	}
+	for _, n := range live.chains {
+		if want.Chains[n] == nil {
+			tx.Delete(&knftables.Chain{Name: n})
+		}
+	}
+	for _, n := range live.maps {
+		if want.Maps[n] == nil {
+			tx.Delete(&knftables.Map{Name: n})
+		}
+	}
+	for _, n := range live.sets {
+		if want.Sets[n] == nil {
+			tx.Delete(&knftables.Set{Name: n})
+		}
+	}
+	for _, n := range live.counters {
+		if want.Counters[n] == nil {
+			tx.Delete(&knftables.Counter{Name: n})
+		}
+	}
+	return tx, nil
+}
+
+// Cleanup removes the table, if there is one.
+func (w *Writer) Cleanup(ctx context.Context) error {
+	tx := w.NFT.NewTransaction()
+	tx.Add(&knftables.Table{})
+	tx.Delete(&knftables.Table{})
+	if err := w.NFT.Run(ctx, tx); err != nil {
+		return fmt.Errorf("delete table %s: %w", Table, err)
+	}
+	return nil
+}
+
+// Counters returns the table's named counters' packet counts.
+func (w *Writer) Counters(ctx context.Context) (map[string]uint64, error) {
+	list, err := w.NFT.ListCounters(ctx)
+	if err != nil {
+		if knftables.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list counters: %w", err)
+	}
+	out := make(map[string]uint64, len(list))
+	for _, c := range list {
+		if c.Packets != nil {
+			out[c.Name] = *c.Packets
+		}
+	}
+	return out, nil
+}
+
+type liveObjects struct {
+	chains, sets, maps, counters []string
+}
+
+// live lists what the table holds now (one nft list, without set
+// elements); nothing when there is no table.
+func (w *Writer) live(ctx context.Context) (liveObjects, error) {
+	all, err := w.NFT.ListAll(ctx)
+	if err != nil {
+		if knftables.IsNotFound(err) {
+			return liveObjects{}, nil
+		}
+		return liveObjects{}, fmt.Errorf("list table %s: %w", Table, err)
+	}
+	return liveObjects{chains: all["chain"], sets: all["set"], maps: all["map"], counters: all["counter"]}, nil
+}
+
+func sorted[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
