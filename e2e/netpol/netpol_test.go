@@ -56,7 +56,9 @@ func TestNetworkPolicy(t *testing.T) {
 	}
 	log := startAgent(t, tp)
 
-	tcp := func(rows ...string) map[string]string { return map[string]string{"tcp": strings.Join(rows, "\n") + "\n"} }
+	tcp := func(rows ...string) map[string]string {
+		return map[string]string{"tcp": strings.Join(rows, "\n") + "\n"}
+	}
 	both := func(rows ...string) map[string]string {
 		m := tcp(rows...)
 		m["udp"] = m["tcp"]
