@@ -127,6 +127,32 @@ func TestNetworkPolicy(t *testing.T) {
 		})
 	}
 
+	// A policy cuts the established connections it forbids, and leaves
+	// those it allows.
+	t.Run("established connections", func(t *testing.T) {
+		setPolicies(t, cs, nil)
+		waitReach(t, tp, "client", "web", true)
+		forbidden, allowed := tp.dialEcho(t, "client", "web"), tp.dialEcho(t, "db", "web")
+		if !forbidden.alive() || !allowed.alive() {
+			t.Fatal("echo connections do not work before any policy")
+		}
+		setPolicies(t, cs, []*networkingv1.NetworkPolicy{np("np-prod", "web-from-db", networkingv1.NetworkPolicySpec{
+			PodSelector: *sel("app", "web"),
+			Ingress:     []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: sel("app", "db")}}}},
+		})})
+		waitReach(t, tp, "client", "web", false)
+		time.Sleep(500 * time.Millisecond)
+		if forbidden.alive() {
+			t.Errorf("client's connection to web still carries traffic after a policy forbade it\nagent log:\n%s", tail(log.String(), 10))
+		}
+		if !allowed.alive() {
+			t.Errorf("db's connection to web was cut though the policy allows it")
+		}
+		if body := metrics(t, tp); !strings.Contains(body, "trireme_netpol_connections_cut_total") || strings.Contains(body, "trireme_netpol_connections_cut_total 0\n") {
+			t.Errorf("no cut connection counted:\n%s", grep(body, "connections_cut"))
+		}
+	})
+
 	// The metrics count drops per pod from the table's counters.
 	t.Run("metrics", func(t *testing.T) {
 		setPolicies(t, cs, []*networkingv1.NetworkPolicy{np("np-prod", "deny", networkingv1.NetworkPolicySpec{})})
@@ -137,6 +163,18 @@ func TestNetworkPolicy(t *testing.T) {
 			t.Errorf("no drop counter for np-prod/web in /metrics:\n%s", grep(body, "trireme_netpol"))
 		}
 	})
+}
+
+// waitReach waits until from reaches to over TCP, or cannot.
+func waitReach(t *testing.T, tp *topology, from, to string, want bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for tp.reach(tp.pods[from], to, "tcp") != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s reaching %s is not %v after 15s", from, to, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // transpose turns the matrix (row: source) into one whose row is the

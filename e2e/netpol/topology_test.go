@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -89,14 +90,18 @@ func newTopology(t *testing.T, k int) *topology {
 }
 
 // serve answers TCP on port 80 and UDP on port 53 in a pod's namespace
-// with the pod's name.
+// with the pod's name, and echoes what it reads on TCP port 81 for as
+// long as the connection lasts.
 func (tp *topology) serve(t *testing.T, pod string) {
 	t.Helper()
-	var ln net.Listener
+	var ln, echo net.Listener
 	var pc net.PacketConn
 	if err := netns.Run(tp.pods[pod], func() error {
 		var err error
 		if ln, err = net.Listen("tcp", ":80"); err != nil {
+			return err
+		}
+		if echo, err = net.Listen("tcp", ":81"); err != nil {
 			return err
 		}
 		pc, err = net.ListenPacket("udp", ":53")
@@ -104,7 +109,16 @@ func (tp *topology) serve(t *testing.T, pod string) {
 	}); err != nil {
 		t.Fatalf("serve in %s: %v", pod, err)
 	}
-	t.Cleanup(func() { ln.Close(); pc.Close() })
+	t.Cleanup(func() { ln.Close(); echo.Close(); pc.Close() })
+	go func() {
+		for {
+			c, err := echo.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(c, c); c.Close() }()
+		}
+	}()
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -184,4 +198,30 @@ func (tp *topology) matrix(proto string) string {
 		fmt.Fprintf(&b, "%-6s %s\n", src, rows[i])
 	}
 	return b.String()
+}
+
+// echoConn is a connection to a pod's echo port that stays open.
+type echoConn struct{ net.Conn }
+
+func (tp *topology) dialEcho(t *testing.T, from, to string) echoConn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	c, err := netns.Dialer(tp.pods[from])(ctx, "tcp", net.JoinHostPort(tp.ips[to], "81"))
+	if err != nil {
+		t.Fatalf("connect %s to %s's echo port: %v", from, to, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return echoConn{c}
+}
+
+// alive says whether the connection still carries a round trip.
+func (c echoConn) alive() bool {
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte("x")); err != nil {
+		return false
+	}
+	buf := make([]byte, 1)
+	n, err := c.Read(buf)
+	return err == nil && n == 1
 }

@@ -6,6 +6,7 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net/netip"
 	"sync"
@@ -46,7 +47,10 @@ type Config struct {
 	// none.
 	Recorder events.EventRecorder
 	Metrics  *Metrics
-	Log      logr.Logger
+	// Cut deletes the established connections the policies in force no
+	// longer allow, after each sync that changed the table; nil cuts none.
+	Cut func(*policy.Resolved) (uint, error)
+	Log logr.Logger
 }
 
 // Agent is one node's enforcer.
@@ -62,6 +66,8 @@ type Agent struct {
 	lastSync time.Time
 	// problems already logged, so that each is said once.
 	problems map[string]bool
+	// written is the fingerprint of the table last written.
+	written [sha256.Size]byte
 }
 
 // New builds an agent and registers its informers on factory.
@@ -152,6 +158,19 @@ func (a *Agent) Sync(ctx context.Context) error {
 	a.synced, a.lastSync = true, time.Now()
 	a.mu.Unlock()
 	a.cfg.Log.V(2).Info("Synced", "took", time.Since(start), "policedPods", len(res.Pods), "operations", ops)
+	if fp := want.Fingerprint(); fp != a.written && a.cfg.Cut != nil {
+		a.written = fp
+		n, err := a.cfg.Cut(res)
+		a.cfg.Metrics.observeCut(n)
+		if err != nil {
+			// The rules are in force; a connection left open is retried at
+			// the next change.
+			a.written = [sha256.Size]byte{}
+			a.cfg.Log.Error(err, "Cannot cut the connections the policies no longer allow")
+		} else if n > 0 {
+			a.cfg.Log.Info("Cut connections the policies no longer allow", "connections", n)
+		}
+	}
 	return nil
 }
 

@@ -22,6 +22,7 @@ type Metrics struct {
 	policedPods  *prometheus.GaugeVec
 	rules        prometheus.Gauge
 	elements     prometheus.Gauge
+	cut          prometheus.Counter
 }
 
 // CounterSource reads the table's named counters at scrape time.
@@ -46,8 +47,9 @@ func NewMetrics(counters CounterSource, log logr.Logger) *Metrics {
 		policedPods:  prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trireme_netpol_policed_pods", Help: "Local pods a policy isolates, per direction."}, []string{"direction"}),
 		rules:        prometheus.NewGauge(prometheus.GaugeOpts{Name: "trireme_netpol_rules", Help: "Rules in the table."}),
 		elements:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "trireme_netpol_set_elements", Help: "Elements of the table's sets and maps."}),
+		cut:          prometheus.NewCounter(prometheus.CounterOpts{Name: "trireme_netpol_connections_cut_total", Help: "Established connections deleted from conntrack because a policy change no longer allows them."}),
 	}
-	m.Registry.MustRegister(m.syncDuration, m.syncFailures, m.lastSync, m.policedPods, m.rules, m.elements,
+	m.Registry.MustRegister(m.syncDuration, m.syncFailures, m.lastSync, m.policedPods, m.rules, m.elements, m.cut,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if counters != nil {
 		m.Registry.MustRegister(packetCollector{counters: counters, log: log})
@@ -79,6 +81,12 @@ func (m *Metrics) observeSync(took time.Duration, err error, res *policy.Resolve
 	rules, elements := want.Size()
 	m.rules.Set(float64(rules))
 	m.elements.Set(float64(elements))
+}
+
+func (m *Metrics) observeCut(n uint) {
+	if m != nil {
+		m.cut.Add(float64(n))
+	}
 }
 
 // packetCollector turns the table's named counters into packet counts.

@@ -22,6 +22,7 @@ import (
 	"trireme.dev/componentbase/logging"
 	"trireme.dev/componentbase/serving"
 	"trireme.dev/netpol/internal/agent"
+	"trireme.dev/netpol/internal/conntrack"
 	"trireme.dev/netpol/internal/options"
 	"trireme.dev/netpol/internal/ruleset"
 )
@@ -86,7 +87,7 @@ func run(ctx context.Context, o *options.Options) error {
 		NodeName: nodeName, Client: client, Table: table,
 		MinSyncPeriod: o.MinSyncPeriod, SyncPeriod: o.SyncPeriod,
 		Recorder: broadcaster.NewRecorder(scheme.Scheme, "trireme-netpol"),
-		Metrics:  metrics, Log: log.WithName("agent"),
+		Metrics:  metrics, Cut: conntrack.Cut, Log: log.WithName("agent"),
 	}, factory)
 	handler := serving.Handler(serving.Endpoints{
 		Metrics: metrics.Registry,

@@ -84,6 +84,9 @@ type Resolved struct {
 	// Problems are what made part of a policy match nothing (a selector
 	// that does not parse): said once per sync by the caller.
 	Problems []string
+
+	// byAddr indexes Pods by address, for Allows.
+	byAddr map[netip.Addr]*PodRules
 }
 
 // PodRules are the allowing rules of one policed pod.

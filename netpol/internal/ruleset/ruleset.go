@@ -20,7 +20,9 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -237,4 +239,23 @@ func (o *Objects) Size() (rules, elements int) {
 		elements += len(e)
 	}
 	return rules, elements
+}
+
+// Fingerprint hashes what o's rules and elements let through, so that a
+// sync can tell whether the policies in force changed.
+func (o *Objects) Fingerprint() [sha256.Size]byte {
+	h := sha256.New()
+	for _, c := range slices.Sorted(maps.Keys(o.Rules)) {
+		for _, r := range o.Rules[c] {
+			fmt.Fprintf(h, "%s\x00%s\n", c, r.Rule)
+		}
+	}
+	for _, s := range slices.Sorted(maps.Keys(o.Elements)) {
+		for _, e := range o.Elements[s] {
+			fmt.Fprintf(h, "%s\x00%v\x00%v\n", s, e.Key, e.Value)
+		}
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
 }
