@@ -31,6 +31,8 @@ import (
 type Table interface {
 	Sync(ctx context.Context, want *ruleset.Objects) (int, error)
 	Check(ctx context.Context, want *ruleset.Objects) error
+	// Reset makes the next Sync rewrite the whole table.
+	Reset()
 }
 
 // Config is what an Agent is built from.
@@ -106,12 +108,16 @@ func (a *Agent) markDirty() {
 	}
 }
 
-// Run syncs until ctx ends. The informers must have synced.
+// Run syncs until ctx ends. The informers must have synced. A change is
+// written at once when the last sync is at least MinSyncPeriod old, else
+// when it gets that old, together with whatever else changed meanwhile;
+// every SyncPeriod the table is rewritten whole.
 func (a *Agent) Run(ctx context.Context) {
 	resync := time.NewTicker(a.cfg.SyncPeriod)
 	defer resync.Stop()
 	backoff := time.Duration(0)
 	for {
+		started := time.Now()
 		if err := a.Sync(ctx); err != nil {
 			backoff = min(max(2*backoff, time.Second), 30*time.Second)
 			a.cfg.Log.Error(err, "Sync failed; the rules in force stay", "retryIn", backoff)
@@ -128,12 +134,14 @@ func (a *Agent) Run(ctx context.Context) {
 			return
 		case <-a.dirty:
 		case <-resync.C:
+			a.cfg.Table.Reset()
 		}
-		// Changes come in bursts (a Deployment's pods): take them at once.
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(a.cfg.MinSyncPeriod):
+		if wait := a.cfg.MinSyncPeriod - time.Since(started); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
 		}
 	}
 }

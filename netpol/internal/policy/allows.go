@@ -52,8 +52,11 @@ func (r *Rule) allows(peer netip.Addr, f Flow) bool {
 	if slices.Contains(r.NamedDest, Endpoint{peer, f.Protocol, f.Port}) {
 		return true
 	}
-	_, listed := slices.BinarySearchFunc(r.PeerPods, peer, netip.Addr.Compare)
-	peerOK := r.AllPeers || listed
+	peerOK := r.AllPeers
+	for _, ps := range r.PeerSets {
+		_, listed := slices.BinarySearchFunc(ps.Addrs, peer, netip.Addr.Compare)
+		peerOK = peerOK || listed
+	}
 	for _, b := range r.Blocks {
 		peerOK = peerOK || b.contains(peer)
 	}

@@ -107,8 +107,8 @@ type Rule struct {
 	Index  int
 	// AllPeers means the rule names no peer: everyone.
 	AllPeers bool
-	// PeerPods are the addresses of the pods its selectors match, sorted.
-	PeerPods []netip.Addr
+	// PeerSets are the pods its selector peers match, one set per peer.
+	PeerSets []*PeerSet
 	// Blocks are its ipBlocks.
 	Blocks []Block
 	// AllPorts means the rule names no port.
@@ -122,6 +122,17 @@ type Rule struct {
 	// NamedAnyDest: an egress rule with named ports and no peers allows
 	// them on every pod that has them, which NamedDest then lists.
 	NamedAnyDest bool
+}
+
+// PeerSet is the pods one peer's selectors match. Peers that select the
+// same way (the same selectors, and the same namespace for a podSelector
+// alone) share one PeerSet, whatever policy names them.
+type PeerSet struct {
+	// Key says what selects the pods, canonically: "namespace NS pods SEL"
+	// or "namespaces NSSEL pods SEL".
+	Key string
+	// Addrs are the pods' addresses, sorted.
+	Addrs []netip.Addr
 }
 
 // Block is an ipBlock: CIDR less Except.
@@ -146,7 +157,16 @@ type Endpoint struct {
 
 // Resolve resolves every policy against the state.
 func Resolve(s *State) *Resolved {
-	r := &resolver{state: s, out: &Resolved{}}
+	r := &resolver{state: s, out: &Resolved{}, byNS: map[string][]*Pod{}, localByNS: map[string][]*Pod{}, peers: map[string]*PeerSet{}}
+	for _, pod := range s.Pods {
+		if !peerable(pod) {
+			continue
+		}
+		r.byNS[pod.Namespace] = append(r.byNS[pod.Namespace], pod)
+		if pod.Node == s.Node {
+			r.localByNS[pod.Namespace] = append(r.localByNS[pod.Namespace], pod)
+		}
+	}
 	byPod := map[*Pod]*PodRules{}
 	policies := slices.Clone(s.Policies)
 	slices.SortFunc(policies, func(a, b *networkingv1.NetworkPolicy) int {
@@ -158,8 +178,8 @@ func Resolve(s *State) *Resolved {
 		if !ok {
 			continue
 		}
-		for _, pod := range s.Pods {
-			if pod.Node != s.Node || pod.HostNetwork || len(pod.IPs) == 0 || pod.Namespace != p.Namespace || !sel.Matches(labels.Set(pod.Labels)) {
+		for _, pod := range r.localByNS[p.Namespace] {
+			if !sel.Matches(labels.Set(pod.Labels)) {
 				continue
 			}
 			pr := byPod[pod]
@@ -191,15 +211,11 @@ func Resolve(s *State) *Resolved {
 type resolver struct {
 	state *State
 	out   *Resolved
-	// peers caches a rule's peer pods: policies select many local pods
-	// with the same rule.
-	peers map[peerKey][]netip.Addr
-}
-
-type peerKey struct {
-	policy *networkingv1.NetworkPolicy
-	dir    Direction
-	index  int
+	// byNS and localByNS index the pods that can be peers or policed.
+	byNS, localByNS map[string][]*Pod
+	// peers are the peer sets resolved so far, by key: many policies and
+	// pods share them.
+	peers map[string]*PeerSet
 }
 
 // selector parses a label selector; one that does not parse selects
@@ -219,7 +235,7 @@ func (r *resolver) rule(p *networkingv1.NetworkPolicy, dir Direction, index int,
 	if dir == Egress {
 		field = fmt.Sprintf("spec.%s[%d].to", dir, index)
 	}
-	rule.PeerPods, rule.Blocks = r.resolvePeers(p, dir, index, field, peers)
+	rule.PeerSets, rule.Blocks = r.resolvePeers(p, field, peers)
 	for _, port := range ports {
 		proto := corev1.ProtocolTCP
 		if port.Protocol != nil {
@@ -266,8 +282,10 @@ func (r *resolver) namedDest(rule *Rule, name string, proto corev1.Protocol) []E
 		return out
 	}
 	peers := map[netip.Addr]bool{}
-	for _, a := range rule.PeerPods {
-		peers[a] = true
+	for _, ps := range rule.PeerSets {
+		for _, a := range ps.Addrs {
+			peers[a] = true
+		}
 	}
 	for _, pod := range r.state.Pods {
 		n, ok := namedPort(pod, name, proto)
@@ -294,9 +312,10 @@ func namedPort(pod *Pod, name string, proto corev1.Protocol) (int32, bool) {
 
 func peerable(pod *Pod) bool { return !pod.HostNetwork && len(pod.IPs) > 0 }
 
-// resolvePeers returns the addresses of the pods a rule's selectors match
-// (sorted, once per rule whatever the pod it applies to) and its ipBlocks.
-func (r *resolver) resolvePeers(p *networkingv1.NetworkPolicy, dir Direction, index int, field string, peers []networkingv1.NetworkPolicyPeer) ([]netip.Addr, []Block) {
+// resolvePeers returns a rule's peer sets, one per selector peer, and its
+// ipBlocks.
+func (r *resolver) resolvePeers(p *networkingv1.NetworkPolicy, field string, peers []networkingv1.NetworkPolicyPeer) ([]*PeerSet, []Block) {
+	var sets []*PeerSet
 	var blocks []Block
 	for i, peer := range peers {
 		if b := peer.IPBlock; b != nil {
@@ -312,56 +331,68 @@ func (r *resolver) resolvePeers(p *networkingv1.NetworkPolicy, dir Direction, in
 				}
 			}
 			blocks = append(blocks, block)
-		}
-	}
-	key := peerKey{p, dir, index}
-	if addrs, ok := r.peers[key]; ok {
-		return addrs, blocks
-	}
-	var addrs []netip.Addr
-	for i, peer := range peers {
-		if peer.IPBlock != nil {
 			continue
 		}
-		matches := r.peerMatcher(p, fmt.Sprintf("%s[%d]", field, i), peer)
-		for _, pod := range r.state.Pods {
-			if peerable(pod) && matches(pod) {
-				addrs = append(addrs, pod.IPs...)
-			}
+		if set := r.peerSet(p, fmt.Sprintf("%s[%d]", field, i), peer); set != nil {
+			sets = append(sets, set)
 		}
 	}
-	slices.SortFunc(addrs, netip.Addr.Compare)
-	addrs = slices.Compact(addrs)
-	if r.peers == nil {
-		r.peers = map[peerKey][]netip.Addr{}
-	}
-	r.peers[key] = addrs
-	return addrs, blocks
+	return sets, blocks
 }
 
-// peerMatcher returns whether a pod is the peer: podSelector alone selects
-// in the policy's namespace, namespaceSelector alone every pod of the
-// namespaces it selects, both together the pods podSelector selects in
-// those namespaces.
-func (r *resolver) peerMatcher(p *networkingv1.NetworkPolicy, field string, peer networkingv1.NetworkPolicyPeer) func(*Pod) bool {
-	none := func(*Pod) bool { return false }
+// peerSet resolves one selector peer: podSelector alone selects in the
+// policy's namespace, namespaceSelector alone every pod of the namespaces
+// it selects, both together the pods podSelector selects in those
+// namespaces. nil when a selector does not parse.
+func (r *resolver) peerSet(p *networkingv1.NetworkPolicy, field string, peer networkingv1.NetworkPolicyPeer) *PeerSet {
 	podSel := labels.Everything()
 	if peer.PodSelector != nil {
 		s, ok := r.selector(p, field+".podSelector", peer.PodSelector)
 		if !ok {
-			return none
+			return nil
 		}
 		podSel = s
 	}
-	if peer.NamespaceSelector == nil {
-		return func(pod *Pod) bool { return pod.Namespace == p.Namespace && podSel.Matches(labels.Set(pod.Labels)) }
+	var nsSel labels.Selector
+	pods := podSel.String()
+	if pods == "" {
+		pods = "all"
 	}
-	nsSel, ok := r.selector(p, field+".namespaceSelector", peer.NamespaceSelector)
-	if !ok {
-		return none
+	key := "namespace " + p.Namespace + " pods " + pods
+	if peer.NamespaceSelector != nil {
+		s, ok := r.selector(p, field+".namespaceSelector", peer.NamespaceSelector)
+		if !ok {
+			return nil
+		}
+		nsSel = s
+		namespaces := nsSel.String()
+		if namespaces == "" {
+			namespaces = "all"
+		}
+		key = "namespaces " + namespaces + " pods " + pods
 	}
-	return func(pod *Pod) bool {
-		nsLabels, known := r.state.Namespaces[pod.Namespace]
-		return known && nsSel.Matches(labels.Set(nsLabels)) && podSel.Matches(labels.Set(pod.Labels))
+	if set, ok := r.peers[key]; ok {
+		return set
 	}
+	set := &PeerSet{Key: key}
+	add := func(ns string) {
+		for _, pod := range r.byNS[ns] {
+			if podSel.Matches(labels.Set(pod.Labels)) {
+				set.Addrs = append(set.Addrs, pod.IPs...)
+			}
+		}
+	}
+	if nsSel == nil {
+		add(p.Namespace)
+	} else {
+		for ns, nsLabels := range r.state.Namespaces {
+			if nsSel.Matches(labels.Set(nsLabels)) {
+				add(ns)
+			}
+		}
+	}
+	slices.SortFunc(set.Addrs, netip.Addr.Compare)
+	set.Addrs = slices.Compact(set.Addrs)
+	r.peers[key] = set
+	return set
 }

@@ -76,8 +76,10 @@ func TestResolve(t *testing.T) {
 			}
 			rule := res.Pods[0].Egress[0]
 			var peers []string
-			for _, a := range rule.PeerPods {
-				peers = append(peers, a.String())
+			for _, ps := range rule.PeerSets {
+				for _, a := range ps.Addrs {
+					peers = append(peers, a.String())
+				}
 			}
 			if fmtSlice(peers) != fmtSlice(tt.wantPeers) {
 				t.Errorf("peers %v, want %v", peers, tt.wantPeers)

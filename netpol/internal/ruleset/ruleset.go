@@ -142,9 +142,10 @@ func (o *Objects) allow(chain string, dir policy.Direction, r *policy.Rule) {
 	case r.AllPeers:
 		peers = []string{""}
 	default:
-		if len(r.PeerPods) > 0 {
-			set := name("peers", ruleID)
-			o.addrSet(set, "pods "+string(dir)+" rule "+strconv.Itoa(r.Index)+" of "+r.Policy+" names", r.PeerPods)
+		for _, ps := range r.PeerSets {
+			// A set per selector, shared by the rules that select alike.
+			set := "peers-" + hash(ps.Key, 16)
+			o.addrSet(set, ps.Key, ps.Addrs)
 			peers = append(peers, addrField+" @"+set)
 		}
 		for _, b := range r.Blocks {
@@ -205,13 +206,17 @@ func (o *Objects) addrSet(set, comment string, addrs []netip.Addr) {
 // name makes an object name from a kind and an id (namespace/name...):
 // readable, unique by a hash of the id, and within nftables' limit.
 func name(kind, id string) string {
-	sum := sha256.Sum256([]byte(kind + "\x00" + id))
-	h := strings.ToLower(base32.StdEncoding.EncodeToString(sum[:])[:8])
-	n := kind + "-" + h + "-" + id
+	n := kind + "-" + hash(kind+"\x00"+id, 8) + "-" + id
 	if len(n) > 200 {
 		n = n[:200]
 	}
 	return n
+}
+
+// hash is n base32 characters of s's SHA-256.
+func hash(s string, n int) string {
+	sum := sha256.Sum256([]byte(s))
+	return strings.ToLower(base32.StdEncoding.EncodeToString(sum[:])[:n])
 }
 
 // quote quotes a counter's name, which holds slashes.

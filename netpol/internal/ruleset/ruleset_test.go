@@ -5,7 +5,10 @@ import (
 	"flag"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -69,11 +72,14 @@ func port(proto corev1.Protocol, p intstr.IntOrString, end ...int32) networkingv
 	return np
 }
 
-func TestGolden(t *testing.T) {
-	tests := []struct {
-		name     string
-		policies []*networkingv1.NetworkPolicy
-	}{
+// scenario is a set of policies over cluster().
+type scenario struct {
+	name     string
+	policies []*networkingv1.NetworkPolicy
+}
+
+func scenarios() []scenario {
+	return []scenario{
 		{"no-policy", nil},
 		{"default-deny-ingress", []*networkingv1.NetworkPolicy{np("prod", "deny", networkingv1.NetworkPolicySpec{})}},
 		{"default-deny-both", []*networkingv1.NetworkPolicy{np("prod", "deny", networkingv1.NetworkPolicySpec{
@@ -113,6 +119,10 @@ func TestGolden(t *testing.T) {
 			np("dev", "other-namespace", networkingv1.NetworkPolicySpec{}),
 		}},
 	}
+}
+
+func TestGolden(t *testing.T) {
+	tests := scenarios()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fake := knftables.NewFake(Family, Table)
@@ -125,33 +135,53 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestResync: a second sync removes what the policies no longer need and
-// keeps the counters that remain.
+// TestResync: whatever the table held, a sync (which writes only the
+// difference) leaves it as a fresh one would, counters included; Reset
+// rewrites it whole; Cleanup removes it.
 func TestResync(t *testing.T) {
-	fake := knftables.NewFake(Family, Table)
-	w := &Writer{NFT: fake}
 	ctx := context.Background()
-	both := cluster(np("prod", "deny", networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}}))
-	if _, err := w.Sync(ctx, Render(policy.Resolve(both))); err != nil {
-		t.Fatal(err)
+	for _, from := range scenarios() {
+		for _, to := range scenarios() {
+			t.Run(from.name+"/"+to.name, func(t *testing.T) {
+				fake := knftables.NewFake(Family, Table)
+				w := &Writer{NFT: fake}
+				if _, err := w.Sync(ctx, Render(policy.Resolve(cluster(from.policies...)))); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.Sync(ctx, Render(policy.Resolve(cluster(to.policies...)))); err != nil {
+					t.Fatal(err)
+				}
+				fresh := knftables.NewFake(Family, Table)
+				if _, err := (&Writer{NFT: fresh}).Sync(ctx, Render(policy.Resolve(cluster(to.policies...)))); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(sortedLines(fresh.Dump()), sortedLines(fake.Dump())); diff != "" {
+					t.Fatalf("differs from a fresh table (-fresh +synced):\n%s", diff)
+				}
+				w.Reset()
+				if _, err := w.Sync(ctx, Render(policy.Resolve(cluster(to.policies...)))); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(sortedLines(fresh.Dump()), sortedLines(fake.Dump())); diff != "" {
+					t.Fatalf("a full rewrite differs from a fresh table (-fresh +synced):\n%s", diff)
+				}
+				if err := w.Cleanup(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if fake.Table != nil {
+					t.Errorf("table left after Cleanup:\n%s", fake.Dump())
+				}
+			})
+		}
 	}
-	ingressOnly := cluster(np("prod", "deny", networkingv1.NetworkPolicySpec{}))
-	if _, err := w.Sync(ctx, Render(policy.Resolve(ingressOnly))); err != nil {
-		t.Fatal(err)
-	}
-	want := knftables.NewFake(Family, Table)
-	if _, err := (&Writer{NFT: want}).Sync(ctx, Render(policy.Resolve(ingressOnly))); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want.Dump(), fake.Dump()); diff != "" {
-		t.Errorf("resynced table differs from a fresh one (-fresh +resynced):\n%s", diff)
-	}
-	if err := w.Cleanup(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if fake.Table != nil {
-		t.Errorf("table left after Cleanup:\n%s", fake.Dump())
-	}
+}
+
+// sortedLines is a dump in an order of its own: elements added at other
+// times list in other orders, with the same meaning.
+func sortedLines(dump string) []string {
+	lines := strings.Split(dump, "\n")
+	slices.Sort(lines)
+	return lines
 }
 
 func golden(t *testing.T, path, got string) {
@@ -168,5 +198,25 @@ func golden(t *testing.T, path, got string) {
 	}
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("%s differs (-golden +rendered; run go test -update and review):\n%s", path, diff)
+	}
+}
+
+// TestKernelTakesGolden hands every golden table to nft --check, which
+// asks the kernel whether it would take it.
+func TestKernelTakesGolden(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("nft --check needs root")
+	}
+	if _, err := exec.LookPath("nft"); err != nil {
+		t.Fatal("nft not found: apt-get install -y nftables")
+	}
+	files, err := filepath.Glob("testdata/*.nft")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files: %v", err)
+	}
+	for _, f := range files {
+		if out, err := exec.Command("nft", "--check", "-f", f).CombinedOutput(); err != nil {
+			t.Errorf("%s: %v: %s", f, err, out)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/knftables"
@@ -14,7 +15,15 @@ import (
 // or a fake in tests).
 type Writer struct {
 	NFT knftables.Interface
+	// last is what the last sync wrote, when it succeeded: the next sync
+	// writes only the difference. nil makes it read the table and rewrite
+	// it whole.
+	last *Objects
 }
+
+// Reset makes the next sync rewrite the whole table, repairing whatever
+// else changed it.
+func (w *Writer) Reset() { w.last = nil }
 
 // NewWriter returns a writer over the nft binary.
 func NewWriter() (*Writer, error) {
@@ -29,14 +38,131 @@ func NewWriter() (*Writer, error) {
 // kernel applies whole or not at all: when it refuses, the rules in force
 // stay. Named counters that remain keep their values.
 func (w *Writer) Sync(ctx context.Context, want *Objects) (int, error) {
-	tx, err := w.transaction(ctx, want)
-	if err != nil {
-		return 0, err
+	var tx *knftables.Transaction
+	if w.last != nil {
+		tx = w.diff(w.last, want)
+	} else {
+		var err error
+		if tx, err = w.transaction(ctx, want); err != nil {
+			return 0, err
+		}
+	}
+	if tx.NumOperations() == 0 {
+		return 0, nil
 	}
 	if err := w.NFT.Run(ctx, tx); err != nil {
+		w.last = nil
 		return 0, fmt.Errorf("write table %s: %w", Table, err)
 	}
+	w.last = want
 	return tx.NumOperations(), nil
+}
+
+// diff is the transaction that turns the table, holding old, into want:
+// new objects, changed chains rewritten, elements added and removed one by
+// one, and what went deleted once nothing refers to it.
+func (w *Writer) diff(old, want *Objects) *knftables.Transaction {
+	tx := w.NFT.NewTransaction()
+	for _, n := range sorted(want.Counters) {
+		if old.Counters[n] == nil {
+			tx.Add(want.Counters[n])
+		}
+	}
+	for _, n := range sorted(want.Sets) {
+		if old.Sets[n] == nil {
+			tx.Add(want.Sets[n])
+		}
+	}
+	for _, n := range sorted(want.Maps) {
+		if old.Maps[n] == nil {
+			tx.Add(want.Maps[n])
+		}
+	}
+	for _, n := range sorted(want.Chains) {
+		if old.Chains[n] == nil {
+			tx.Add(want.Chains[n])
+		}
+	}
+	// Elements that go, before the chains their verdicts jump to.
+	for _, n := range sorted(old.Elements) {
+		if want.Sets[n] == nil && want.Maps[n] == nil {
+			continue // the whole set goes
+		}
+		keep := elementKeys(want.Elements[n])
+		for _, e := range old.Elements[n] {
+			if !keep[elementKey(e)] {
+				tx.Delete(&knftables.Element{Set: e.Set, Map: e.Map, Key: e.Key})
+			}
+		}
+	}
+	changed := map[string]bool{}
+	for _, n := range sorted(want.Chains) {
+		if old.Chains[n] == nil || !sameRules(old.Rules[n], want.Rules[n]) {
+			changed[n] = true
+			if old.Chains[n] != nil {
+				tx.Flush(want.Chains[n])
+			}
+		}
+	}
+	for _, n := range sorted(old.Chains) {
+		if want.Chains[n] == nil {
+			tx.Flush(old.Chains[n])
+		}
+	}
+	for _, n := range sorted(want.Elements) {
+		had := elementKeys(old.Elements[n])
+		for _, e := range want.Elements[n] {
+			if !had[elementKey(e)] {
+				tx.Add(e)
+			}
+		}
+	}
+	for _, n := range sorted(want.Rules) {
+		if changed[n] {
+			for _, r := range want.Rules[n] {
+				tx.Add(r)
+			}
+		}
+	}
+	for _, n := range sorted(old.Chains) {
+		if want.Chains[n] == nil {
+			tx.Delete(&knftables.Chain{Name: n})
+		}
+	}
+	for _, n := range sorted(old.Maps) {
+		if want.Maps[n] == nil {
+			tx.Delete(&knftables.Map{Name: n})
+		}
+	}
+	for _, n := range sorted(old.Sets) {
+		if want.Sets[n] == nil {
+			tx.Delete(&knftables.Set{Name: n})
+		}
+	}
+	for _, n := range sorted(old.Counters) {
+		if want.Counters[n] == nil {
+			tx.Delete(&knftables.Counter{Name: n})
+		}
+	}
+	return tx
+}
+
+// elementKey identifies an element with its value: a map element whose
+// verdict changes is deleted and added again.
+func elementKey(e *knftables.Element) string {
+	return strings.Join(e.Key, " . ") + " : " + strings.Join(e.Value, " ")
+}
+
+func elementKeys(es []*knftables.Element) map[string]bool {
+	out := make(map[string]bool, len(es))
+	for _, e := range es {
+		out[elementKey(e)] = true
+	}
+	return out
+}
+
+func sameRules(a, b []*knftables.Rule) bool {
+	return slices.EqualFunc(a, b, func(x, y *knftables.Rule) bool { return x.Rule == y.Rule })
 }
 
 // Check says whether the kernel would take want, writing nothing.
