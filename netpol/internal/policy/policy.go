@@ -236,10 +236,14 @@ func (r *resolver) rule(p *networkingv1.NetworkPolicy, dir Direction, index int,
 		field = fmt.Sprintf("spec.%s[%d].to", dir, index)
 	}
 	rule.PeerSets, rule.Blocks = r.resolvePeers(p, field, peers)
-	for _, port := range ports {
+	for i, port := range ports {
 		proto := corev1.ProtocolTCP
 		if port.Protocol != nil {
 			proto = *port.Protocol
+		}
+		if proto != corev1.ProtocolTCP && proto != corev1.ProtocolUDP && proto != corev1.ProtocolSCTP {
+			r.out.Problems = append(r.out.Problems, fmt.Sprintf("%s/%s: spec.%s[%d].ports[%d].protocol: %q is not TCP, UDP or SCTP (the port matches nothing)", p.Namespace, p.Name, dir, index, i, proto))
+			continue
 		}
 		switch {
 		case port.Port == nil:
@@ -248,6 +252,10 @@ func (r *resolver) rule(p *networkingv1.NetworkPolicy, dir Direction, index int,
 			end := int32(0)
 			if port.EndPort != nil {
 				end = *port.EndPort
+			}
+			if port.Port.IntVal < 1 || port.Port.IntVal > 65535 || end > 65535 {
+				r.out.Problems = append(r.out.Problems, fmt.Sprintf("%s/%s: spec.%s[%d].ports[%d]: port %d, endPort %d out of 1-65535 (the port matches nothing)", p.Namespace, p.Name, dir, index, i, port.Port.IntVal, end))
+				continue
 			}
 			rule.Ports = append(rule.Ports, Port{Protocol: proto, Port: port.Port.IntVal, EndPort: end})
 		case dir == Ingress:
@@ -324,9 +332,17 @@ func (r *resolver) resolvePeers(p *networkingv1.NetworkPolicy, field string, pee
 				r.out.Problems = append(r.out.Problems, fmt.Sprintf("%s/%s: %s[%d].ipBlock.cidr: %v", p.Namespace, p.Name, field, i, err))
 				continue
 			}
+			if !cidr.Addr().Is4() {
+				continue // IPv4 traffic is policed; an IPv6 block matches none of it
+			}
 			block := Block{CIDR: cidr.Masked()}
-			for _, e := range b.Except {
-				if ep, err := netip.ParsePrefix(e); err == nil {
+			for j, e := range b.Except {
+				ep, err := netip.ParsePrefix(e)
+				if err != nil {
+					r.out.Problems = append(r.out.Problems, fmt.Sprintf("%s/%s: %s[%d].ipBlock.except[%d]: %v", p.Namespace, p.Name, field, i, j, err))
+					continue
+				}
+				if ep.Addr().Is4() {
 					block.Except = append(block.Except, ep.Masked())
 				}
 			}
