@@ -36,6 +36,7 @@ var podSpecs = map[string]struct {
 	"db":     {"np-prod", nodeName, map[string]string{"app": "db"}},
 	"client": {"np-dev", nodeName, map[string]string{"app": "client"}},
 	"remote": {"np-dev", "other-node", map[string]string{"app": "remote"}},
+	"late":   {"np-dev", nodeName, map[string]string{"app": "late"}},
 }
 
 func TestNetworkPolicy(t *testing.T) {
@@ -50,6 +51,11 @@ func TestNetworkPolicy(t *testing.T) {
 		if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
+	}
+	// The node's pod range: addresses in it that no known pod has get
+	// nothing.
+	if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}, Spec: corev1.NodeSpec{PodCIDR: "172.29.40.0/24", PodCIDRs: []string{"172.29.40.0/24"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	for _, name := range podNames {
 		createPod(t, cs, name, tp.ips[name])
@@ -126,6 +132,23 @@ func TestNetworkPolicy(t *testing.T) {
 			}
 		})
 	}
+
+	// A pod on the node gets nothing until the agent knows it, and with it
+	// whatever policy selects it.
+	t.Run("a pod the agent does not know yet", func(t *testing.T) {
+		setPolicies(t, cs, nil)
+		tp.addLocal(t, "late", 3)
+		tp.serve(t, "late")
+		time.Sleep(500 * time.Millisecond)
+		if tp.reach(tp.pods["client"], "late", "tcp") {
+			t.Errorf("client reaches a pod whose address no Pod has yet")
+		}
+		if !tp.reach(tp.node, "late", "tcp") {
+			t.Errorf("the node does not reach its new pod")
+		}
+		createPod(t, cs, "late", tp.ips["late"])
+		waitReach(t, tp, "client", "late", true)
+	})
 
 	// A policy cuts the established connections it forbids, and leaves
 	// those it allows.

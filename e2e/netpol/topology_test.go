@@ -31,6 +31,9 @@ type topology struct {
 	ips  map[string]string
 	// nodeIP is the node's address on the bridge.
 	nodeIP string
+	// prefix names the namespaces; k numbers the subnets.
+	prefix string
+	k      int
 }
 
 // The pods, in the order a matrix lists them.
@@ -63,16 +66,9 @@ func newTopology(t *testing.T, k int) *topology {
 	netns.IP(t, "-n", n, "link", "add", "br0", "type", "bridge")
 	netns.IP(t, "-n", n, "addr", "add", tp.nodeIP+"/24", "dev", "br0")
 	netns.IP(t, "-n", n, "link", "set", "br0", "up")
+	tp.prefix, tp.k = p, k
 	for i, name := range podNames[:3] {
-		ns, addr := p+"-"+name, fmt.Sprintf("172.29.%d.%d", k, 11+i)
-		add(ns)
-		tp.pods[name], tp.ips[name] = ns, addr
-		veth := "veth-" + name
-		netns.IP(t, "-n", n, "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns)
-		netns.IP(t, "-n", n, "link", "set", veth, "master", "br0", "up")
-		netns.IP(t, "-n", ns, "addr", "add", addr+"/24", "dev", "eth0")
-		netns.IP(t, "-n", ns, "link", "set", "eth0", "up")
-		netns.IP(t, "-n", ns, "route", "add", "default", "via", tp.nodeIP)
+		tp.addLocal(t, name, i)
 	}
 	remote := p + "-remote"
 	add(remote)
@@ -87,6 +83,23 @@ func newTopology(t *testing.T, k int) *topology {
 		tp.serve(t, name)
 	}
 	return tp
+}
+
+// addLocal adds pod i of the node's bridge, 172.29.K.(11+i), in a
+// namespace of its own.
+func (tp *topology) addLocal(t *testing.T, name string, i int) {
+	t.Helper()
+	ns, addr := tp.prefix+"-"+name, fmt.Sprintf("172.29.%d.%d", tp.k, 11+i)
+	netns.IP(t, "netns", "add", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	netns.IP(t, "-n", ns, "link", "set", "lo", "up")
+	tp.pods[name], tp.ips[name] = ns, addr
+	veth := "veth-" + name
+	netns.IP(t, "-n", tp.node, "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns)
+	netns.IP(t, "-n", tp.node, "link", "set", veth, "master", "br0", "up")
+	netns.IP(t, "-n", ns, "addr", "add", addr+"/24", "dev", "eth0")
+	netns.IP(t, "-n", ns, "link", "set", "eth0", "up")
+	netns.IP(t, "-n", ns, "route", "add", "default", "via", tp.nodeIP)
 }
 
 // serve answers TCP on port 80 and UDP on port 53 in a pod's namespace

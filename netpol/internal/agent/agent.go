@@ -61,6 +61,7 @@ type Agent struct {
 	pods       corelisters.PodLister
 	namespaces corelisters.NamespaceLister
 	policies   networkinglisters.NetworkPolicyLister
+	nodes      corelisters.NodeLister
 	dirty      chan struct{}
 
 	mu       sync.Mutex
@@ -72,8 +73,9 @@ type Agent struct {
 	written [sha256.Size]byte
 }
 
-// New builds an agent and registers its informers on factory.
-func New(cfg Config, factory informers.SharedInformerFactory) *Agent {
+// New builds an agent and registers its informers on factory, and that of
+// its own Node on nodeFactory (one that lists that Node alone).
+func New(cfg Config, factory, nodeFactory informers.SharedInformerFactory) *Agent {
 	if cfg.MinSyncPeriod == 0 {
 		cfg.MinSyncPeriod = 100 * time.Millisecond
 	}
@@ -85,6 +87,7 @@ func New(cfg Config, factory informers.SharedInformerFactory) *Agent {
 		pods:       factory.Core().V1().Pods().Lister(),
 		namespaces: factory.Core().V1().Namespaces().Lister(),
 		policies:   factory.Networking().V1().NetworkPolicies().Lister(),
+		nodes:      nodeFactory.Core().V1().Nodes().Lister(),
 		dirty:      make(chan struct{}, 1),
 		problems:   map[string]bool{},
 	}
@@ -95,6 +98,7 @@ func New(cfg Config, factory informers.SharedInformerFactory) *Agent {
 	}
 	for _, inf := range []cache.SharedIndexInformer{
 		factory.Core().V1().Pods().Informer(), factory.Core().V1().Namespaces().Informer(), factory.Networking().V1().NetworkPolicies().Informer(),
+		nodeFactory.Core().V1().Nodes().Informer(),
 	} {
 		_, _ = inf.AddEventHandler(h)
 	}
@@ -235,6 +239,17 @@ func (a *Agent) state() (*policy.State, error) {
 		return nil, fmt.Errorf("list network policies: %w", err)
 	}
 	s := &policy.State{Node: a.cfg.NodeName, Namespaces: make(map[string]map[string]string, len(nss)), Policies: nps}
+	if node, err := a.nodes.Get(a.cfg.NodeName); err == nil {
+		cidrs := node.Spec.PodCIDRs
+		if len(cidrs) == 0 && node.Spec.PodCIDR != "" {
+			cidrs = []string{node.Spec.PodCIDR}
+		}
+		for _, c := range cidrs {
+			if p, err := netip.ParsePrefix(c); err == nil && p.Addr().Is4() {
+				s.PodCIDRs = append(s.PodCIDRs, p.Masked())
+			}
+		}
+	}
 	for _, ns := range nss {
 		s.Namespaces[ns.Name] = ns.Labels
 	}

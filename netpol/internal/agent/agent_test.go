@@ -59,6 +59,7 @@ func TestAgent(t *testing.T) {
 	allowAll := []networkingv1.NetworkPolicyIngressRule{{}}
 	client := fake.NewClientset(
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod"}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Spec: corev1.NodeSpec{PodCIDRs: []string{"10.0.0.0/24", "fd00::/64"}}},
 		pod("prod", "web", "n1", "10.0.0.1", map[string]string{"app": "web"}),
 		pod("prod", "db", "n2", "10.0.0.2", map[string]string{"app": "db"}),
 		&networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "deny"}},
@@ -66,7 +67,7 @@ func TestAgent(t *testing.T) {
 	fakeNFT := knftables.NewFake(ruleset.Family, ruleset.Table)
 	recorder := events.NewFakeRecorder(10)
 	factory := informers.NewSharedInformerFactory(client, 0)
-	a := New(Config{NodeName: "n1", Client: client, Table: refusingTable{&ruleset.Writer{NFT: fakeNFT}}, Recorder: recorder, Metrics: NewMetrics(nil, logr.Discard()), Log: logr.Discard()}, factory)
+	a := New(Config{NodeName: "n1", Client: client, Table: refusingTable{&ruleset.Writer{NFT: fakeNFT}}, Recorder: recorder, Metrics: NewMetrics(nil, logr.Discard()), Log: logr.Discard()}, factory, factory)
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
 
@@ -81,6 +82,9 @@ func TestAgent(t *testing.T) {
 	}
 	if dump := fakeNFT.Dump(); !strings.Contains(dump, "10.0.0.1 : jump ingress-") || strings.Contains(dump, "10.0.0.2 :") {
 		t.Errorf("want only the local pod policed:\n%s", dump)
+	}
+	if dump := fakeNFT.Dump(); !strings.Contains(dump, "ip daddr { 10.0.0.0/24 } ip daddr != @local-pods") || !strings.Contains(dump, "add element inet trireme-netpol local-pods { 10.0.0.1 }") {
+		t.Errorf("want the node's IPv4 pod range closed but to the pods the agent knows:\n%s", dump)
 	}
 
 	// A policy the kernel refuses: the sync fails, the rules in force stay,

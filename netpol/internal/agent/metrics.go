@@ -30,6 +30,7 @@ type CounterSource func(ctx context.Context) (map[string]uint64, error)
 
 var (
 	dropsDesc   = prometheus.NewDesc("trireme_netpol_dropped_packets_total", "Packets a NetworkPolicy dropped, per policed pod and direction.", []string{"namespace", "pod", "direction"}, nil)
+	unknownDesc = prometheus.NewDesc("trireme_netpol_unknown_pod_dropped_packets_total", "Packets dropped on their way to one of this node's pod addresses whose pod the agent does not know yet.", nil, nil)
 	acceptsDesc = prometheus.NewDesc("trireme_netpol_accepted_packets_total", "New connections' packets a NetworkPolicy rule allowed, per policy, direction and rule index.", []string{"namespace", "policy", "direction", "rule"}, nil)
 )
 
@@ -98,6 +99,7 @@ type packetCollector struct {
 func (c packetCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- dropsDesc
 	ch <- acceptsDesc
+	ch <- unknownDesc
 }
 
 func (c packetCollector) Collect(ch chan<- prometheus.Metric) {
@@ -109,6 +111,10 @@ func (c packetCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	for name, n := range counts {
+		if name == ruleset.UnknownPodDrops {
+			ch <- prometheus.MustNewConstMetric(unknownDesc, prometheus.CounterValue, float64(n))
+			continue
+		}
 		kind, id, ok := ruleset.CounterID(name)
 		if !ok {
 			continue

@@ -9,6 +9,8 @@ import (
 	"net/http"
 
 	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -83,12 +85,15 @@ func run(ctx context.Context, o *options.Options) error {
 
 	metrics := agent.NewMetrics(table.Counters, log.WithName("metrics"))
 	factory := informers.NewSharedInformerFactory(client, 0)
+	nodeFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", nodeName).String()
+	}))
 	a := agent.New(agent.Config{
 		NodeName: nodeName, Client: client, Table: table,
 		MinSyncPeriod: o.MinSyncPeriod, SyncPeriod: o.SyncPeriod,
 		Recorder: broadcaster.NewRecorder(scheme.Scheme, "trireme-netpol"),
 		Metrics:  metrics, Cut: conntrack.Cut, Log: log.WithName("agent"),
-	}, factory)
+	}, factory, nodeFactory)
 	handler := serving.Handler(serving.Endpoints{
 		Metrics: metrics.Registry,
 		Live:    []healthz.HealthChecker{healthz.NamedCheck("sync", func(*http.Request) error { return a.Healthy() })},
@@ -99,10 +104,12 @@ func run(ctx context.Context, o *options.Options) error {
 	}
 	log.Info("Starting trireme-netpol", "version", version.Get().GitVersion, "node", nodeName, "serving", addr,
 		"minSyncPeriod", o.MinSyncPeriod, "syncPeriod", o.SyncPeriod)
-	factory.Start(ctx.Done())
-	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return fmt.Errorf("informer of %v did not sync: %w", typ, context.Cause(ctx))
+	for _, f := range []informers.SharedInformerFactory{factory, nodeFactory} {
+		f.Start(ctx.Done())
+		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				return fmt.Errorf("informer of %v did not sync: %w", typ, context.Cause(ctx))
+			}
 		}
 	}
 	a.Run(ctx)

@@ -47,6 +47,9 @@ type State struct {
 	Pods       []*Pod
 	Namespaces map[string]map[string]string // name → labels
 	Policies   []*networkingv1.NetworkPolicy
+	// PodCIDRs are the node's IPv4 pod ranges (its Node's spec.podCIDRs),
+	// when known.
+	PodCIDRs []netip.Prefix
 }
 
 // Direction is ingress (traffic to a policed pod) or egress (from it).
@@ -84,6 +87,12 @@ type Resolved struct {
 	// Problems are what made part of a policy match nothing (a selector
 	// that does not parse): said once per sync by the caller.
 	Problems []string
+	// PodCIDRs are the node's pod ranges and LocalAddrs the sorted
+	// addresses of its pods the agent knows: traffic to an address of the
+	// ranges that no known pod has is a pod whose rules are not yet in
+	// place, and gets nothing.
+	PodCIDRs   []netip.Prefix
+	LocalAddrs []netip.Addr
 
 	// byAddr indexes Pods by address, for Allows.
 	byAddr map[netip.Addr]*PodRules
@@ -157,7 +166,7 @@ type Endpoint struct {
 
 // Resolve resolves every policy against the state.
 func Resolve(s *State) *Resolved {
-	r := &resolver{state: s, out: &Resolved{}, byNS: map[string][]*Pod{}, localByNS: map[string][]*Pod{}, peers: map[string]*PeerSet{}}
+	r := &resolver{state: s, out: &Resolved{PodCIDRs: s.PodCIDRs}, byNS: map[string][]*Pod{}, localByNS: map[string][]*Pod{}, peers: map[string]*PeerSet{}}
 	for _, pod := range s.Pods {
 		if !peerable(pod) {
 			continue
@@ -165,8 +174,11 @@ func Resolve(s *State) *Resolved {
 		r.byNS[pod.Namespace] = append(r.byNS[pod.Namespace], pod)
 		if pod.Node == s.Node {
 			r.localByNS[pod.Namespace] = append(r.localByNS[pod.Namespace], pod)
+			r.out.LocalAddrs = append(r.out.LocalAddrs, pod.IPs...)
 		}
 	}
+	slices.SortFunc(r.out.LocalAddrs, netip.Addr.Compare)
+	r.out.LocalAddrs = slices.Compact(r.out.LocalAddrs)
 	byPod := map[*Pod]*PodRules{}
 	policies := slices.Clone(s.Policies)
 	slices.SortFunc(policies, func(a, b *networkingv1.NetworkPolicy) int {

@@ -44,7 +44,12 @@ const (
 	inputChain   = "input"
 	ingressMap   = "ingress-pods"
 	egressMap    = "egress-pods"
+	localPods    = "local-pods"
 )
+
+// UnknownPodDrops names the counter of packets dropped on their way to a
+// pod whose rules are not yet in place.
+const UnknownPodDrops = "drop-unknown-pods"
 
 // Objects are the table's content, desired or found: what a sync writes
 // and what it deletes.
@@ -84,6 +89,20 @@ func Render(res *policy.Resolved) *Objects {
 	o.rule(forwardChain, established)
 	o.rule(forwardChain, "ip saddr vmap @"+egressMap)
 	o.rule(forwardChain, "ip daddr vmap @"+ingressMap)
+	if len(res.PodCIDRs) > 0 {
+		// A pod whose address the agent does not know yet gets nothing:
+		// its policies may forbid what would reach it.
+		o.Sets[localPods] = &knftables.Set{Name: localPods, Type: "ipv4_addr", Comment: ptr.To("this node's pods the agent knows")}
+		for _, a := range res.LocalAddrs {
+			o.Elements[localPods] = append(o.Elements[localPods], &knftables.Element{Set: localPods, Key: []string{a.String()}})
+		}
+		cidrs := make([]string, len(res.PodCIDRs))
+		for i, c := range res.PodCIDRs {
+			cidrs[i] = c.String()
+		}
+		o.Counters[UnknownPodDrops] = &knftables.Counter{Name: UnknownPodDrops, Comment: ptr.To("drops to pods whose rules are not yet in place")}
+		o.rule(forwardChain, "ip daddr { "+strings.Join(cidrs, ", ")+" } ip daddr != @"+localPods, "counter name", quote(UnknownPodDrops), "drop")
+	}
 	o.rule(inputChain, established)
 	o.rule(inputChain, "ip saddr vmap @"+egressMap)
 

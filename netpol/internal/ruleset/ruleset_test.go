@@ -36,7 +36,8 @@ func cluster(policies ...*networkingv1.NetworkPolicy) *policy.State {
 		return p
 	}
 	return &policy.State{
-		Node: "node-a",
+		Node:     "node-a",
+		PodCIDRs: []netip.Prefix{netip.MustParsePrefix("10.244.0.0/24")},
 		Namespaces: map[string]map[string]string{
 			"prod": {"kubernetes.io/metadata.name": "prod", "env": "prod"},
 			"dev":  {"kubernetes.io/metadata.name": "dev", "env": "dev"},
