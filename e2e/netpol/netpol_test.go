@@ -60,32 +60,22 @@ func TestNetworkPolicy(t *testing.T) {
 	for _, name := range podNames {
 		createPod(t, cs, name, tp.ips[name])
 	}
+	installCRD(t)
 	log := startAgent(t, tp)
 
-	tcp := func(rows ...string) map[string]string {
-		return map[string]string{"tcp": strings.Join(rows, "\n") + "\n"}
-	}
-	both := func(rows ...string) map[string]string {
-		m := tcp(rows...)
-		m["udp"] = m["tcp"]
-		return m
-	}
 	// A row is a destination; its columns say which of web, db, client
 	// and remote reach it; the last row, which pods the node reaches.
 	open := []string{"web    ++++", "db     ++++", "client ++++", "remote ++++", "node   ++++"}
-	cases := []struct {
-		name     string
-		policies []*networkingv1.NetworkPolicy
-		want     map[string]string
-	}{
-		{"no policy: everything open", nil, both(open...)},
+	both := bothRows
+	cases := []matrixCase{
+		{"no policy: everything open", nil, both(open...), nil},
 		{"default deny ingress in prod", []*networkingv1.NetworkPolicy{
 			np("np-prod", "deny", networkingv1.NetworkPolicySpec{}),
-		}, both("web    +...", "db     .+..", "client ++++", "remote ++++", "node   ++++")},
+		}, both("web    +...", "db     .+..", "client ++++", "remote ++++", "node   ++++"), nil},
 		{"db from web only, the rest of prod closed", []*networkingv1.NetworkPolicy{
 			np("np-prod", "deny", networkingv1.NetworkPolicySpec{}),
 			np("np-prod", "db-from-web", networkingv1.NetworkPolicySpec{PodSelector: *sel("app", "db"), Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: sel("app", "web")}}}}}),
-		}, both("web    +...", "db     ++..", "client ++++", "remote ++++", "node   ++++")},
+		}, both("web    +...", "db     ++..", "client ++++", "remote ++++", "node   ++++"), nil},
 		{"web from the dev namespace on TCP 80 only", []*networkingv1.NetworkPolicy{
 			np("np-prod", "web-from-dev", networkingv1.NetworkPolicySpec{PodSelector: *sel("app", "web"), Ingress: []networkingv1.NetworkPolicyIngressRule{{
 				From:  []networkingv1.NetworkPolicyPeer{{NamespaceSelector: sel("env", "dev")}},
@@ -94,7 +84,7 @@ func TestNetworkPolicy(t *testing.T) {
 		}, map[string]string{
 			"tcp": "web    +.++\ndb     ++++\nclient ++++\nremote ++++\nnode   ++++\n",
 			"udp": "web    +...\ndb     ++++\nclient ++++\nremote ++++\nnode   ++++\n",
-		}},
+		}, nil},
 		{"client egress to prod's db only, over TCP", []*networkingv1.NetworkPolicy{
 			np("np-dev", "client-egress", networkingv1.NetworkPolicySpec{PodSelector: *sel("app", "client"), Egress: []networkingv1.NetworkPolicyEgressRule{{
 				To:    []networkingv1.NetworkPolicyPeer{{NamespaceSelector: sel("env", "prod"), PodSelector: sel("app", "db")}},
@@ -105,15 +95,16 @@ func TestNetworkPolicy(t *testing.T) {
 			// defaults it: nobody but the node reaches the client now.
 			"tcp": "web    ++.+\ndb     ++++\nclient ..+.\nremote ++.+\nnode   ++++\n",
 			"udp": "web    ++.+\ndb     ++.+\nclient ..+.\nremote ++.+\nnode   ++++\n",
-		}},
+		}, nil},
 		{"web from an ipBlock that excepts the remote pod", []*networkingv1.NetworkPolicy{
 			np("np-prod", "web-ipblock", networkingv1.NetworkPolicySpec{PodSelector: *sel("app", "web"), Ingress: []networkingv1.NetworkPolicyIngressRule{{
 				From: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "172.16.0.0/12", Except: []string{tp.ips["remote"] + "/32"}}}},
 			}}}),
-		}, both("web    +++.", "db     ++++", "client ++++", "remote ++++", "node   ++++")},
+		}, both("web    +++.", "db     ++++", "client ++++", "remote ++++", "node   ++++"), nil},
 	}
-	for _, tc := range cases {
+	for _, tc := range append(cases, clusterCases(tp)...) {
 		t.Run(tc.name, func(t *testing.T) {
+			setClusterPolicies(t, tc.cluster...)
 			setPolicies(t, cs, tc.policies)
 			for _, proto := range []string{"tcp", "udp"} {
 				var got string
@@ -133,6 +124,7 @@ func TestNetworkPolicy(t *testing.T) {
 		})
 	}
 
+	setClusterPolicies(t)
 	// A pod on the node gets nothing until the agent knows it, and with it
 	// whatever policy selects it.
 	t.Run("a pod the agent does not know yet", func(t *testing.T) {
@@ -188,6 +180,21 @@ func TestNetworkPolicy(t *testing.T) {
 	})
 }
 
+// matrixCase is policies and the matrix they should give, for TCP and UDP.
+type matrixCase struct {
+	name     string
+	policies []*networkingv1.NetworkPolicy
+	want     map[string]string
+	// cluster are ClusterNetworkPolicies, as YAML.
+	cluster []string
+}
+
+// bothRows is a matrix for TCP and UDP alike.
+func bothRows(rows ...string) map[string]string {
+	m := strings.Join(rows, "\n") + "\n"
+	return map[string]string{"tcp": m, "udp": m}
+}
+
 // waitReach waits until from reaches to over TCP, or cannot.
 func waitReach(t *testing.T, tp *topology, from, to string, want bool) {
 	t.Helper()
@@ -234,6 +241,7 @@ func setPolicies(t *testing.T, cs kubernetes.Interface, policies []*networkingv1
 	ctx := t.Context()
 	keep := map[string]bool{}
 	for _, p := range policies {
+		p = p.DeepCopy() // cases share policies; this one gets a resourceVersion
 		keep[p.Namespace+"/"+p.Name] = true
 		_, err := cs.NetworkingV1().NetworkPolicies(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {

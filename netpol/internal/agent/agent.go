@@ -16,12 +16,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	networkinglisters "k8s.io/client-go/listers/networking/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
+	cnpinformers "sigs.k8s.io/network-policy-api/pkg/client/informers/externalversions"
+	cnplisters "sigs.k8s.io/network-policy-api/pkg/client/listers/apis/v1beta1"
 
 	"trireme.dev/netpol/internal/policy"
 	"trireme.dev/netpol/internal/ruleset"
@@ -71,6 +74,54 @@ type Agent struct {
 	problems map[string]bool
 	// written is the fingerprint of the table last written.
 	written [sha256.Size]byte
+	// clusterPolicies lists ClusterNetworkPolicies once their CRD is
+	// served; nil before.
+	clusterPolicies cnplisters.ClusterNetworkPolicyLister
+}
+
+// clusterGroupVersion is where ClusterNetworkPolicies are served.
+const clusterGroupVersion = "policy.networking.k8s.io/v1beta1"
+
+// WatchClusterPolicies adds ClusterNetworkPolicies to what the agent
+// enforces once the API serves them (their CRD, which the addons chart
+// installs), looking every checkPeriod until it does: an agent on a
+// cluster without the CRD enforces NetworkPolicies alone.
+func (a *Agent) WatchClusterPolicies(ctx context.Context, disco discovery.DiscoveryInterface, factory cnpinformers.SharedInformerFactory, checkPeriod time.Duration) {
+	for !served(disco) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(checkPeriod):
+		}
+	}
+	inf := factory.Policy().V1beta1().ClusterNetworkPolicies()
+	_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { a.markDirty() },
+		UpdateFunc: func(any, any) { a.markDirty() },
+		DeleteFunc: func(any) { a.markDirty() },
+	})
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), inf.Informer().HasSynced) {
+		return
+	}
+	a.mu.Lock()
+	a.clusterPolicies = inf.Lister()
+	a.mu.Unlock()
+	a.cfg.Log.Info("Enforcing ClusterNetworkPolicies", "groupVersion", clusterGroupVersion)
+	a.markDirty()
+}
+
+func served(disco discovery.DiscoveryInterface) bool {
+	list, err := disco.ServerResourcesForGroupVersion(clusterGroupVersion)
+	if err != nil {
+		return false
+	}
+	for _, r := range list.APIResources {
+		if r.Name == "clusternetworkpolicies" {
+			return true
+		}
+	}
+	return false
 }
 
 // New builds an agent and registers its informers on factory, and that of
@@ -239,6 +290,14 @@ func (a *Agent) state() (*policy.State, error) {
 		return nil, fmt.Errorf("list network policies: %w", err)
 	}
 	s := &policy.State{Node: a.cfg.NodeName, Namespaces: make(map[string]map[string]string, len(nss)), Policies: nps}
+	a.mu.Lock()
+	cnps := a.clusterPolicies
+	a.mu.Unlock()
+	if cnps != nil {
+		if s.ClusterPolicies, err = cnps.List(labels.Everything()); err != nil {
+			return nil, fmt.Errorf("list cluster network policies: %w", err)
+		}
+	}
 	if node, err := a.nodes.Get(a.cfg.NodeName); err == nil {
 		cidrs := node.Spec.PodCIDRs
 		if len(cidrs) == 0 && node.Spec.PodCIDR != "" {

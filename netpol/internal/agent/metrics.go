@@ -30,6 +30,7 @@ type CounterSource func(ctx context.Context) (map[string]uint64, error)
 
 var (
 	dropsDesc   = prometheus.NewDesc("trireme_netpol_dropped_packets_total", "Packets a NetworkPolicy dropped, per policed pod and direction.", []string{"namespace", "pod", "direction"}, nil)
+	clusterDesc = prometheus.NewDesc("trireme_netpol_cluster_policy_packets_total", "New connections' packets a ClusterNetworkPolicy rule matched, per policy, direction, rule index and action (Accept, Deny, Pass).", []string{"policy", "direction", "rule", "action"}, nil)
 	unknownDesc = prometheus.NewDesc("trireme_netpol_unknown_pod_dropped_packets_total", "Packets dropped on their way to one of this node's pod addresses whose pod the agent does not know yet.", nil, nil)
 	acceptsDesc = prometheus.NewDesc("trireme_netpol_accepted_packets_total", "New connections' packets a NetworkPolicy rule allowed, per policy, direction and rule index.", []string{"namespace", "policy", "direction", "rule"}, nil)
 )
@@ -100,6 +101,7 @@ func (c packetCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- dropsDesc
 	ch <- acceptsDesc
 	ch <- unknownDesc
+	ch <- clusterDesc
 }
 
 func (c packetCollector) Collect(ch chan<- prometheus.Metric) {
@@ -121,9 +123,11 @@ func (c packetCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		parts := strings.Split(id, "/")
 		switch {
+		case kind == "cnp" && len(parts) == 4:
+			ch <- prometheus.MustNewConstMetric(clusterDesc, prometheus.CounterValue, float64(n), parts...)
 		case kind == "accept" && len(parts) == 4:
 			ch <- prometheus.MustNewConstMetric(acceptsDesc, prometheus.CounterValue, float64(n), parts...)
-		case kind != "accept" && len(parts) == 2:
+		case strings.HasPrefix(kind, "drop-") && len(parts) == 2:
 			ch <- prometheus.MustNewConstMetric(dropsDesc, prometheus.CounterValue, float64(n), parts[0], parts[1], strings.TrimPrefix(kind, "drop-"))
 		}
 	}

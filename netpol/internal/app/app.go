@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,9 @@ import (
 	"k8s.io/client-go/tools/events"
 	componentbaseconfig "k8s.io/component-base/config/v1alpha1"
 	"k8s.io/component-base/version"
+
+	cnpclient "sigs.k8s.io/network-policy-api/pkg/client/clientset/versioned"
+	cnpinformers "sigs.k8s.io/network-policy-api/pkg/client/informers/externalversions"
 
 	"trireme.dev/componentbase/clientconn"
 	"trireme.dev/componentbase/command"
@@ -112,6 +116,11 @@ func run(ctx context.Context, o *options.Options) error {
 			}
 		}
 	}
+	cnpClient, err := cnpclient.NewForConfig(restCfg)
+	if err != nil {
+		return fmt.Errorf("ClusterNetworkPolicy client: %w", err)
+	}
+	go a.WatchClusterPolicies(ctx, client.Discovery(), cnpinformers.NewSharedInformerFactory(cnpClient, 0), 30*time.Second)
 	a.Run(ctx)
 	return nil
 }

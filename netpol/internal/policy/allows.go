@@ -29,11 +29,36 @@ func (r *Resolved) Allows(f Flow) bool {
 			}
 		}
 	}
-	if p := r.byAddr[f.Src]; p != nil && p.EgressIsolated && !anyAllows(p.Egress, f.Dst, f) {
+	if p := r.byAddr[f.Src]; p != nil && !p.decide(Egress, f.Dst, f) {
 		return false
 	}
-	if p := r.byAddr[f.Dst]; p != nil && p.IngressIsolated && !anyAllows(p.Ingress, f.Src, f) {
+	if p := r.byAddr[f.Dst]; p != nil && !p.decide(Ingress, f.Src, f) {
 		return false
+	}
+	return true
+}
+
+// decide is the tiers' verdict on f in dir, peer being its other end: the
+// first Admin rule that matches decides (Pass goes on to the next tier);
+// then NetworkPolicies, if one isolates the pod; else the first Baseline
+// rule that matches; else the flow is allowed.
+func (p *PodRules) decide(dir Direction, peer netip.Addr, f Flow) bool {
+	admin, isolated, rules, baseline := p.Tiers(dir)
+	for _, r := range admin {
+		if r.allows(peer, f) {
+			if r.Action == "Pass" {
+				break
+			}
+			return r.Action == "Accept"
+		}
+	}
+	if isolated {
+		return anyAllows(rules, peer, f)
+	}
+	for _, r := range baseline {
+		if r.allows(peer, f) {
+			return r.Action != "Deny"
+		}
 	}
 	return true
 }
@@ -47,7 +72,8 @@ func anyAllows(rules []*Rule, peer netip.Addr, f Flow) bool {
 	return false
 }
 
-// allows says whether the rule lets f through from (or to) peer.
+// allows says whether the rule matches f from (or to) peer: for a
+// NetworkPolicy rule, whether it lets f through.
 func (r *Rule) allows(peer netip.Addr, f Flow) bool {
 	if slices.Contains(r.NamedDest, Endpoint{peer, f.Protocol, f.Port}) {
 		return true

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	cnp "sigs.k8s.io/network-policy-api/apis/v1beta1"
 )
 
 // Pod is what policies read of a pod.
@@ -47,6 +48,8 @@ type State struct {
 	Pods       []*Pod
 	Namespaces map[string]map[string]string // name → labels
 	Policies   []*networkingv1.NetworkPolicy
+	// ClusterPolicies are the ClusterNetworkPolicies of both tiers.
+	ClusterPolicies []*cnp.ClusterNetworkPolicy
 	// PodCIDRs are the node's IPv4 pod ranges (its Node's spec.podCIDRs),
 	// when known.
 	PodCIDRs []netip.Prefix
@@ -101,19 +104,46 @@ type Resolved struct {
 // PodRules are the allowing rules of one policed pod.
 type PodRules struct {
 	Pod *Pod
-	// Isolated says which directions some policy isolates; a direction
-	// isolated with no rule allows nothing.
+	// Isolated says which directions some NetworkPolicy isolates; a
+	// direction isolated with no rule allows nothing.
 	IngressIsolated, EgressIsolated bool
 	Ingress, Egress                 []*Rule
+	// AdminIngress ... are the ClusterNetworkPolicy rules of the Admin and
+	// Baseline tiers whose subject is the pod, in the order they are
+	// evaluated: by priority, then by policy name, then rule by rule.
+	AdminIngress, AdminEgress       []*Rule
+	BaselineIngress, BaselineEgress []*Rule
+}
+
+// Policed says whether anything decides the pod's traffic in dir.
+func (p *PodRules) Policed(dir Direction) bool {
+	if dir == Ingress {
+		return p.IngressIsolated || len(p.AdminIngress) > 0 || len(p.BaselineIngress) > 0
+	}
+	return p.EgressIsolated || len(p.AdminEgress) > 0 || len(p.BaselineEgress) > 0
+}
+
+// Tiers returns the pod's rules in dir: Admin tier, whether a NetworkPolicy
+// isolates it, its NetworkPolicy rules, Baseline tier.
+func (p *PodRules) Tiers(dir Direction) (admin []*Rule, isolated bool, rules, baseline []*Rule) {
+	if dir == Ingress {
+		return p.AdminIngress, p.IngressIsolated, p.Ingress, p.BaselineIngress
+	}
+	return p.AdminEgress, p.EgressIsolated, p.Egress, p.BaselineEgress
 }
 
 // Rule is one ingress or egress rule of a policy, as it applies to one
 // pod: traffic from (ingress) or to (egress) any of Peers, on any of
-// Ports, is allowed.
+// Ports, is allowed (a NetworkPolicy's) or gets Action (a
+// ClusterNetworkPolicy's).
 type Rule struct {
-	// Policy is namespace/name, Index the rule's position in it.
+	// Policy is namespace/name (a ClusterNetworkPolicy's name alone),
+	// Index the rule's position in it.
 	Policy string
 	Index  int
+	// Action is a ClusterNetworkPolicy rule's: Accept, Deny or Pass; empty
+	// for a NetworkPolicy's, which allows.
+	Action string
 	// AllPeers means the rule names no peer: everyone.
 	AllPeers bool
 	// PeerSets are the pods its selector peers match, one set per peer.
@@ -131,6 +161,9 @@ type Rule struct {
 	// NamedAnyDest: an egress rule with named ports and no peers allows
 	// them on every pod that has them, which NamedDest then lists.
 	NamedAnyDest bool
+	// namedPorts are a ClusterNetworkPolicy rule's named ports, resolved on
+	// each policed pod for ingress.
+	namedPorts []string
 }
 
 // PeerSet is the pods one peer's selectors match. Peers that select the
@@ -166,7 +199,7 @@ type Endpoint struct {
 
 // Resolve resolves every policy against the state.
 func Resolve(s *State) *Resolved {
-	r := &resolver{state: s, out: &Resolved{PodCIDRs: s.PodCIDRs}, byNS: map[string][]*Pod{}, localByNS: map[string][]*Pod{}, peers: map[string]*PeerSet{}}
+	r := &resolver{state: s, out: &Resolved{PodCIDRs: s.PodCIDRs}, byNS: map[string][]*Pod{}, localByNS: map[string][]*Pod{}, peers: map[string]*PeerSet{}, byPod: map[*Pod]*PodRules{}}
 	for _, pod := range s.Pods {
 		if !peerable(pod) {
 			continue
@@ -179,7 +212,6 @@ func Resolve(s *State) *Resolved {
 	}
 	slices.SortFunc(r.out.LocalAddrs, netip.Addr.Compare)
 	r.out.LocalAddrs = slices.Compact(r.out.LocalAddrs)
-	byPod := map[*Pod]*PodRules{}
 	policies := slices.Clone(s.Policies)
 	slices.SortFunc(policies, func(a, b *networkingv1.NetworkPolicy) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
@@ -194,12 +226,7 @@ func Resolve(s *State) *Resolved {
 			if !sel.Matches(labels.Set(pod.Labels)) {
 				continue
 			}
-			pr := byPod[pod]
-			if pr == nil {
-				pr = &PodRules{Pod: pod}
-				byPod[pod] = pr
-				r.out.Pods = append(r.out.Pods, pr)
-			}
+			pr := r.podRules(pod)
 			if ingress {
 				pr.IngressIsolated = true
 				for i, rule := range p.Spec.Ingress {
@@ -214,6 +241,7 @@ func Resolve(s *State) *Resolved {
 			}
 		}
 	}
+	r.resolveCluster()
 	slices.SortFunc(r.out.Pods, func(a, b *PodRules) int {
 		return cmp.Or(cmp.Compare(a.Pod.Namespace, b.Pod.Namespace), cmp.Compare(a.Pod.Name, b.Pod.Name))
 	})
@@ -228,6 +256,18 @@ type resolver struct {
 	// peers are the peer sets resolved so far, by key: many policies and
 	// pods share them.
 	peers map[string]*PeerSet
+	byPod map[*Pod]*PodRules
+}
+
+// podRules is the pod's entry in the result, made on first use.
+func (r *resolver) podRules(pod *Pod) *PodRules {
+	pr := r.byPod[pod]
+	if pr == nil {
+		pr = &PodRules{Pod: pod}
+		r.byPod[pod] = pr
+		r.out.Pods = append(r.out.Pods, pr)
+	}
+	return pr
 }
 
 // selector parses a label selector; one that does not parse selects
@@ -382,17 +422,25 @@ func (r *resolver) peerSet(p *networkingv1.NetworkPolicy, field string, peer net
 		podSel = s
 	}
 	var nsSel labels.Selector
-	pods := podSel.String()
-	if pods == "" {
-		pods = "all"
-	}
-	key := "namespace " + p.Namespace + " pods " + pods
 	if peer.NamespaceSelector != nil {
 		s, ok := r.selector(p, field+".namespaceSelector", peer.NamespaceSelector)
 		if !ok {
 			return nil
 		}
 		nsSel = s
+	}
+	return r.peerSetOf(p.Namespace, nsSel, podSel)
+}
+
+// peerSetOf is the pods podSel selects in namespace ns, or, when nsSel is
+// set, in the namespaces it selects.
+func (r *resolver) peerSetOf(ns string, nsSel, podSel labels.Selector) *PeerSet {
+	pods := podSel.String()
+	if pods == "" {
+		pods = "all"
+	}
+	key := "namespace " + ns + " pods " + pods
+	if nsSel != nil {
 		namespaces := nsSel.String()
 		if namespaces == "" {
 			namespaces = "all"
@@ -411,7 +459,7 @@ func (r *resolver) peerSet(p *networkingv1.NetworkPolicy, field string, peer net
 		}
 	}
 	if nsSel == nil {
-		add(p.Namespace)
+		add(ns)
 	} else {
 		for ns, nsLabels := range r.state.Namespaces {
 			if nsSel.Matches(labels.Set(nsLabels)) {

@@ -107,11 +107,11 @@ func Render(res *policy.Resolved) *Objects {
 	o.rule(inputChain, "ip saddr vmap @"+egressMap)
 
 	for _, pr := range res.Pods {
-		if pr.IngressIsolated {
-			o.podChain(pr.Pod, policy.Ingress, pr.Ingress, ingressMap)
+		if pr.Policed(policy.Ingress) {
+			o.podChain(pr, policy.Ingress, ingressMap)
 		}
-		if pr.EgressIsolated {
-			o.podChain(pr.Pod, policy.Egress, pr.Egress, egressMap)
+		if pr.Policed(policy.Egress) {
+			o.podChain(pr, policy.Egress, egressMap)
 		}
 	}
 	return o
@@ -128,29 +128,67 @@ func (o *Objects) rule(chain string, parts ...string) {
 }
 
 // podChain writes a policed pod's chain for one direction and points the
-// direction's map at it for each of the pod's addresses.
-func (o *Objects) podChain(pod *policy.Pod, dir policy.Direction, rules []*policy.Rule, dispatch string) {
+// direction's map at it for each of the pod's addresses. Admin tier rules
+// come first: Accept returns (to the next check), Deny drops, Pass goes to
+// the pod's second chain, where the rest of the chain would go anyway.
+// There, a pod some NetworkPolicy isolates gets its rules and a drop;
+// another pod, the Baseline tier's rules, and passes.
+func (o *Objects) podChain(pr *policy.PodRules, dir policy.Direction, dispatch string) {
+	pod := pr.Pod
 	id := pod.Namespace + "/" + pod.Name
 	chain := name(string(dir), id)
 	o.Chains[chain] = &knftables.Chain{Name: chain, Comment: ptr.To(string(dir) + " of pod " + id)}
 	for _, ip := range pod.IPs {
 		o.Elements[dispatch] = append(o.Elements[dispatch], &knftables.Element{Map: dispatch, Key: []string{ip.String()}, Value: []string{"jump " + chain}})
 	}
+	admin, isolated, rules, baseline := pr.Tiers(dir)
+	tier2 := chain
+	if len(admin) > 0 {
+		tier2 = name("tier2-"+string(dir), id)
+		o.Chains[tier2] = &knftables.Chain{Name: tier2, Comment: ptr.To(string(dir) + " of pod " + id + " after the Admin tier")}
+		for _, r := range admin {
+			o.match(chain, dir, r, o.clusterVerdict(dir, r, tier2))
+		}
+		o.rule(chain, "goto", tier2)
+	}
+	if !isolated {
+		for _, r := range baseline {
+			o.match(tier2, dir, r, o.clusterVerdict(dir, r, ""))
+		}
+		return
+	}
 	for _, r := range rules {
-		o.allow(chain, dir, r)
+		ruleID := fmt.Sprintf("%s/%s/%d", r.Policy, dir, r.Index)
+		accepts := name("accept", ruleID)
+		o.Counters[accepts] = &knftables.Counter{Name: accepts, Comment: ptr.To("accepted by " + r.Policy + " " + string(dir) + " rule " + strconv.Itoa(r.Index))}
+		o.match(tier2, dir, r, []string{"counter name", quote(accepts), "return"})
 	}
 	drops := name("drop-"+string(dir), id)
 	o.Counters[drops] = &knftables.Counter{Name: drops, Comment: ptr.To(string(dir) + " drops of pod " + id)}
-	o.rule(chain, "counter name", quote(drops), "drop")
+	o.rule(tier2, "counter name", quote(drops), "drop")
 }
 
-// allow writes the rules of one policy rule into a pod's chain: one per
-// peer kind and port, each returning (to the next check) when it matches.
-func (o *Objects) allow(chain string, dir policy.Direction, r *policy.Rule) {
+// clusterVerdict is what a ClusterNetworkPolicy rule does once matched,
+// counted per rule: Accept returns, Deny drops, Pass goes to tier2 (in
+// the Baseline tier, where tier2 is "", it returns: the default allows).
+func (o *Objects) clusterVerdict(dir policy.Direction, r *policy.Rule, tier2 string) []string {
+	ruleID := fmt.Sprintf("%s/%s/%d/%s", r.Policy, dir, r.Index, r.Action)
+	counter := name("cnp", ruleID)
+	o.Counters[counter] = &knftables.Counter{Name: counter, Comment: ptr.To(r.Action + " by ClusterNetworkPolicy " + r.Policy + " " + string(dir) + " rule " + strconv.Itoa(r.Index))}
+	verdict := "return"
+	switch {
+	case r.Action == "Deny":
+		verdict = "drop"
+	case r.Action == "Pass" && tier2 != "":
+		verdict = "goto " + tier2
+	}
+	return []string{"counter name", quote(counter), verdict}
+}
+
+// match writes the rules of one policy rule into a pod's chain, one per
+// peer kind and port, each ending in verdict.
+func (o *Objects) match(chain string, dir policy.Direction, r *policy.Rule, verdict []string) {
 	ruleID := fmt.Sprintf("%s/%s/%d", r.Policy, dir, r.Index)
-	accepts := name("accept", ruleID)
-	o.Counters[accepts] = &knftables.Counter{Name: accepts, Comment: ptr.To("accepted by " + r.Policy + " " + string(dir) + " rule " + strconv.Itoa(r.Index))}
-	verdict := []string{"counter name", quote(accepts), "return"}
 	addrField := "ip saddr"
 	if dir == policy.Egress {
 		addrField = "ip daddr"
@@ -242,10 +280,10 @@ func hash(s string, n int) string {
 func quote(s string) string { return `"` + s + `"` }
 
 // CounterID reads a named counter's name back: its kind ("drop-ingress",
-// "drop-egress", "accept") and the id it counts for (namespace/pod, or
-// namespace/policy/direction/rule).
+// "drop-egress", "accept", "cnp") and the id it counts for (namespace/pod,
+// namespace/policy/direction/rule, or policy/direction/rule/action).
 func CounterID(counter string) (kind, id string, ok bool) {
-	for _, k := range []string{"drop-" + string(policy.Ingress), "drop-" + string(policy.Egress), "accept"} {
+	for _, k := range []string{"drop-" + string(policy.Ingress), "drop-" + string(policy.Egress), "accept", "cnp"} {
 		rest, found := strings.CutPrefix(counter, k+"-")
 		if found && len(rest) > 9 && rest[8] == '-' {
 			return k, rest[9:], true

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/knftables"
+	cnp "sigs.k8s.io/network-policy-api/apis/v1beta1"
 
 	"trireme.dev/netpol/internal/policy"
 )
@@ -77,14 +78,25 @@ func port(proto corev1.Protocol, p intstr.IntOrString, end ...int32) networkingv
 type scenario struct {
 	name     string
 	policies []*networkingv1.NetworkPolicy
+	cluster  []*cnp.ClusterNetworkPolicy
+}
+
+func (s scenario) state() *policy.State {
+	st := cluster(s.policies...)
+	st.ClusterPolicies = s.cluster
+	return st
+}
+
+func cnpol(name string, tier cnp.Tier, priority int32, subject cnp.ClusterNetworkPolicySubject, ingress []cnp.ClusterNetworkPolicyIngressRule, egress []cnp.ClusterNetworkPolicyEgressRule) *cnp.ClusterNetworkPolicy {
+	return &cnp.ClusterNetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: cnp.ClusterNetworkPolicySpec{Tier: tier, Priority: priority, Subject: subject, Ingress: ingress, Egress: egress}}
 }
 
 func scenarios() []scenario {
 	return []scenario{
-		{"no-policy", nil},
-		{"default-deny-ingress", []*networkingv1.NetworkPolicy{np("prod", "deny", networkingv1.NetworkPolicySpec{})}},
+		{"no-policy", nil, nil},
+		{"default-deny-ingress", []*networkingv1.NetworkPolicy{np("prod", "deny", networkingv1.NetworkPolicySpec{})}, nil},
 		{"default-deny-both", []*networkingv1.NetworkPolicy{np("prod", "deny", networkingv1.NetworkPolicySpec{
-			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}})}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}})}, nil},
 		{"selectors", []*networkingv1.NetworkPolicy{np("prod", "db-from-web-and-dev", networkingv1.NetworkPolicySpec{
 			PodSelector: *sel("app", "db"),
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{
@@ -92,7 +104,7 @@ func scenarios() []scenario {
 				{NamespaceSelector: sel("env", "dev")},
 				{NamespaceSelector: sel("env", "dev"), PodSelector: sel("app", "nothing")},
 			}}},
-		})}},
+		})}, nil},
 		{"ipblock-ports", []*networkingv1.NetworkPolicy{np("prod", "web-ports", networkingv1.NetworkPolicySpec{
 			PodSelector: *sel("app", "web"),
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{
@@ -106,18 +118,35 @@ func scenarios() []scenario {
 					{Protocol: ptr.To(corev1.ProtocolUDP)},
 				},
 			}},
-		})}},
+		})}, nil},
 		{"egress-named-and-dns", []*networkingv1.NetworkPolicy{np("prod", "web-egress", networkingv1.NetworkPolicySpec{
 			PodSelector: *sel("app", "web"),
 			Egress: []networkingv1.NetworkPolicyEgressRule{
 				{To: []networkingv1.NetworkPolicyPeer{{PodSelector: sel("app", "db")}}, Ports: []networkingv1.NetworkPolicyPort{port(corev1.ProtocolTCP, intstr.FromString("sql"))}},
 				{Ports: []networkingv1.NetworkPolicyPort{port(corev1.ProtocolUDP, intstr.FromInt32(53)), port(corev1.ProtocolTCP, intstr.FromInt32(53))}},
 			},
-		})}},
+		})}, nil},
 		{"policies-add-up", []*networkingv1.NetworkPolicy{
 			np("prod", "deny", networkingv1.NetworkPolicySpec{}),
 			np("prod", "allow-web", networkingv1.NetworkPolicySpec{PodSelector: *sel("app", "web"), Ingress: []networkingv1.NetworkPolicyIngressRule{{}}}),
 			np("dev", "other-namespace", networkingv1.NetworkPolicySpec{}),
+		}, nil},
+		{"cluster-tiers", []*networkingv1.NetworkPolicy{
+			np("prod", "db-from-web", networkingv1.NetworkPolicySpec{PodSelector: *sel("app", "db"), Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: sel("app", "web")}}}}}),
+		}, []*cnp.ClusterNetworkPolicy{
+			cnpol("pass-prod-internal", cnp.AdminTier, 10, cnp.ClusterNetworkPolicySubject{Namespaces: sel("env", "prod")},
+				[]cnp.ClusterNetworkPolicyIngressRule{{Action: cnp.ClusterNetworkPolicyRuleActionPass, From: []cnp.ClusterNetworkPolicyIngressPeer{{Namespaces: sel("env", "prod")}}}}, nil),
+			cnpol("deny-dev", cnp.AdminTier, 20, cnp.ClusterNetworkPolicySubject{Namespaces: sel("env", "prod")},
+				[]cnp.ClusterNetworkPolicyIngressRule{{Action: cnp.ClusterNetworkPolicyRuleActionDeny, From: []cnp.ClusterNetworkPolicyIngressPeer{{Namespaces: sel("env", "dev")}}}},
+				[]cnp.ClusterNetworkPolicyEgressRule{
+					{Action: cnp.ClusterNetworkPolicyRuleActionAccept, To: []cnp.ClusterNetworkPolicyEgressPeer{{Networks: []cnp.CIDR{"192.168.0.0/16"}}}, Protocols: []cnp.ClusterNetworkPolicyProtocol{{TCP: &cnp.ClusterNetworkPolicyProtocolTCP{DestinationPort: &cnp.Port{Number: 443}}}, {UDP: &cnp.ClusterNetworkPolicyProtocolUDP{DestinationPort: &cnp.Port{Range: &cnp.PortRange{Start: 5000, End: 5100}}}}}},
+					{Action: cnp.ClusterNetworkPolicyRuleActionDeny, To: []cnp.ClusterNetworkPolicyEgressPeer{{DomainNames: []cnp.DomainName{"example.com"}}}},
+				}),
+			cnpol("baseline-web-named", cnp.BaselineTier, 5, cnp.ClusterNetworkPolicySubject{Pods: &cnp.NamespacedPod{PodSelector: *sel("app", "web")}},
+				[]cnp.ClusterNetworkPolicyIngressRule{
+					{Action: cnp.ClusterNetworkPolicyRuleActionAccept, From: []cnp.ClusterNetworkPolicyIngressPeer{{Pods: &cnp.NamespacedPod{PodSelector: *sel("app", "client")}}}, Protocols: []cnp.ClusterNetworkPolicyProtocol{{DestinationNamedPort: "http"}}},
+					{Action: cnp.ClusterNetworkPolicyRuleActionDeny, From: []cnp.ClusterNetworkPolicyIngressPeer{{Namespaces: &metav1.LabelSelector{}}}},
+				}, nil),
 		}},
 	}
 }
@@ -128,7 +157,7 @@ func TestGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fake := knftables.NewFake(Family, Table)
 			w := &Writer{NFT: fake}
-			if _, err := w.Sync(context.Background(), Render(policy.Resolve(cluster(tt.policies...)))); err != nil {
+			if _, err := w.Sync(context.Background(), Render(policy.Resolve(tt.state()))); err != nil {
 				t.Fatalf("sync: %v", err)
 			}
 			golden(t, filepath.Join("testdata", tt.name+".nft"), fake.Dump())
@@ -146,21 +175,21 @@ func TestResync(t *testing.T) {
 			t.Run(from.name+"/"+to.name, func(t *testing.T) {
 				fake := knftables.NewFake(Family, Table)
 				w := &Writer{NFT: fake}
-				if _, err := w.Sync(ctx, Render(policy.Resolve(cluster(from.policies...)))); err != nil {
+				if _, err := w.Sync(ctx, Render(policy.Resolve(from.state()))); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := w.Sync(ctx, Render(policy.Resolve(cluster(to.policies...)))); err != nil {
+				if _, err := w.Sync(ctx, Render(policy.Resolve(to.state()))); err != nil {
 					t.Fatal(err)
 				}
 				fresh := knftables.NewFake(Family, Table)
-				if _, err := (&Writer{NFT: fresh}).Sync(ctx, Render(policy.Resolve(cluster(to.policies...)))); err != nil {
+				if _, err := (&Writer{NFT: fresh}).Sync(ctx, Render(policy.Resolve(to.state()))); err != nil {
 					t.Fatal(err)
 				}
 				if diff := cmp.Diff(sortedLines(fresh.Dump()), sortedLines(fake.Dump())); diff != "" {
 					t.Fatalf("differs from a fresh table (-fresh +synced):\n%s", diff)
 				}
 				w.Reset()
-				if _, err := w.Sync(ctx, Render(policy.Resolve(cluster(to.policies...)))); err != nil {
+				if _, err := w.Sync(ctx, Render(policy.Resolve(to.state()))); err != nil {
 					t.Fatal(err)
 				}
 				if diff := cmp.Diff(sortedLines(fresh.Dump()), sortedLines(fake.Dump())); diff != "" {
