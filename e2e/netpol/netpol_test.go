@@ -22,7 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/componentbase/testcluster"
-	"trireme.dev/e2e/internal/netns"
+	"trireme.dev/componentbase/netns"
 )
 
 const nodeName = "netpol-node"

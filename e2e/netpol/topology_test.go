@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"trireme.dev/e2e/internal/netns"
+	"trireme.dev/componentbase/netns"
 )
 
 // topology is a node with three local pods on its bridge and a pod of

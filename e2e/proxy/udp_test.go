@@ -1,7 +1,7 @@
 package proxy_test
 
 import (
-	"trireme.dev/e2e/internal/netns"
+	"trireme.dev/componentbase/netns"
 
 	"net"
 	"strconv"

@@ -1,4 +1,4 @@
-// Package netns is what the suites that send real packets share: ip(8),
+// Package netns is what tests that send real packets share: ip(8),
 // running code and dialing inside a network namespace, and a relay that
 // lets a component in one reach the apiserver on the host's loopback.
 package netns
