@@ -21,8 +21,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
-	"trireme.dev/componentbase/testcluster"
 	"trireme.dev/componentbase/netns"
+	"trireme.dev/componentbase/testcluster"
 )
 
 const nodeName = "netpol-node"
