@@ -173,6 +173,14 @@ func TestNetworkPolicy(t *testing.T) {
 		setPolicies(t, cs, []*networkingv1.NetworkPolicy{np("np-prod", "deny", networkingv1.NetworkPolicySpec{})})
 		time.Sleep(time.Second)
 		tp.reach(tp.pods["client"], "web", "tcp")
+		// The denied packets are logged, with the pod and the policy.
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(log.String(), `"networkPolicies": ["np-prod/deny"]`) && time.Now().Before(deadline) {
+			tp.reach(tp.pods["client"], "web", "tcp")
+		}
+		if denied := grep(log.String(), "Denied"); !strings.Contains(denied, `"namespace": "np-prod", "pod": "web", "networkPolicies": ["np-prod/deny"]`) || !strings.Contains(denied, `"dstPort": 80`) {
+			t.Errorf("no denied packet logged with its pod and policy:\n%s\nagent log:\n%s", tail(denied, 5), tail(log.String(), 15))
+		}
 		body := metrics(t, tp)
 		if !strings.Contains(body, `trireme_netpol_dropped_packets_total{direction="ingress",namespace="np-prod",pod="web"}`) {
 			t.Errorf("no drop counter for np-prod/web in /metrics:\n%s", grep(body, "trireme_netpol"))
@@ -317,7 +325,7 @@ func startAgent(t *testing.T, tp *topology) *lockedBuffer {
 	log := &lockedBuffer{}
 	proc, err := testcluster.StartProcess("ip", []string{"netns", "exec", tp.node, bin,
 		"--kubeconfig", kubeconfig, "--hostname-override", nodeName, "--min-sync-period", "50ms",
-		"--bind-address", "127.0.0.1", "--secure-port", "10262", "--authorization-always-allow-paths", "/healthz,/metrics", "-v", "2"}, log)
+		"--bind-address", "127.0.0.1", "--secure-port", "10262", "--log-denied-nflog-group", "5", "--authorization-always-allow-paths", "/healthz,/metrics", "-v", "2"}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,6 +52,9 @@ type Config struct {
 	// none.
 	Recorder events.EventRecorder
 	Metrics  *Metrics
+	// LogGroup, when not 0, is the NFLOG group denied packets are logged
+	// to; LogDenied then receives them.
+	LogGroup uint16
 	// Cut deletes the established connections the policies in force no
 	// longer allow, after each sync that changed the table; nil cuts none.
 	Cut func(*policy.Resolved) (uint, error)
@@ -72,6 +75,8 @@ type Agent struct {
 	lastSync time.Time
 	// problems already logged, so that each is said once.
 	problems map[string]bool
+	// resolved is what the table in force was written from.
+	resolved *policy.Resolved
 	// written is the fingerprint of the table last written.
 	written [sha256.Size]byte
 	// clusterPolicies lists ClusterNetworkPolicies once their CRD is
@@ -210,7 +215,7 @@ func (a *Agent) Sync(ctx context.Context) error {
 	}
 	res := policy.Resolve(state)
 	a.logProblems(res.Problems)
-	want := ruleset.Render(res)
+	want := ruleset.RenderLogged(res, a.cfg.LogGroup)
 	ops, err := a.cfg.Table.Sync(ctx, want)
 	a.cfg.Metrics.observeSync(time.Since(start), err, res, want)
 	if err != nil {
@@ -218,7 +223,7 @@ func (a *Agent) Sync(ctx context.Context) error {
 		return err
 	}
 	a.mu.Lock()
-	a.synced, a.lastSync = true, time.Now()
+	a.synced, a.lastSync, a.resolved = true, time.Now(), res
 	a.mu.Unlock()
 	a.cfg.Log.V(2).Info("Synced", "took", time.Since(start), "policedPods", len(res.Pods), "operations", ops)
 	if fp := want.Fingerprint(); fp != a.written && a.cfg.Cut != nil {

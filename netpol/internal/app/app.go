@@ -96,7 +96,7 @@ func run(ctx context.Context, o *options.Options) error {
 		NodeName: nodeName, Client: client, Table: table,
 		MinSyncPeriod: o.MinSyncPeriod, SyncPeriod: o.SyncPeriod,
 		Recorder: broadcaster.NewRecorder(scheme.Scheme, "trireme-netpol"),
-		Metrics:  metrics, Cut: conntrack.Cut, Log: log.WithName("agent"),
+		Metrics:  metrics, Cut: conntrack.Cut, LogGroup: o.LogDeniedGroup, Log: log.WithName("agent"),
 	}, factory, nodeFactory)
 	handler := serving.Handler(serving.Endpoints{
 		Metrics: metrics.Registry,
@@ -119,6 +119,13 @@ func run(ctx context.Context, o *options.Options) error {
 	cnpClient, err := cnpclient.NewForConfig(restCfg)
 	if err != nil {
 		return fmt.Errorf("ClusterNetworkPolicy client: %w", err)
+	}
+	if o.LogDeniedGroup != 0 {
+		go func() {
+			if err := a.LogDenied(ctx); err != nil {
+				log.Error(err, "Cannot log denied packets")
+			}
+		}()
 	}
 	go a.WatchClusterPolicies(ctx, client.Discovery(), cnpinformers.NewSharedInformerFactory(cnpClient, 0), 30*time.Second)
 	a.Run(ctx)

@@ -24,6 +24,9 @@ type Options struct {
 	HostnameOverride string
 	MinSyncPeriod    time.Duration
 	SyncPeriod       time.Duration
+	// LogDeniedGroup, when not 0, logs denied packets through that NFLOG
+	// group.
+	LogDeniedGroup uint16
 	// Cleanup removes the table and exits.
 	Cleanup bool
 	// Options serve health and metrics on the secure port, behind
@@ -47,6 +50,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.HostnameOverride, "hostname-override", o.HostnameOverride, "The node's name, whose pods are policed; empty means $NODE_NAME, then the host name.")
 	fs.DurationVar(&o.MinSyncPeriod, "min-sync-period", o.MinSyncPeriod, "Least time between two writes of the table: changes within it are written together.")
 	fs.DurationVar(&o.SyncPeriod, "sync-period", o.SyncPeriod, "Period of full rewrites of the table, repairing what else changed it.")
+	fs.Uint16Var(&o.LogDeniedGroup, "log-denied-nflog-group", o.LogDeniedGroup, "Log denied packets (at most 10 a second per rule) through this NFLOG group, with the pod and policy that denied them; 0 logs none.")
 	fs.BoolVar(&o.Cleanup, "cleanup", o.Cleanup, "Remove the nftables table and exit.")
 	o.Options.AddFlags(fs)
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")

@@ -107,6 +107,9 @@ type PodRules struct {
 	// Isolated says which directions some NetworkPolicy isolates; a
 	// direction isolated with no rule allows nothing.
 	IngressIsolated, EgressIsolated bool
+	// IngressPolicies and EgressPolicies name the NetworkPolicies that
+	// isolate it (namespace/name), for logs.
+	IngressPolicies, EgressPolicies []string
 	Ingress, Egress                 []*Rule
 	// AdminIngress ... are the ClusterNetworkPolicy rules of the Admin and
 	// Baseline tiers whose subject is the pod, in the order they are
@@ -229,12 +232,14 @@ func Resolve(s *State) *Resolved {
 			pr := r.podRules(pod)
 			if ingress {
 				pr.IngressIsolated = true
+				pr.IngressPolicies = append(pr.IngressPolicies, p.Namespace+"/"+p.Name)
 				for i, rule := range p.Spec.Ingress {
 					pr.Ingress = append(pr.Ingress, r.rule(p, Ingress, i, rule.From, rule.Ports, pod))
 				}
 			}
 			if egress {
 				pr.EgressIsolated = true
+				pr.EgressPolicies = append(pr.EgressPolicies, p.Namespace+"/"+p.Name)
 				for i, rule := range p.Spec.Egress {
 					pr.Egress = append(pr.Egress, r.rule(p, Egress, i, rule.To, rule.Ports, pod))
 				}

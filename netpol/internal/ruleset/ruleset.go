@@ -54,6 +54,10 @@ const UnknownPodDrops = "drop-unknown-pods"
 // Objects are the table's content, desired or found: what a sync writes
 // and what it deletes.
 type Objects struct {
+	// logGroup, when not 0, is the NFLOG group denied packets are logged
+	// to, at most logRate a second per rule.
+	logGroup uint16
+
 	Chains   map[string]*knftables.Chain
 	Rules    map[string][]*knftables.Rule // by chain
 	Sets     map[string]*knftables.Set
@@ -70,8 +74,15 @@ func newObjects() *Objects {
 }
 
 // Render turns resolved policies into the table's objects.
-func Render(res *policy.Resolved) *Objects {
+func Render(res *policy.Resolved) *Objects { return RenderLogged(res, 0) }
+
+// RenderLogged is Render with the packets each drop rule drops logged to
+// NFLOG group (0: none), rate-limited, with a prefix naming the kind of
+// drop and what it drops for: "np DIRECTION NAMESPACE/POD", "cnp
+// DIRECTION POLICY RULE" or "unknown".
+func RenderLogged(res *policy.Resolved, group uint16) *Objects {
 	o := newObjects()
+	o.logGroup = group
 	hook := func(name string, h knftables.BaseChainHook) {
 		o.Chains[name] = &knftables.Chain{
 			Name: name, Type: ptr.To(knftables.FilterType), Hook: ptr.To(h),
@@ -101,7 +112,9 @@ func Render(res *policy.Resolved) *Objects {
 			cidrs[i] = c.String()
 		}
 		o.Counters[UnknownPodDrops] = &knftables.Counter{Name: UnknownPodDrops, Comment: ptr.To("drops to pods whose rules are not yet in place")}
-		o.rule(forwardChain, "ip daddr { "+strings.Join(cidrs, ", ")+" } ip daddr != @"+localPods, "counter name", quote(UnknownPodDrops), "drop")
+		unknown := "ip daddr { " + strings.Join(cidrs, ", ") + " } ip daddr != @" + localPods
+		o.logDrop(forwardChain, unknown, "unknown")
+		o.rule(forwardChain, unknown, "counter name", quote(UnknownPodDrops), "drop")
 	}
 	o.rule(inputChain, established)
 	o.rule(inputChain, "ip saddr vmap @"+egressMap)
@@ -165,6 +178,7 @@ func (o *Objects) podChain(pr *policy.PodRules, dir policy.Direction, dispatch s
 	}
 	drops := name("drop-"+string(dir), id)
 	o.Counters[drops] = &knftables.Counter{Name: drops, Comment: ptr.To(string(dir) + " drops of pod " + id)}
+	o.logDrop(tier2, "", fmt.Sprintf("np %s %s", dir, id))
 	o.rule(tier2, "counter name", quote(drops), "drop")
 }
 
@@ -188,6 +202,12 @@ func (o *Objects) clusterVerdict(dir policy.Direction, r *policy.Rule, tier2 str
 // match writes the rules of one policy rule into a pod's chain, one per
 // peer kind and port, each ending in verdict.
 func (o *Objects) match(chain string, dir policy.Direction, r *policy.Rule, verdict []string) {
+	// A ClusterNetworkPolicy's Deny is logged, when asked, by a rule of
+	// the same match before it.
+	logPrefix := ""
+	if verdict[len(verdict)-1] == "drop" {
+		logPrefix = fmt.Sprintf("cnp %s %s %d", dir, r.Policy, r.Index)
+	}
 	ruleID := fmt.Sprintf("%s/%s/%d", r.Policy, dir, r.Index)
 	addrField := "ip saddr"
 	if dir == policy.Egress {
@@ -235,6 +255,7 @@ func (o *Objects) match(chain string, dir policy.Direction, r *policy.Rule, verd
 	}
 	for _, peer := range peers {
 		for _, port := range ports {
+			o.logDrop(chain, peer+" "+port, logPrefix)
 			o.rule(chain, append([]string{peer, port}, verdict...)...)
 		}
 	}
@@ -246,6 +267,7 @@ func (o *Objects) match(chain string, dir policy.Direction, r *policy.Rule, verd
 		for _, e := range r.NamedDest {
 			o.Elements[set] = append(o.Elements[set], &knftables.Element{Set: set, Key: []string{e.Addr.String(), strings.ToLower(string(e.Protocol)), strconv.Itoa(int(e.Port))}})
 		}
+		o.logDrop(chain, "ip daddr . meta l4proto . th dport @"+set, logPrefix)
 		o.rule(chain, append([]string{"ip daddr . meta l4proto . th dport @" + set}, verdict...)...)
 	}
 }
@@ -268,6 +290,20 @@ func name(kind, id string) string {
 		n = n[:200]
 	}
 	return n
+}
+
+// logDrop writes, when the table logs drops, a rule that logs what match
+// matches to the NFLOG group with prefix, at most 10 packets a second:
+// a rule of its own, since a limit that is reached would otherwise keep
+// the drop from happening. Nothing for an empty prefix.
+func (o *Objects) logDrop(chain, match, prefix string) {
+	if o.logGroup == 0 || prefix == "" {
+		return
+	}
+	if len(prefix) > 120 {
+		prefix = prefix[:120]
+	}
+	o.rule(chain, strings.TrimSpace(match), "limit rate 10/second burst 20 packets log prefix", strconv.Quote(prefix), "group", strconv.Itoa(int(o.logGroup)))
 }
 
 // hash is n base32 characters of s's SHA-256.

@@ -250,3 +250,25 @@ func TestKernelTakesGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestLogged: with a log group, every drop is preceded by a rate-limited
+// NFLOG rule of the same match, and the kernel takes the table.
+func TestLogged(t *testing.T) {
+	var s scenario
+	for _, sc := range scenarios() {
+		if sc.name == "cluster-tiers" {
+			s = sc
+		}
+	}
+	fake := knftables.NewFake(Family, Table)
+	if _, err := (&Writer{NFT: fake}).Sync(context.Background(), RenderLogged(policy.Resolve(s.state()), 7)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, filepath.Join("testdata", "logged.nft"), fake.Dump())
+	lines := strings.Split(fake.Dump(), "\n")
+	for i, l := range lines {
+		if strings.HasSuffix(l, " drop") && !strings.Contains(lines[i-1], "log prefix") {
+			t.Errorf("drop without a log rule before it: %s", l)
+		}
+	}
+}
