@@ -10,11 +10,13 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // IP runs ip(8) with args, failing tb on error.
@@ -94,4 +96,24 @@ func Relay(tb testing.TB, ns, target string) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// RelayKubeconfig writes, into dir, a copy of the kubeconfig at path whose
+// clusters are reached through a Relay in ns to 127.0.0.1:port, and
+// returns the copy's path.
+func RelayKubeconfig(tb testing.TB, ns, path string, port int, dir string) string {
+	tb.Helper()
+	addr := Relay(tb, ns, fmt.Sprintf("127.0.0.1:%d", port))
+	kc, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, c := range kc.Clusters {
+		c.Server = "https://" + addr
+	}
+	out := filepath.Join(dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, out); err != nil {
+		tb.Fatal(err)
+	}
+	return out
 }

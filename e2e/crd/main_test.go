@@ -1,7 +1,6 @@
 package crd_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -22,19 +21,5 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e/crd: %v\n", err)
 		return 1
 	}
-	s, err := testcluster.LaunchAPIServer(context.Background(), testcluster.APIServerOptions{ControllerManager: true})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e/crd: %v\n", err)
-		return 1
-	}
-	srv = s
-	code := m.Run()
-	if code != 0 {
-		fmt.Fprintf(os.Stderr, "trireme-apiserver log (last lines):\n%s\n", s.LogTail(200))
-	}
-	if err := s.Close(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e/crd: %v\n", err)
-		code = max(code, 1)
-	}
-	return code
+	return testcluster.RunSuite(m, testcluster.SuiteOptions{Name: "e2e/crd", APIServer: testcluster.APIServerOptions{ControllerManager: true}, LogLines: 200}, &srv)
 }

@@ -30,7 +30,7 @@ var suite struct {
 	srv        *testcluster.APIServer
 	containerd *framework.Containerd
 	kubelet    *testcluster.Process
-	kubeletLog *logBuffer
+	kubeletLog *testcluster.LogBuffer
 	client     kubernetes.Interface
 	nodeName   string
 	podCIDR    string
@@ -71,7 +71,7 @@ func runSuite(m *testing.M) (code int) {
 		_ = os.WriteFile(path, []byte(suite.kubeletLog.String()), 0o644)
 	}
 	if code != 0 {
-		fmt.Fprintf(os.Stderr, "trireme-kubelet log (last lines):\n%s\n", suite.kubeletLog.tail(150))
+		fmt.Fprintf(os.Stderr, "trireme-kubelet log (last lines):\n%s\n", suite.kubeletLog.Tail(150))
 		fmt.Fprintf(os.Stderr, "containerd log (last lines):\n%s\n", suite.containerd.LogTail(40))
 		fmt.Fprintf(os.Stderr, "trireme-apiserver log (last lines):\n%s\n", suite.srv.LogTail(60))
 	}
@@ -183,7 +183,7 @@ func setUp(ctx context.Context) (func() error, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "manifests"), 0o755); err != nil {
 		return cleanup, err
 	}
-	suite.kubeletLog = &logBuffer{}
+	suite.kubeletLog = &testcluster.LogBuffer{}
 	if err := startKubelet(); err != nil {
 		return cleanup, err
 	}
@@ -200,7 +200,7 @@ func setUp(ctx context.Context) (func() error, error) {
 		_, err := suite.client.CoreV1().Nodes().Patch(ctx, suite.nodeName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 		return err == nil, nil
 	}); err != nil {
-		return cleanup, fmt.Errorf("node never registered: %w\n%s", err, suite.kubeletLog.tail(60))
+		return cleanup, fmt.Errorf("node never registered: %w\n%s", err, suite.kubeletLog.Tail(60))
 	}
 	if err := waitFor(ctx, 60*time.Second, func() (bool, error) {
 		node, err := suite.client.CoreV1().Nodes().Get(ctx, suite.nodeName, metav1.GetOptions{})
@@ -214,7 +214,7 @@ func setUp(ctx context.Context) (func() error, error) {
 		}
 		return false, nil
 	}); err != nil {
-		return cleanup, fmt.Errorf("node never became Ready: %w\n%s", err, suite.kubeletLog.tail(60))
+		return cleanup, fmt.Errorf("node never became Ready: %w\n%s", err, suite.kubeletLog.Tail(60))
 	}
 	// The node server has no certificate until its kubelet-serving CSR is
 	// signed.
@@ -222,7 +222,7 @@ func setUp(ctx context.Context) (func() error, error) {
 		_, err := servingCertificate()
 		return err == nil, nil
 	}); err != nil {
-		return cleanup, fmt.Errorf("node server never got its serving certificate: %w\n%s", err, suite.kubeletLog.tail(60))
+		return cleanup, fmt.Errorf("node server never got its serving certificate: %w\n%s", err, suite.kubeletLog.Tail(60))
 	}
 	// ServiceAccount admission needs the default ServiceAccount.
 	if err := waitFor(ctx, 60*time.Second, func() (bool, error) {

@@ -61,7 +61,7 @@ spec:
 		return err == nil && len(cs) == 1, nil
 	})
 	if err != nil {
-		t.Fatalf("static pod never ran with the apiserver down: %v\n%s", err, suite.kubeletLog.tail(30))
+		t.Fatalf("static pod never ran with the apiserver down: %v\n%s", err, suite.kubeletLog.Tail(30))
 	}
 	restart()
 	waitPod(t, name, 90*time.Second, "mirrored and Ready once the apiserver is back", isReady)

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/componentbase/netns"
@@ -118,7 +115,7 @@ func TestNetworkPolicy(t *testing.T) {
 				}
 				if got != tc.want[proto] {
 					t.Errorf("%s: who reaches whom (a row is a destination; columns: from web db client remote; last row: the node to each)\ngot:\n%swant:\n%s\nagent log:\n%s\ntable:\n%s",
-						proto, got, tc.want[proto], tail(log.String(), 20), listTable(tp))
+						proto, got, tc.want[proto], log.Tail(20), listTable(tp))
 				}
 			}
 		})
@@ -158,7 +155,7 @@ func TestNetworkPolicy(t *testing.T) {
 		waitReach(t, tp, "client", "web", false)
 		time.Sleep(500 * time.Millisecond)
 		if forbidden.alive() {
-			t.Errorf("client's connection to web still carries traffic after a policy forbade it\nagent log:\n%s", tail(log.String(), 10))
+			t.Errorf("client's connection to web still carries traffic after a policy forbade it\nagent log:\n%s", log.Tail(10))
 		}
 		if !allowed.alive() {
 			t.Errorf("db's connection to web was cut though the policy allows it")
@@ -179,7 +176,7 @@ func TestNetworkPolicy(t *testing.T) {
 			tp.reach(tp.pods["client"], "web", "tcp")
 		}
 		if denied := grep(log.String(), "Denied"); !strings.Contains(denied, `"namespace": "np-prod", "pod": "web", "networkPolicies": ["np-prod/deny"]`) || !strings.Contains(denied, `"dstPort": 80`) {
-			t.Errorf("no denied packet logged with its pod and policy:\n%s\nagent log:\n%s", tail(denied, 5), tail(log.String(), 15))
+			t.Errorf("no denied packet logged with its pod and policy:\n%s\nagent log:\n%s", tail(denied, 5), log.Tail(15))
 		}
 		body := metrics(t, tp)
 		if !strings.Contains(body, `trireme_netpol_dropped_packets_total{direction="ingress",namespace="np-prod",pod="web"}`) {
@@ -304,25 +301,14 @@ func createPod(t *testing.T, cs kubernetes.Interface, name, addr string) {
 // startAgent runs trireme-netpol in the node namespace, reaching the
 // apiserver through a relay; when the test ends it stops it and removes
 // its table with --cleanup, and checks that nothing is left.
-func startAgent(t *testing.T, tp *topology) *lockedBuffer {
+func startAgent(t *testing.T, tp *topology) *testcluster.LogBuffer {
 	t.Helper()
 	bin, err := testcluster.Binary("trireme-netpol")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := netns.Relay(t, tp.node, fmt.Sprintf("127.0.0.1:%d", srv.Port()))
-	kc, err := clientcmd.LoadFromFile(srv.KubeconfigPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range kc.Clusters {
-		c.Server = "https://" + addr
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	log := &lockedBuffer{}
+	kubeconfig := netns.RelayKubeconfig(t, tp.node, srv.KubeconfigPath(), srv.Port(), t.TempDir())
+	log := &testcluster.LogBuffer{}
 	proc, err := testcluster.StartProcess("ip", []string{"netns", "exec", tp.node, bin,
 		"--kubeconfig", kubeconfig, "--hostname-override", nodeName, "--min-sync-period", "50ms",
 		"--bind-address", "127.0.0.1", "--secure-port", "10262", "--log-denied-nflog-group", "5", "--authorization-always-allow-paths", "/healthz,/metrics", "-v", "2"}, log)
@@ -383,23 +369,6 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // insecureTLS trusts the agent's self-signed serving certificate.

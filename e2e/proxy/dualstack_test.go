@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -21,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/componentbase/testcluster"
@@ -187,25 +185,14 @@ func createDualStackObjects(t *testing.T, cs kubernetes.Interface, tp *topology,
 // startDualStackProxy runs the proxy in the node namespace against the
 // dual-stack apiserver, reached through a relay listening inside the
 // namespace. stop ends it; calling it again does nothing.
-func startDualStackProxy(t *testing.T, tp *topology, mode string, api *testcluster.APIServer, clusterCIDR string) (*lockedBuffer, func()) {
+func startDualStackProxy(t *testing.T, tp *topology, mode string, api *testcluster.APIServer, clusterCIDR string) (*testcluster.LogBuffer, func()) {
 	t.Helper()
 	bin, err := testcluster.Binary("trireme-proxy")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := netns.Relay(t, tp.node, fmt.Sprintf("127.0.0.1:%d", api.Port()))
-	cfg, err := clientcmd.LoadFromFile(api.KubeconfigPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cfg.Clusters {
-		c.Server = "https://" + addr
-	}
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, kc); err != nil {
-		t.Fatal(err)
-	}
-	log := &lockedBuffer{}
+	kc := netns.RelayKubeconfig(t, tp.node, api.KubeconfigPath(), api.Port(), t.TempDir())
+	log := &testcluster.LogBuffer{}
 	proc, err := testcluster.StartProcess("ip", []string{"netns", "exec", tp.node, bin,
 		"--kubeconfig", kc, "--hostname-override", nodeNameDS, "--proxy-mode", mode,
 		"--cluster-cidr", clusterCIDR, "--min-sync-period", "100ms",

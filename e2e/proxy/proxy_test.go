@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,7 +24,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/componentbase/testcluster"
@@ -86,24 +84,6 @@ func imageRoot(t *testing.T) string {
 		t.Fatalf("mknod /dev/null: %v", err)
 	}
 	return root
-}
-
-// lockedBuffer is the proxy's log.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // testMode checks one back end. With root set, the proxy runs chrooted
@@ -369,31 +349,20 @@ func proxyCommand(tp *topology, root string, args ...string) []string {
 	return append([]string{"netns", "exec", tp.node, bin}, args...)
 }
 
-func startProxy(t *testing.T, tp *topology, mode, root string) (*testcluster.Process, *lockedBuffer) {
+func startProxy(t *testing.T, tp *topology, mode, root string) (*testcluster.Process, *testcluster.LogBuffer) {
 	t.Helper()
 	if _, err := testcluster.Binary("trireme-proxy"); err != nil {
 		t.Fatal(err)
-	}
-	addr := netns.Relay(t, tp.node, fmt.Sprintf("127.0.0.1:%d", srv.Port()))
-	kc, err := clientcmd.LoadFromFile(srv.KubeconfigPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range kc.Clusters {
-		c.Server = "https://" + addr
 	}
 	dir, inProc := t.TempDir(), ""
 	if root != "" {
 		dir, inProc = filepath.Join(root, "etc"), "/etc"
 	}
-	if err := clientcmd.WriteToFile(*kc, filepath.Join(dir, "kubeconfig")); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "kubeconfig")
+	path := netns.RelayKubeconfig(t, tp.node, srv.KubeconfigPath(), srv.Port(), dir)
 	if inProc != "" {
 		path = filepath.Join(inProc, "kubeconfig")
 	}
-	log := &lockedBuffer{}
+	log := &testcluster.LogBuffer{}
 	proc, err := testcluster.StartProcess("ip", proxyCommand(tp, root,
 		"--kubeconfig", path, "--hostname-override", nodeName, "--proxy-mode", mode,
 		"--cluster-cidr", tp.podCIDR, "--min-sync-period", "100ms",
@@ -522,7 +491,7 @@ func spread(t *testing.T, c *http.Client, url string, n int) map[string]int {
 	return counts
 }
 
-func waitFor(t *testing.T, timeout time.Duration, log *lockedBuffer, what string, cond func() bool) {
+func waitFor(t *testing.T, timeout time.Duration, log *testcluster.LogBuffer, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {

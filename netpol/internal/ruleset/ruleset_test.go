@@ -2,7 +2,6 @@ package ruleset
 
 import (
 	"context"
-	"flag"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -10,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"trireme.dev/componentbase/golden"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -22,8 +23,6 @@ import (
 
 	"trireme.dev/netpol/internal/policy"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // cluster is two namespaces (prod, dev) with a web and a db pod in prod
 // on this node, a client in dev on another node, a host-network pod, and
@@ -160,7 +159,7 @@ func TestGolden(t *testing.T) {
 			if _, err := w.Sync(context.Background(), Render(policy.Resolve(tt.state()))); err != nil {
 				t.Fatalf("sync: %v", err)
 			}
-			golden(t, filepath.Join("testdata", tt.name+".nft"), fake.Dump())
+			golden.Check(t, tt.name+".nft", fake.Dump())
 		})
 	}
 }
@@ -214,23 +213,6 @@ func sortedLines(dump string) []string {
 	return lines
 }
 
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-golden +rendered; run go test -update and review):\n%s", path, diff)
-	}
-}
-
 // TestKernelTakesGolden hands every golden table to nft --check, which
 // asks the kernel whether it would take it.
 func TestKernelTakesGolden(t *testing.T) {
@@ -264,7 +246,7 @@ func TestLogged(t *testing.T) {
 	if _, err := (&Writer{NFT: fake}).Sync(context.Background(), RenderLogged(policy.Resolve(s.state()), 7)); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "logged.nft"), fake.Dump())
+	golden.Check(t, "logged.nft", fake.Dump())
 	lines := strings.Split(fake.Dump(), "\n")
 	for i, l := range lines {
 		if strings.HasSuffix(l, " drop") && !strings.Contains(lines[i-1], "log prefix") {

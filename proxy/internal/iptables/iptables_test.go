@@ -2,13 +2,12 @@ package iptables
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"trireme.dev/componentbase/golden"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,29 +16,6 @@ import (
 	"trireme.dev/proxy/internal/model"
 	"trireme.dev/proxy/internal/model/modeltest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from what was rendered (run go test -update and review the diff):\n%s", path, got)
-	}
-}
 
 // recorder is an Executor that records what it is asked to do, with
 // iptables-save showing the chains named in earlier restores.
@@ -93,7 +69,7 @@ func TestGoldenDualStack(t *testing.T) {
 			if _, err := p.Sync(context.Background(), backend.Request{State: modeltest.DualStack(tt.fam), Full: true, NodePortIPs: modeltest.DualStackNodeIPs[tt.fam]}); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.golden, strings.Join(rec.log, "\n"))
+			golden.Check(t, tt.golden, strings.Join(rec.log, "\n"))
 		})
 	}
 }
@@ -116,13 +92,13 @@ func TestGolden(t *testing.T) {
 			if _, err := p.Sync(ctx, backend.Request{State: state, Full: true, NodePortIPs: tt.npIP}); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.name+"-full.txt", strings.Join(rec.log, "\n"))
+			golden.Check(t, tt.name+"-full.txt", strings.Join(rec.log, "\n"))
 			rec.log = nil
 			changed := modeltest.Change(state)
 			if _, err := p.Sync(ctx, backend.Request{State: state, Changed: changed, NodePortIPs: tt.npIP}); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.name+"-partial.txt", strings.Join(rec.log, "\n"))
+			golden.Check(t, tt.name+"-partial.txt", strings.Join(rec.log, "\n"))
 		})
 	}
 }

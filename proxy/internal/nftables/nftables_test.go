@@ -2,15 +2,14 @@ package nftables
 
 import (
 	"context"
-	"flag"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"trireme.dev/componentbase/golden"
 
 	"sigs.k8s.io/knftables"
 
@@ -18,29 +17,6 @@ import (
 	"trireme.dev/proxy/internal/model"
 	"trireme.dev/proxy/internal/model/modeltest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from what was rendered (run go test -update and review the diff):\n%s", path, got)
-	}
-}
 
 func TestGolden(t *testing.T) {
 	tests := []struct {
@@ -62,7 +38,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("full sync: %v", err)
 			}
 			commit()
-			golden(t, tt.name+"-full.nft", tx.String())
+			golden.Check(t, tt.name+"-full.nft", tx.String())
 
 			changed := modeltest.Change(state)
 			tx, commit = p.Plan(backend.Request{State: state, Changed: changed, NodePortIPs: tt.npIP}, false, nil)
@@ -70,8 +46,8 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("partial sync: %v\n%s", err, tx)
 			}
 			commit()
-			golden(t, tt.name+"-partial.nft", tx.String())
-			golden(t, tt.name+"-after-partial.dump", fake.Dump())
+			golden.Check(t, tt.name+"-partial.nft", tx.String())
+			golden.Check(t, tt.name+"-after-partial.dump", fake.Dump())
 
 			// A full sync of the changed state must give what the partial
 			// one left.
@@ -106,7 +82,7 @@ func TestGoldenDualStack(t *testing.T) {
 				t.Fatalf("full sync: %v", err)
 			}
 			commit()
-			golden(t, tt.golden, tx.String())
+			golden.Check(t, tt.golden, tx.String())
 		})
 	}
 }
