@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/componentbase/testcluster"
+	"trireme.dev/e2e/internal/imagefs"
 	"trireme.dev/e2e/internal/netns"
 )
 
@@ -39,11 +40,26 @@ var podSpecs = map[string]struct {
 }
 
 func TestNetworkPolicy(t *testing.T) {
+	testPolicies(t, "")
+}
+
+// TestImage runs the agent from its image's file system (chrooted, in the
+// node namespace), so the nft it writes the table with is the copy the
+// image carries, with only the libraries it carries.
+func TestImage(t *testing.T) {
+	testPolicies(t, imagefs.Unpack(t, "trireme-netpol"))
+}
+
+// testPolicies checks the matrix of every case. With root set, the agent
+// runs chrooted there (an unpacked image) instead of from _output/bin. Each
+// run builds the same topology, so the pods and namespaces an earlier run
+// recorded in the API are this one's too.
+func testPolicies(t *testing.T, root string) {
 	tp := newTopology(t, 40)
 	cs := srv.Clientset(t)
 	ctx := t.Context()
 	for ns, env := range map[string]string{"np-prod": "prod", "np-dev": "dev"} {
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"env": env}}}, metav1.CreateOptions{}); err != nil {
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"env": env}}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
 		// No controller-manager runs here to make it.
@@ -54,7 +70,7 @@ func TestNetworkPolicy(t *testing.T) {
 	for _, name := range podNames {
 		createPod(t, cs, name, tp.ips[name])
 	}
-	log := startAgent(t, tp)
+	log := startAgent(t, tp, root)
 
 	tcp := func(rows ...string) map[string]string {
 		return map[string]string{"tcp": strings.Join(rows, "\n") + "\n"}
@@ -215,6 +231,9 @@ func createPod(t *testing.T, cs kubernetes.Interface, name, addr string) {
 		}}},
 	}
 	created, err := cs.CoreV1().Pods(s.ns).Create(t.Context(), pod, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		created, err = cs.CoreV1().Pods(s.ns).Get(t.Context(), name, metav1.GetOptions{})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,13 +243,22 @@ func createPod(t *testing.T, cs kubernetes.Interface, name, addr string) {
 	}
 }
 
-// startAgent runs trireme-netpol in the node namespace, reaching the
-// apiserver through a relay; when the test ends it stops it and removes
-// its table with --cleanup, and checks that nothing is left.
-func startAgent(t *testing.T, tp *topology) *lockedBuffer {
+// agentCommand is ip(8)'s arguments that run trireme-netpol with args in
+// the node namespace: chrooted into root when it is set.
+func agentCommand(tp *topology, root string, args ...string) []string {
+	if root != "" {
+		return append([]string{"netns", "exec", tp.node, "chroot", root, "/usr/local/bin/trireme-netpol"}, args...)
+	}
+	bin, _ := testcluster.Binary("trireme-netpol")
+	return append([]string{"netns", "exec", tp.node, bin}, args...)
+}
+
+// startAgent runs trireme-netpol in the node namespace (from root, when
+// set), reaching the apiserver through a relay; when the test ends it stops
+// it and removes its table with --cleanup, and checks that nothing is left.
+func startAgent(t *testing.T, tp *topology, root string) *lockedBuffer {
 	t.Helper()
-	bin, err := testcluster.Binary("trireme-netpol")
-	if err != nil {
+	if _, err := testcluster.Binary("trireme-netpol"); err != nil {
 		t.Fatal(err)
 	}
 	addr := netns.Relay(t, tp.node, fmt.Sprintf("127.0.0.1:%d", srv.Port()))
@@ -241,20 +269,27 @@ func startAgent(t *testing.T, tp *topology) *lockedBuffer {
 	for _, c := range kc.Clusters {
 		c.Server = "https://" + addr
 	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
+	// Chrooted, the agent reads its kubeconfig inside the image's tree.
+	dir, kubeconfig := t.TempDir(), ""
+	if root != "" {
+		dir, kubeconfig = filepath.Join(root, "etc"), "/etc/kubeconfig"
+	}
+	if err := clientcmd.WriteToFile(*kc, filepath.Join(dir, "kubeconfig")); err != nil {
 		t.Fatal(err)
 	}
+	if kubeconfig == "" {
+		kubeconfig = filepath.Join(dir, "kubeconfig")
+	}
 	log := &lockedBuffer{}
-	proc, err := testcluster.StartProcess("ip", []string{"netns", "exec", tp.node, bin,
+	proc, err := testcluster.StartProcess("ip", agentCommand(tp, root,
 		"--kubeconfig", kubeconfig, "--hostname-override", nodeName, "--min-sync-period", "50ms",
-		"--bind-address", "127.0.0.1", "--secure-port", "10262", "--authorization-always-allow-paths", "/healthz,/metrics", "-v", "2"}, log)
+		"--bind-address", "127.0.0.1", "--secure-port", "10262", "--authorization-always-allow-paths", "/healthz,/metrics", "-v", "2"), log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		_ = proc.Stop(10 * time.Second)
-		out, err := exec.Command("ip", "netns", "exec", tp.node, bin, "--cleanup").CombinedOutput()
+		out, err := exec.Command("ip", agentCommand(tp, root, "--cleanup")...).CombinedOutput()
 		if err != nil {
 			t.Errorf("--cleanup: %v: %s", err, out)
 		}
