@@ -62,6 +62,7 @@ var addonBudgets = []struct {
 	{"coredns", []string{"coredns"}, 30},
 	{"metrics-server", []string{"metrics-server"}, 40},
 	{"local-path-provisioner", []string{"local-path-provisioner"}, 30},
+	{"trireme-netpol", []string{"trireme-netpol"}, 30},
 }
 
 // reportAddonRSS prints the resident memory of each addon pod on the host
