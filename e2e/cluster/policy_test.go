@@ -135,7 +135,7 @@ func TestNetworkPolicy(t *testing.T) {
 	}
 	eventually(t, 30*time.Second, "no policy: other reaching the server's Service", func() error { return reaches("other") })
 
-	apply(t, denyIngress)
+	applyPolicy(t, denyIngress)
 	for pod, node := range clients {
 		eventually(t, 30*time.Second, "default deny: "+pod+" on "+node+" cut off", blocked(pod))
 	}
@@ -150,12 +150,21 @@ func TestNetworkPolicy(t *testing.T) {
 		return hostGet(net.JoinHostPort(svc, "80"), "netpol-ok\n")
 	})
 
-	apply(t, allowClients)
+	applyPolicy(t, allowClients)
 	for pod, node := range clients {
 		eventually(t, 30*time.Second, "allowed: "+pod+" on "+node+" reaching the server again", func() error { return reaches(pod) })
 	}
 	if err := reaches("other"); err == nil {
 		t.Errorf("allowed clients only: the pod labelled app=other reaches the server too")
+	}
+}
+
+// applyPolicy applies a NetworkPolicy manifest (no images in it: apply's
+// formatting would mangle it).
+func applyPolicy(t *testing.T, manifest string) {
+	t.Helper()
+	if out, err := kubectlStdin(manifest, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
 	}
 }
 
