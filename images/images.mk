@@ -2,8 +2,8 @@
 # referenced as trireme.dev/<name>:$(IMAGE_VERSION) and importable with
 # `ctr -n k8s.io images import`. Include it from the top-level Makefile
 # (`include images/images.mk`); run from the repository root so go.work applies.
-# The top-level Makefile provides the rules for _output/bin/trireme-apiserver and
-# _output/bin/trireme-controller-manager and _output/bin/trireme-scheduler (`make build`).
+# The top-level Makefile provides the rules for the components' binaries in
+# _output/bin (`make build`).
 #
 # Archives are reproducible: the same binaries, version and SOURCE_DATE_EPOCH (the last
 # commit's time) give byte-identical tarballs.
@@ -16,8 +16,11 @@ export SOURCE_DATE_EPOCH
 BUSYBOX           ?= /bin/busybox
 IMAGE_BUILD       := _output/bin/image-build
 IMAGES_DIR        := _output/images
+# The host's nft, iptables and conntrack with their libraries, laid out by
+# images/rootfs/netfilter.sh once per make run for every image that runs them.
+NETFILTER_ROOTFS  := _output/rootfs/netfilter
 
-.PHONY: images _output/bin/image-build _output/bin/pause _output/bin/etcd _output/bin/coredns _output/bin/echo _output/bin/local-path-provisioner _output/bin/metrics-server _output/bin/metrics-check _output/bin/flanneld _output/bin/flannel-cni-config
+.PHONY: images $(NETFILTER_ROOTFS) _output/bin/image-build _output/bin/pause _output/bin/etcd _output/bin/coredns _output/bin/echo _output/bin/local-path-provisioner _output/bin/metrics-server _output/bin/metrics-check _output/bin/flanneld _output/bin/flannel-cni-config
 
 # NODE_IMAGES are the images a node needs, from the one list of them (which
 # triremeadm's is generated from); echo is the end-to-end suites' own.
@@ -83,16 +86,29 @@ $(IMAGES_DIR)/etcd.tar: _output/bin/etcd $(IMAGE_BUILD)
 		--file _output/bin/etcd=/usr/local/bin/etcd:0755 \
 		--entrypoint /usr/local/bin/etcd
 
+# The netfilter tools' tree: phony, so that it follows the host's packages;
+# make runs it once however many images need it.
+$(NETFILTER_ROOTFS):
+	./images/rootfs/netfilter.sh $@
+
 # The proxy runs nft, iptables-restore and conntrack, which Debian links
 # dynamically: images/rootfs/netfilter.sh lays out the host's binaries with their
 # libraries, loader and iptables extensions, and the image carries them. It
 # runs as root with hostNetwork and NET_ADMIN, as upstream's kube-proxy does.
-$(IMAGES_DIR)/trireme-proxy.tar: _output/bin/trireme-proxy $(IMAGE_BUILD)
-	./images/rootfs/netfilter.sh _output/rootfs/proxy
+$(IMAGES_DIR)/trireme-proxy.tar: _output/bin/trireme-proxy $(IMAGE_BUILD) $(NETFILTER_ROOTFS)
 	$(IMAGE_BUILD) --name trireme.dev/trireme-proxy:$(IMAGE_VERSION) --out $@ \
-		--base-dir _output/rootfs/proxy \
+		--base-dir $(NETFILTER_ROOTFS) \
 		--file _output/bin/trireme-proxy=/usr/local/bin/trireme-proxy:0755 \
 		--entrypoint /usr/local/bin/trireme-proxy
+
+# trireme-netpol writes its table with nft (through knftables), so its image
+# carries the proxy's netfilter tools. Root with hostNetwork and NET_ADMIN, as
+# the chart's DaemonSet runs it.
+$(IMAGES_DIR)/trireme-netpol.tar: _output/bin/trireme-netpol $(IMAGE_BUILD) $(NETFILTER_ROOTFS)
+	$(IMAGE_BUILD) --name trireme.dev/trireme-netpol:$(IMAGE_VERSION) --out $@ \
+		--base-dir $(NETFILTER_ROOTFS) \
+		--file _output/bin/trireme-netpol=/usr/local/bin/trireme-netpol:0755 \
+		--entrypoint /usr/local/bin/trireme-netpol
 
 # CoreDNS from its Go module with the plugins a cluster's DNS uses
 # (images/coredns/main.go). It is a module of its own, outside go.work: CoreDNS's
@@ -183,10 +199,9 @@ _output/bin/flannel-cni-config:
 # configuration. flanneld runs iptables/ip6tables (or nft) as Debian links them,
 # so the image carries the same netfilter tools as the proxy's. Root with
 # hostNetwork and privileged, as upstream's flannel DaemonSet runs.
-$(IMAGES_DIR)/flannel.tar: _output/bin/flanneld _output/bin/flannel-cni-config $(IMAGE_BUILD)
-	./images/rootfs/netfilter.sh _output/rootfs/flannel
+$(IMAGES_DIR)/flannel.tar: _output/bin/flanneld _output/bin/flannel-cni-config $(IMAGE_BUILD) $(NETFILTER_ROOTFS)
 	$(IMAGE_BUILD) --name trireme.dev/flannel:$(IMAGE_VERSION) --out $@ \
-		--base-dir _output/rootfs/flannel \
+		--base-dir $(NETFILTER_ROOTFS) \
 		--file _output/bin/flanneld=/opt/bin/flanneld:0755 \
 		--file _output/bin/flannel-cni-config=/usr/local/bin/flannel-cni-config:0755 \
 		--entrypoint /opt/bin/flanneld

@@ -313,7 +313,8 @@ func nodeSysctls() error {
 
 // podNetworkLeftovers lists what of the pod network a node's reset left in
 // its network namespace (run runs a command there): flannel's device, routes
-// into the pod network, flannel's nftables tables and iptables chains.
+// into the pod network, flannel's nftables tables and iptables chains,
+// trireme-netpol's table.
 func podNetworkLeftovers(node string, run func(name string, args ...string) *exec.Cmd) []string {
 	var problems []string
 	if err := run("ip", "link", "show", "flannel.1").Run(); err == nil {
@@ -322,8 +323,8 @@ func podNetworkLeftovers(node string, run func(name string, args ...string) *exe
 	if out, _ := run("ip", "route", "show", "root", "10.244.0.0/16").CombinedOutput(); strings.TrimSpace(string(out)) != "" {
 		problems = append(problems, fmt.Sprintf("%s: routes into the pod network are left: %s", node, out))
 	}
-	if out, _ := run("nft", "list", "tables").CombinedOutput(); strings.Contains(string(out), "flannel") {
-		problems = append(problems, fmt.Sprintf("%s: flannel's nftables tables are left: %s", node, out))
+	if out, _ := run("nft", "list", "tables").CombinedOutput(); strings.Contains(string(out), "flannel") || strings.Contains(string(out), "trireme-netpol") {
+		problems = append(problems, fmt.Sprintf("%s: flannel's or trireme-netpol's nftables tables are left: %s", node, out))
 	}
 	if out, _ := run("iptables-save").CombinedOutput(); strings.Contains(string(out), "FLANNEL") {
 		problems = append(problems, node+": flannel's iptables chains are left")

@@ -86,7 +86,7 @@ func (w *worker) create() error {
 	images := filepath.Join(filepath.Dir(testcluster.BinDir()), "images")
 	imgs := w.images
 	if imgs == nil {
-		imgs = []string{"pause", "busybox", "echo", "trireme-proxy", "coredns", "local-path-provisioner", "metrics-server", "flannel"}
+		imgs = []string{"pause", "busybox", "echo", "trireme-proxy", "trireme-netpol", "coredns", "local-path-provisioner", "metrics-server", "flannel"}
 	}
 	for _, img := range imgs {
 		if err := os.Symlink(filepath.Join(images, img+".tar"), filepath.Join(dir, img+".tar")); err != nil {
@@ -252,6 +252,8 @@ func TestMultiNode(t *testing.T) {
 		fmt.Printf("e2e/cluster: triremeadm join to a Ready node (%s): %s\n", w.name, time.Since(start).Round(100*time.Millisecond))
 	}
 	checkFlannel(t, joined)
+	// Every node's pods are policed, the workers' too.
+	must(t, "-n", "kube-system", "rollout", "status", "daemonset/trireme-netpol", "--timeout=120s")
 	must(t, "label", "node", workers[1].name, "trireme.dev/e2e-pool=movers")
 	must(t, "label", "node", workers[0].name, "trireme.dev/e2e-pool=movers-later")
 	apply(t, spread)

@@ -2,10 +2,12 @@ package netpol_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"fmt"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +22,7 @@ import (
 
 	"trireme.dev/componentbase/netns"
 	"trireme.dev/componentbase/testcluster"
+	"trireme.dev/e2e/internal/imagefs"
 )
 
 const nodeName = "netpol-node"
@@ -37,11 +40,26 @@ var podSpecs = map[string]struct {
 }
 
 func TestNetworkPolicy(t *testing.T) {
+	testPolicies(t, "")
+}
+
+// TestImage runs the agent from its image's file system (chrooted, in the
+// node namespace), so the nft it writes the table with is the copy the
+// image carries, with only the libraries it carries.
+func TestImage(t *testing.T) {
+	testPolicies(t, imagefs.Unpack(t, "trireme-netpol"))
+}
+
+// testPolicies checks the matrix of every case. With root set, the agent
+// runs chrooted there (an unpacked image) instead of from _output/bin. Each
+// run builds the same topology, so the pods and namespaces an earlier run
+// recorded in the API are this one's too.
+func testPolicies(t *testing.T, root string) {
 	tp := newTopology(t, 40)
 	cs := srv.Clientset(t)
 	ctx := t.Context()
 	for ns, env := range map[string]string{"np-prod": "prod", "np-dev": "dev"} {
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"env": env}}}, metav1.CreateOptions{}); err != nil {
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"env": env}}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
 		// No controller-manager runs here to make it.
@@ -51,14 +69,14 @@ func TestNetworkPolicy(t *testing.T) {
 	}
 	// The node's pod range: addresses in it that no known pod has get
 	// nothing.
-	if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}, Spec: corev1.NodeSpec{PodCIDR: "172.29.40.0/24", PodCIDRs: []string{"172.29.40.0/24"}}}, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}, Spec: corev1.NodeSpec{PodCIDR: "172.29.40.0/24", PodCIDRs: []string{"172.29.40.0/24"}}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	for _, name := range podNames {
 		createPod(t, cs, name, tp.ips[name])
 	}
 	installCRD(t)
-	log := startAgent(t, tp)
+	log := startAgent(t, tp, root)
 
 	// A row is a destination; its columns say which of web, db, client
 	// and remote reach it; the last row, which pods the node reaches.
@@ -136,6 +154,10 @@ func TestNetworkPolicy(t *testing.T) {
 			t.Errorf("the node does not reach its new pod")
 		}
 		createPod(t, cs, "late", tp.ips["late"])
+		// The image's run makes the same pod again.
+		t.Cleanup(func() {
+			_ = cs.CoreV1().Pods("np-dev").Delete(context.Background(), "late", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+		})
 		waitReach(t, tp, "client", "late", true)
 	})
 
@@ -289,6 +311,9 @@ func createPod(t *testing.T, cs kubernetes.Interface, name, addr string) {
 		}}},
 	}
 	created, err := cs.CoreV1().Pods(s.ns).Create(t.Context(), pod, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		created, err = cs.CoreV1().Pods(s.ns).Get(t.Context(), name, metav1.GetOptions{})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,26 +323,42 @@ func createPod(t *testing.T, cs kubernetes.Interface, name, addr string) {
 	}
 }
 
-// startAgent runs trireme-netpol in the node namespace, reaching the
-// apiserver through a relay; when the test ends it stops it and removes
-// its table with --cleanup, and checks that nothing is left.
-func startAgent(t *testing.T, tp *topology) *testcluster.LogBuffer {
+// agentCommand is ip(8)'s arguments that run trireme-netpol with args in
+// the node namespace: chrooted into root when it is set.
+func agentCommand(tp *topology, root string, args ...string) []string {
+	if root != "" {
+		return append([]string{"netns", "exec", tp.node, "chroot", root, "/usr/local/bin/trireme-netpol"}, args...)
+	}
+	bin, _ := testcluster.Binary("trireme-netpol")
+	return append([]string{"netns", "exec", tp.node, bin}, args...)
+}
+
+// startAgent runs trireme-netpol in the node namespace (from root, when
+// set), reaching the apiserver through a relay; when the test ends it stops
+// it and removes its table with --cleanup, and checks that nothing is left.
+func startAgent(t *testing.T, tp *topology, root string) *testcluster.LogBuffer {
 	t.Helper()
-	bin, err := testcluster.Binary("trireme-netpol")
-	if err != nil {
+	if _, err := testcluster.Binary("trireme-netpol"); err != nil {
 		t.Fatal(err)
 	}
-	kubeconfig := netns.RelayKubeconfig(t, tp.node, srv.KubeconfigPath(), srv.Port(), t.TempDir())
+	// Chrooted, the agent reads its kubeconfig inside the image's tree.
+	dir, kubeconfig := t.TempDir(), ""
+	if root != "" {
+		dir, kubeconfig = filepath.Join(root, "etc"), "/etc/kubeconfig"
+	}
+	if path := netns.RelayKubeconfig(t, tp.node, srv.KubeconfigPath(), srv.Port(), dir); kubeconfig == "" {
+		kubeconfig = path
+	}
 	log := &testcluster.LogBuffer{}
-	proc, err := testcluster.StartProcess("ip", []string{"netns", "exec", tp.node, bin,
+	proc, err := testcluster.StartProcess("ip", agentCommand(tp, root,
 		"--kubeconfig", kubeconfig, "--hostname-override", nodeName, "--min-sync-period", "50ms",
-		"--bind-address", "127.0.0.1", "--secure-port", "10262", "--log-denied-nflog-group", "5", "--authorization-always-allow-paths", "/healthz,/metrics", "-v", "2"}, log)
+		"--bind-address", "127.0.0.1", "--secure-port", "10262", "--log-denied-nflog-group", "5", "--authorization-always-allow-paths", "/healthz,/metrics", "-v", "2"), log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		_ = proc.Stop(10 * time.Second)
-		out, err := exec.Command("ip", "netns", "exec", tp.node, bin, "--cleanup").CombinedOutput()
+		out, err := exec.Command("ip", agentCommand(tp, root, "--cleanup")...).CombinedOutput()
 		if err != nil {
 			t.Errorf("--cleanup: %v: %s", err, out)
 		}

@@ -1,10 +1,7 @@
 package proxy_test
 
 import (
-	"trireme.dev/componentbase/netns"
-
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +22,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"trireme.dev/componentbase/netns"
 	"trireme.dev/componentbase/testcluster"
+	"trireme.dev/e2e/internal/imagefs"
 )
 
 const nodeName = "tpx-node"
@@ -43,47 +41,12 @@ func TestProxy(t *testing.T) {
 // node namespace), so nft, iptables-restore and conntrack are the copies
 // the image carries, with only the libraries it carries.
 func TestImage(t *testing.T) {
-	root := imageRoot(t)
+	root := imagefs.Unpack(t, "trireme-proxy")
 	for i, mode := range []string{"nftables", "iptables"} {
 		t.Run(mode, func(t *testing.T) {
 			testMode(t, mode, subnet(2+i), root)
 		})
 	}
-}
-
-// imageRoot unpacks _output/images/trireme-proxy.tar (a docker-archive) into a
-// temporary directory.
-func imageRoot(t *testing.T) string {
-	t.Helper()
-	archive := filepath.Join(testcluster.BinDir(), "..", "images", "trireme-proxy.tar")
-	if _, err := os.Stat(archive); err != nil {
-		t.Fatalf("%v: run make images", err)
-	}
-	dir, root := t.TempDir(), t.TempDir()
-	if out, err := exec.Command("tar", "-xf", archive, "-C", dir).CombinedOutput(); err != nil {
-		t.Fatalf("unpack %s: %v: %s", archive, err, out)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var manifest []struct{ Layers []string }
-	if err := json.Unmarshal(data, &manifest); err != nil || len(manifest) != 1 {
-		t.Fatalf("manifest.json: %v %s", err, data)
-	}
-	for _, l := range manifest[0].Layers {
-		if out, err := exec.Command("tar", "-xzf", filepath.Join(dir, l), "-C", root).CombinedOutput(); err != nil {
-			t.Fatalf("unpack layer %s: %v: %s", l, err, out)
-		}
-	}
-	// A container runtime gives every container /dev/null; so does this.
-	if err := os.MkdirAll(filepath.Join(root, "dev"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mknod(filepath.Join(root, "dev", "null"), syscall.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
-		t.Fatalf("mknod /dev/null: %v", err)
-	}
-	return root
 }
 
 // testMode checks one back end. With root set, the proxy runs chrooted

@@ -3,8 +3,9 @@
 # xtables-nft-multi, with every iptables/ip6tables name linked to it and
 # its dlopen()ed extensions) and conntrack, with the shared libraries and
 # dynamic loader they need, so that an image on an otherwise empty base
-# (trireme-proxy's, flannel's) can run the same tools the host runs. The binaries come from
-# Debian's nftables, iptables and conntrack packages (hack/install-deps.sh).
+# (trireme-proxy's, flannel's, trireme-netpol's) can run the same tools the
+# host runs. The binaries come from Debian's nftables, iptables and conntrack
+# packages (hack/install-deps.sh).
 set -euo pipefail
 
 out="$1"

@@ -146,6 +146,9 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 		{"unknown flannel backend", map[string]any{"flannel": map[string]any{"backend": "udp"}}, "backend"},
 		{"relative flannel path", map[string]any{"flannel": map[string]any{"nodePaths": map[string]any{"n1": map[string]any{"runDir": "run/flannel"}}}}, "runDir"},
 		{"unknown flannel path", map[string]any{"flannel": map[string]any{"paths": map[string]any{"cniBinDir": "/opt/cni/bin"}}}, "cniBinDir"},
+		{"unknown netpol key", map[string]any{"netpol": map[string]any{"port": 10262}}, "port"},
+		{"netpol sync period without a unit", map[string]any{"netpol": map[string]any{"syncPeriod": "60"}}, "syncPeriod"},
+		{"netpol flag without dashes", map[string]any{"netpol": map[string]any{"extraArgs": []any{"v=2"}}}, "extraArgs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := inputs

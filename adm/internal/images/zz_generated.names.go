@@ -10,6 +10,7 @@ var Names = []string{
 	"trireme-controller-manager",
 	"trireme-scheduler",
 	"trireme-proxy",
+	"trireme-netpol",
 	"coredns",
 	"metrics-server",
 	"flannel",

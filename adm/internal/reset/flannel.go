@@ -107,16 +107,25 @@ func cleanupFlannel(ctx context.Context, cmds commands, subnetFile string, repor
 			report("removed flannel's %s chain %s/%s", bin, c.table, c.chain)
 		}
 	}
-	if cmds.Has("nft") {
-		for _, t := range flannelTables {
-			if _, err := cmds.Run(ctx, "nft", "list", "table", t[0], t[1]); err != nil {
-				continue // no such table
-			}
-			if out, err := cmds.Run(ctx, "nft", "delete", "table", t[0], t[1]); err != nil {
-				errs = append(errs, fmt.Errorf("nft delete table %s %s: %w: %s", t[0], t[1], err, strings.TrimSpace(string(out))))
-			} else {
-				report("removed flannel's nftables table %s %s", t[0], t[1])
-			}
+	errs = append(errs, deleteTables(ctx, cmds, "flannel", flannelTables, report))
+	return errors.Join(errs...)
+}
+
+// deleteTables removes those of tables (family, name) that exist, each
+// reported as owner's. A machine without nft has none.
+func deleteTables(ctx context.Context, cmds commands, owner string, tables [][2]string, report func(format string, args ...any)) error {
+	if !cmds.Has("nft") {
+		return nil
+	}
+	var errs []error
+	for _, t := range tables {
+		if _, err := cmds.Run(ctx, "nft", "list", "table", t[0], t[1]); err != nil {
+			continue // no such table
+		}
+		if out, err := cmds.Run(ctx, "nft", "delete", "table", t[0], t[1]); err != nil {
+			errs = append(errs, fmt.Errorf("nft delete table %s %s: %w: %s", t[0], t[1], err, strings.TrimSpace(string(out))))
+		} else {
+			report("removed %s's nftables table %s %s", owner, t[0], t[1])
 		}
 	}
 	return errors.Join(errs...)

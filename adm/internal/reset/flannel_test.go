@@ -11,10 +11,12 @@ import (
 )
 
 // fakeCommands answers as a machine on which the commands of present
-// succeed (a chain or table that exists) and records every command.
+// succeed (a chain or table that exists) and those of failing fail, and
+// records every command.
 type fakeCommands struct {
 	tools   []string
 	present []string
+	failing []string
 	ran     []string
 }
 
@@ -23,6 +25,9 @@ func (f *fakeCommands) Has(name string) bool { return slices.Contains(f.tools, n
 func (f *fakeCommands) Run(_ context.Context, name string, args ...string) ([]byte, error) {
 	cmd := strings.Join(append([]string{name}, args...), " ")
 	f.ran = append(f.ran, cmd)
+	if slices.Contains(f.failing, cmd) {
+		return []byte("Operation not permitted"), errors.New("exit status 1")
+	}
 	if strings.Contains(cmd, " -S ") || strings.HasPrefix(cmd, "nft list") {
 		for _, p := range f.present {
 			if strings.Contains(cmd, p) {

@@ -124,6 +124,9 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 	if err := CleanupFlannel(ctx, filepath.Join(in.Paths.FlannelRunDir(), "subnet.env"), report); err != nil {
 		errs = append(errs, fmt.Errorf("clean up flannel: %w", err))
 	}
+	if err := CleanupNetworkPolicy(ctx, report); err != nil {
+		errs = append(errs, fmt.Errorf("clean up trireme-netpol: %w", err))
+	}
 	if ok, err := DeleteLink(containerd.BridgeName); err != nil {
 		errs = append(errs, err)
 	} else if ok {
