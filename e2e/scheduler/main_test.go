@@ -6,13 +6,11 @@
 package scheduler_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 
 	"trireme.dev/componentbase/freeport"
@@ -22,7 +20,7 @@ import (
 var (
 	srv       *testcluster.APIServer
 	schedPort int
-	schedLog  = &lockedBuffer{}
+	schedLog  = &testcluster.LogBuffer{}
 )
 
 // config has a second profile that scores by MostAllocated, so tests can
@@ -78,7 +76,7 @@ func runSuite(m *testing.M) int {
 		code = max(code, 1)
 	}
 	if code != 0 {
-		fmt.Fprintf(os.Stderr, "trireme-scheduler log (last lines):\n%s\n", schedLog.Tail(8000))
+		fmt.Fprintf(os.Stderr, "trireme-scheduler log (last lines):\n%s\n", schedLog.Tail(80))
 		fmt.Fprintf(os.Stderr, "trireme-apiserver log (last lines):\n%s\n", s.LogTail(50))
 	}
 	return code
@@ -114,27 +112,4 @@ func startScheduler(s *testcluster.APIServer) (*testcluster.Process, error) {
 		return nil, err
 	}
 	return proc, nil
-}
-
-// lockedBuffer collects the scheduler's output.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// Tail returns up to the last n bytes.
-func (b *lockedBuffer) Tail(n int) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.buf.String()
-	if len(s) > n {
-		s = s[len(s)-n:]
-	}
-	return s
 }
