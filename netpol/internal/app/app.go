@@ -26,6 +26,7 @@ import (
 	"trireme.dev/componentbase/clientconn"
 	"trireme.dev/componentbase/command"
 	"trireme.dev/componentbase/logging"
+	"trireme.dev/componentbase/memtrim"
 	"trireme.dev/componentbase/serving"
 	"trireme.dev/netpol/internal/agent"
 	"trireme.dev/netpol/internal/conntrack"
@@ -57,6 +58,8 @@ func run(ctx context.Context, o *options.Options) error {
 	}
 	defer flush()
 	ctx = logr.NewContext(ctx, log)
+	// A DaemonSet on every node: idle, it holds only what it uses.
+	go memtrim.RunIdleTrimmer(ctx, log, memtrim.IdleInterval, memtrim.IdleAllocations)
 	table, err := ruleset.NewWriter()
 	if err != nil {
 		return err
