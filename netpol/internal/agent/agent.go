@@ -242,6 +242,20 @@ func (a *Agent) Sync(ctx context.Context) error {
 	return nil
 }
 
+// Disarm is the agent's last write, when it stops: the policies stay in
+// force (it is most often restarted in a moment), but pods it does not
+// know are no longer held back, since nothing will make them known until
+// it is back (or ever, when the addon was removed).
+func (a *Agent) Disarm(ctx context.Context) error {
+	s, err := a.state()
+	if err != nil {
+		return err
+	}
+	s.PodCIDRs = nil
+	_, err = a.cfg.Table.Sync(ctx, ruleset.RenderLogged(policy.Resolve(s), a.cfg.LogGroup))
+	return err
+}
+
 // Healthy says whether the last sync succeeded recently enough: twice the
 // sync period after it, a stuck agent fails /healthz.
 func (a *Agent) Healthy() error {

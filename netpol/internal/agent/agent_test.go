@@ -143,3 +143,31 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestDisarm: when the agent stops, pods it does not know are no longer
+// held back, and the policies stay.
+func TestDisarm(t *testing.T) {
+	ctx := t.Context()
+	client := fake.NewClientset(
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Spec: corev1.NodeSpec{PodCIDRs: []string{"10.0.0.0/24"}}},
+		pod("prod", "web", "n1", "10.0.0.1", nil),
+		&networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "deny"}},
+	)
+	fakeNFT := knftables.NewFake(ruleset.Family, ruleset.Table)
+	factory := informers.NewSharedInformerFactory(client, 0)
+	a := New(Config{NodeName: "n1", Client: client, Table: &ruleset.Writer{NFT: fakeNFT}, Log: logr.Discard()}, factory, factory)
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	if err := a.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(fakeNFT.Dump(), "@local-pods") {
+		t.Fatalf("no rule for unknown pods while running:\n%s", fakeNFT.Dump())
+	}
+	if err := a.Disarm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if dump := fakeNFT.Dump(); strings.Contains(dump, "@local-pods") || !strings.Contains(dump, "10.0.0.1 : jump ingress-") {
+		t.Errorf("after Disarm, want the policies and no rule for unknown pods:\n%s", dump)
+	}
+}

@@ -132,5 +132,11 @@ func run(ctx context.Context, o *options.Options) error {
 	}
 	go a.WatchClusterPolicies(ctx, client.Discovery(), cnpinformers.NewSharedInformerFactory(cnpClient, 0), 30*time.Second)
 	a.Run(ctx)
+	dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Disarm(dctx); err != nil {
+		return fmt.Errorf("leave the table to pods created while stopped: %w", err)
+	}
+	log.Info("Stopped; the policies stay in force, and new pods are not held back until the agent is back")
 	return nil
 }
