@@ -418,12 +418,11 @@ func securityContext(pod *corev1.Pod, c *corev1.Container) *runtimeapi.LinuxCont
 	return sc
 }
 
+// capName is a capability as CRI names it: without the CAP_ prefix, which
+// the runtime adds (containerd turned CAP_NET_ADMIN into CAP_CAP_NET_ADMIN
+// and silently ignored it).
 func capName(c corev1.Capability) string {
-	s := strings.ToUpper(string(c))
-	if s == "ALL" || strings.HasPrefix(s, "CAP_") {
-		return s
-	}
-	return "CAP_" + s
+	return strings.TrimPrefix(strings.ToUpper(string(c)), "CAP_")
 }
 
 // mounts are the container's volume mounts plus /etc/hosts and its

@@ -149,3 +149,11 @@ func TestQOSClass(t *testing.T) {
 		t.Errorf("recorded: got %s, want the recorded Burstable", got)
 	}
 }
+
+func TestCapName(t *testing.T) {
+	for in, want := range map[corev1.Capability]string{"NET_ADMIN": "NET_ADMIN", "net_bind_service": "NET_BIND_SERVICE", "CAP_SYS_TIME": "SYS_TIME", "ALL": "ALL"} {
+		if got := capName(in); got != want {
+			t.Errorf("capName(%q) = %q, want %q (CRI names capabilities without CAP_)", in, got, want)
+		}
+	}
+}
