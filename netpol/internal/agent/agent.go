@@ -100,11 +100,7 @@ func (a *Agent) WatchClusterPolicies(ctx context.Context, disco discovery.Discov
 		}
 	}
 	inf := factory.Policy().V1beta1().ClusterNetworkPolicies()
-	_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { a.markDirty() },
-		UpdateFunc: func(any, any) { a.markDirty() },
-		DeleteFunc: func(any) { a.markDirty() },
-	})
+	_, _ = inf.Informer().AddEventHandler(a.dirtyOnChange())
 	factory.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), inf.Informer().HasSynced) {
 		return
@@ -147,11 +143,7 @@ func New(cfg Config, factory, nodeFactory informers.SharedInformerFactory) *Agen
 		dirty:      make(chan struct{}, 1),
 		problems:   map[string]bool{},
 	}
-	h := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { a.markDirty() },
-		UpdateFunc: func(any, any) { a.markDirty() },
-		DeleteFunc: func(any) { a.markDirty() },
-	}
+	h := a.dirtyOnChange()
 	for _, inf := range []cache.SharedIndexInformer{
 		factory.Core().V1().Pods().Informer(), factory.Core().V1().Namespaces().Informer(), factory.Networking().V1().NetworkPolicies().Informer(),
 		nodeFactory.Core().V1().Nodes().Informer(),
@@ -159,6 +151,15 @@ func New(cfg Config, factory, nodeFactory informers.SharedInformerFactory) *Agen
 		_, _ = inf.AddEventHandler(h)
 	}
 	return a
+}
+
+// dirtyOnChange is the informers' handler: any change marks the table dirty.
+func (a *Agent) dirtyOnChange() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { a.markDirty() },
+		UpdateFunc: func(any, any) { a.markDirty() },
+		DeleteFunc: func(any) { a.markDirty() },
+	}
 }
 
 func (a *Agent) markDirty() {

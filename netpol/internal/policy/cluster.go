@@ -178,17 +178,7 @@ func (r *resolver) clusterPort(p *cnp.ClusterNetworkPolicy, rule *Rule, field st
 		add(corev1.ProtocolSCTP, proto.SCTP.DestinationPort)
 	case proto.DestinationNamedPort != "":
 		rule.namedPorts = append(rule.namedPorts, proto.DestinationNamedPort)
-		for _, pod := range r.state.Pods {
-			for _, np := range pod.Ports {
-				if np.Name == proto.DestinationNamedPort && peerable(pod) {
-					for _, ip := range pod.IPs {
-						if rule.AllPeers || rule.hasPeer(ip) {
-							rule.NamedDest = append(rule.NamedDest, Endpoint{ip, np.Protocol, np.Port})
-						}
-					}
-				}
-			}
-		}
+		rule.NamedDest = append(rule.NamedDest, r.namedDest(rule, proto.DestinationNamedPort, "")...)
 	default:
 		r.problem(p.Name, field, "names no protocol (it matches nothing)")
 	}

@@ -161,9 +161,6 @@ type Rule struct {
 	// NamedDest, for an egress rule, are its named ports resolved on each
 	// peer pod: traffic to that address on that protocol and port.
 	NamedDest []Endpoint
-	// NamedAnyDest: an egress rule with named ports and no peers allows
-	// them on every pod that has them, which NamedDest then lists.
-	NamedAnyDest bool
 	// namedPorts are a ClusterNetworkPolicy rule's named ports, resolved on
 	// each policed pod for ingress.
 	namedPorts []string
@@ -333,33 +330,22 @@ func (r *resolver) rule(p *networkingv1.NetworkPolicy, dir Direction, index int,
 
 // namedDest resolves an egress named port on the rule's peer pods (or, with
 // no peers, on every pod); ipBlock peers have no container ports to name.
+// An empty proto matches the name on any protocol (a ClusterNetworkPolicy's
+// destinationNamedPort).
 func (r *resolver) namedDest(rule *Rule, name string, proto corev1.Protocol) []Endpoint {
 	var out []Endpoint
-	if rule.AllPeers {
-		rule.NamedAnyDest = true
-		for _, pod := range r.state.Pods {
-			if n, ok := namedPort(pod, name, proto); ok && peerable(pod) {
-				for _, ip := range pod.IPs {
-					out = append(out, Endpoint{ip, proto, n})
-				}
-			}
-		}
-		return out
-	}
-	peers := map[netip.Addr]bool{}
-	for _, ps := range rule.PeerSets {
-		for _, a := range ps.Addrs {
-			peers[a] = true
-		}
-	}
 	for _, pod := range r.state.Pods {
-		n, ok := namedPort(pod, name, proto)
-		if !ok || !peerable(pod) {
+		if !peerable(pod) {
 			continue
 		}
-		for _, ip := range pod.IPs {
-			if peers[ip] {
-				out = append(out, Endpoint{ip, proto, n})
+		for _, np := range pod.Ports {
+			if np.Name != name || (proto != "" && np.Protocol != proto) {
+				continue
+			}
+			for _, ip := range pod.IPs {
+				if rule.AllPeers || rule.hasPeer(ip) {
+					out = append(out, Endpoint{ip, np.Protocol, np.Port})
+				}
 			}
 		}
 	}
