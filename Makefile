@@ -17,7 +17,7 @@ GO_LDFLAGS    := -s -w \
 	-X k8s.io/component-base/version.gitCommit=$(GIT_COMMIT) \
 	-X k8s.io/component-base/version.gitTreeState=clean
 # Unit and integration tests of every module; the e2e module has its own target.
-TEST_PKGS     := ./api/... ./apiserver/... ./componentbase/... ./controller-manager/... ./images/... ./adm/... ./kubelet/... ./netpol/... ./proxy/... ./scheduler/...
+TEST_PKGS     := ./api/... ./apiserver/... ./cloud-controller-manager/... ./componentbase/... ./controller-manager/... ./images/... ./adm/... ./kubelet/... ./netpol/... ./proxy/... ./scheduler/...
 # Suites written against testcluster.Cluster: `make test` runs them with the
 # components inside the test binary, `make e2e` again against the built
 # binaries (TRIREME_TEST_DEPTH=process).
@@ -27,18 +27,21 @@ GO_TEST_FLAGS ?=
 # of a test run on two cores, and DWARF is about a fifth of each link.
 TEST_FLAGS    := -ldflags=-w
 
-.PHONY: all build test test-unit e2e e2e-cluster bench bench-cluster generate verify fix images check clean run up down helm
+.PHONY: all build test test-unit e2e e2e-cluster bench bench-cluster conformance conformance-build generate verify fix images check clean run up down helm
 
 all: build
 
 ## build: every binary into _output/bin (static, version stamped)
-build: $(BIN)/trireme-apiserver $(BIN)/trireme-controller-manager $(BIN)/trireme-scheduler $(BIN)/trireme-kubelet $(BIN)/trireme-proxy $(BIN)/trireme-netpol $(BIN)/triremeadm $(BIN)/etcd $(BIN)/trireme-vip
+build: $(BIN)/trireme-apiserver $(BIN)/trireme-controller-manager $(BIN)/trireme-cloud-controller-manager $(BIN)/trireme-scheduler $(BIN)/trireme-kubelet $(BIN)/trireme-proxy $(BIN)/trireme-netpol $(BIN)/triremeadm $(BIN)/etcd $(BIN)/trireme-vip $(BIN)/trireme-etcd-snapshot
 
 $(BIN)/trireme-apiserver: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./apiserver/cmd/trireme-apiserver
 
 $(BIN)/trireme-controller-manager: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./controller-manager/cmd/trireme-controller-manager
+
+$(BIN)/trireme-cloud-controller-manager: FORCE
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./cloud-controller-manager/cmd/trireme-cloud-controller-manager
 
 $(BIN)/trireme-scheduler: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./scheduler/cmd/trireme-scheduler
@@ -50,6 +53,10 @@ $(BIN)/triremeadm: FORCE
 # The control plane's virtual-IP manager (adm/internal/vip), run as a static pod.
 $(BIN)/trireme-vip: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./adm/cmd/trireme-vip
+
+# The etcd-snapshot static pod's loop; it ships in the etcd image.
+$(BIN)/trireme-etcd-snapshot: FORCE
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./adm/cmd/trireme-etcd-snapshot
 
 $(BIN)/trireme-kubelet: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./kubelet/cmd/trireme-kubelet
@@ -93,11 +100,13 @@ e2e: build
 # 6443, 2379-2381, 10250, ... and prints "N passed, N failed" at its end.
 E2E_CLUSTER ?= $(if $(filter 0,$(shell id -u)),1,0)
 
-## e2e-cluster: triremeadm init --single-node and join of two netns workers, then workloads, then reset
-e2e-cluster: build images helm
-	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_CLUSTER=1 go test -count=1 -v -timeout 25m ./e2e/cluster/
+## e2e-cluster: triremeadm init --single-node and join of two netns workers, then workloads,
+## CI's subset of upstream's conformance specs (hack/conformance-ci.txt), then reset
+e2e-cluster: build images helm conformance-build
+	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_CLUSTER=1 go test -count=1 -v -timeout 45m ./e2e/cluster/
 
-## bench: Go benchmarks and the load drivers; they print figures
+## bench: Go benchmarks and the load drivers; they print figures (as root also
+## the LoadBalancer ones: 500 Services created at once, 100 addresses failing over)
 bench: build
 	go test -run '^$$' -bench . -benchmem ./api/... ./apiserver/... ./scheduler/...
 	go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./proxy/internal/benchmark/
@@ -106,6 +115,7 @@ bench: build
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench PodStartup -benchtime=1x -timeout 30m ./e2e/kubelet/
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench 'BenchmarkGCDependents10000|BenchmarkEndpointSliceChurn|BenchmarkDeploymentRollout1000' -benchtime=1x -timeout 30m ./e2e/controllermanager/
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) ./e2e/bench/run-schedload.sh
+	@if [ "$$(id -u)" = 0 ]; then TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench 'BenchmarkLoadBalancer500|BenchmarkAnnounceFailover100' -benchtime=1x -timeout 30m ./e2e/cloudcontrollermanager/; fi
 	@if [ "$(E2E_CLUSTER)" = 1 ]; then $(MAKE) --no-print-directory bench-cluster; fi
 
 # bench-cluster: load drivers on a cluster triremeadm installs on this machine
@@ -115,6 +125,19 @@ bench: build
 bench-cluster: build images helm
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_CLUSTER=1 TRIREME_E2E_PERF_DURATION=10s go test -count=1 -v \
 		-run '^(TestWorkload|TestMultiNode|TestPodNetworkThroughput)$$' -bench TopPods -benchtime=10x -timeout 25m ./e2e/cluster/
+
+## conformance: upstream's [Conformance] specs against KUBECONFIG (make up's by default):
+## e2e.test, ginkgo, kubectl and the test images of the libraries' Kubernetes release
+## built from Go modules and Debian packages (nothing pulled) and imported into
+## containerd, then the non-[Serial] specs in parallel and the [Serial] ones; reports in
+## _output/conformance/results (CONFORMANCE_FOCUS=<regexp> runs a subset; see hack/conformance.sh)
+conformance:
+	./hack/conformance.sh
+
+# conformance-build: e2e.test, ginkgo and kubectl of the libraries' release
+# (nothing when built already), for e2e-cluster's conformance subset.
+conformance-build:
+	./hack/conformance.sh build
 
 ## generate: regenerate generated code
 generate:
@@ -137,13 +160,23 @@ run: build
 	./hack/run-dev.sh
 
 ## up: a ready single-node cluster on this machine (root): packages, build, images,
-## triremeadm init --single-node (UP_FLAGS adds init flags); prints the kubectl line
+## triremeadm init --single-node (UP_FLAGS adds init flags); prints the kubectl line.
+## WORKERS=N adds N worker nodes in network namespaces (trireme-nodes up N)
+WORKERS ?= 0
 up:
-	./hack/up.sh
+	WORKERS=$(WORKERS) ./hack/up.sh
 
-## down: triremeadm reset -f (stops what up started, removes its files and rules)
-down:
+## down: the worker nodes' removal (trireme-nodes down), then triremeadm reset -f
+## (stops what up started, removes its files and rules), then the LoadBalancer
+## bridge trireme-lb0 and the cloud config up wrote (hack/lbnet.sh down)
+down: $(BIN)/trireme-nodes
+	$(BIN)/trireme-nodes down
 	$(BIN)/triremeadm reset -f
+	./hack/lbnet.sh down
+
+# make up's worker nodes of network namespaces (e2e/internal/workernodes).
+$(BIN)/trireme-nodes: FORCE
+	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $@ ./e2e/cmd/trireme-nodes
 
 clean:
 	rm -rf _output

@@ -15,7 +15,10 @@
 //   - logging: zap under logr, klog routed to it;
 //   - memtrim: idle memory trimming;
 //   - cgroupfs: the removal of pods' cgroups;
+//   - nftbatch: nftables transactions written as one nfnetlink batch (or
+//     through the nft binary), for the proxy and trireme-netpol;
 //   - freeport: free loopback ports for tests;
+//   - testpki: CAs, certificates and certificate requests for tests;
 //   - testcluster: the control plane tests run against, one interface with
 //     an in-process depth (the apiserver's testserver) and a process depth
 //     (the built binaries) so one test body runs at both.

@@ -15,8 +15,11 @@
 # points its staging modules at local directories, so `go install` refuses
 # it); nothing of them is imported by Trireme.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
+source "${REPO_ROOT}/hack/lib/upstream.sh"
+repo=$REPO_ROOT
 components=("$@")
 [[ ${#components[@]} -gt 0 ]] || components=(kube-scheduler)
 for c in "${components[@]}"; do
@@ -28,31 +31,19 @@ for c in "${components[@]}"; do
 		;;
 	esac
 done
-minor=$(awk '$1 == "k8s.io/client-go" { print $2; exit }' "$repo/scheduler/go.mod")
-version=v1${minor#v0}
+version=$(trireme::upstream_version)
 out=$repo/_output/upstream
 work=$(mktemp -d "${TMPDIR:-/tmp}/upstream-build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"
 
 echo "build-upstream: k8s.io/kubernetes $version: ${components[*]}"
+pkgs=()
+for c in "${components[@]}"; do
+	pkgs+=("k8s.io/kubernetes/cmd/$c")
+done
+trireme::upstream_module "$work" "$version" "${pkgs[@]}"
 cd "$work"
-GOFLAGS=-mod=mod GOWORK=off go mod download -json "k8s.io/kubernetes@$version" >mod.json
-dir=$(sed -n 's/^\t"Dir": "\(.*\)",$/\1/p' mod.json)
-{
-	printf 'module upstreambuild\n\ngo 1.26.0\n\nrequire k8s.io/kubernetes %s\n\nreplace (\n' "$version"
-	# Each staging module at the published version of the same release.
-	awk '/=> \.\/staging/ { printf "\t%s => %s %s\n", $1, $1, "'"${minor}"'" }' "$dir/go.mod"
-	printf ')\n'
-} >go.mod
-{
-	printf '//go:build tools\n\npackage tools\n\nimport (\n'
-	for c in "${components[@]}"; do
-		printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$c"
-	done
-	printf ')\n'
-} >tools.go
-GOFLAGS=-mod=mod GOWORK=off go mod tidy
 for c in "${components[@]}"; do
 	GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$version" \
 		-o "$out/$c" "k8s.io/kubernetes/cmd/$c"

@@ -4,7 +4,12 @@
 # images imported, `triremeadm init --single-node`, then it waits for the node to be
 # Ready and the system pods to run. Extra init flags: UP_FLAGS="--node-name x ...".
 # UP_ROOT=DIR installs below DIR instead of / (triremeadm's --root-dir, for tests).
-# `triremeadm reset -f` (make down) undoes it.
+# WORKERS=N adds N worker nodes in network namespaces, joined with the command
+# init printed (trireme-nodes up N; e2e/internal/workernodes).
+# LoadBalancer Services get addresses: init runs with --cloud-provider external
+# and a default pool on the bridge trireme-lb0 (hack/lbnet.sh; UP_LB_CIDR, a
+# private /28; UP_LB=0 leaves both out).
+# `make down` (trireme-nodes down, then `triremeadm reset -f`) undoes it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,9 +17,26 @@ BIN=_output/bin
 ROOT=${UP_ROOT:-}
 ADMIN=$ROOT/etc/trireme/admin.conf
 FLAGS="${UP_FLAGS:-}${ROOT:+ --root-dir $ROOT}"
+UP_LB=${UP_LB:-1}
+if [[ $UP_LB == 1 ]]; then
+	FLAGS="--cloud-provider external $FLAGS"
+fi
+
+WORKERS=${WORKERS:-0}
+if ! [[ $WORKERS =~ ^[0-9]+$ ]]; then
+	echo "up: WORKERS must be a number of worker nodes, not '$WORKERS'" >&2
+	exit 1
+fi
+if ((WORKERS > 0)) && [[ -n $ROOT ]]; then
+	echo "up: WORKERS needs the cluster on this machine's root (no UP_ROOT)" >&2
+	exit 1
+fi
 
 hack/install-deps.sh
 make build images
+if ((WORKERS > 0)); then
+	make helm "$BIN/trireme-nodes"
+fi
 
 # The sysctls a node needs, which `triremeadm init` (kubeadm-strict) only
 # checks: packets forwarded between pods and nodes, and bridged pod traffic
@@ -36,14 +58,20 @@ fi
 if ((${#sysctls[@]} > 0)); then
 	echo "up: set ${sysctls[*]} (a node forwards pod traffic; triremeadm init only checks them)"
 fi
+if [[ $UP_LB == 1 ]]; then
+	UP_ROOT=$ROOT hack/lbnet.sh up
+fi
 # init's container-runtime phase starts containerd first, so the images are in
 # its k8s.io namespace before the kubelet looks for them.
 # shellcheck disable=SC2086
 "$BIN/triremeadm" init phase container-runtime $FLAGS
 "$BIN/triremeadm" images import --dir _output/images --containerd-socket "$ROOT/run/containerd/containerd.sock"
 start=$(date +%s)
+# init's output, for its worker join command (read by trireme-nodes).
+init_out=$(mktemp)
+trap 'rm -f "$init_out"' EXIT
 # shellcheck disable=SC2086
-"$BIN/triremeadm" init --single-node $FLAGS
+"$BIN/triremeadm" init --single-node $FLAGS 2>&1 | tee "$init_out"
 
 export KUBECONFIG=$ADMIN
 kubectl wait --for=condition=Ready nodes --all --timeout=120s
@@ -63,6 +91,9 @@ until ready; do
 		exit 1
 	fi
 done
+if ((WORKERS > 0)); then
+	"$BIN/trireme-nodes" up "$WORKERS" --init-output "$init_out" --kubeconfig "$ADMIN"
+fi
 kubectl get nodes -o wide
 kubectl -n kube-system get pods -o wide
 echo

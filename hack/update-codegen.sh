@@ -54,6 +54,7 @@ OPENAPI_PACKAGES=(
   k8s.io/api/scheduling/v1
   k8s.io/api/scheduling/v1alpha3
   k8s.io/api/storage/v1
+  k8s.io/api/storagemigration/v1
   k8s.io/apimachinery/pkg/api/resource
   k8s.io/apimachinery/pkg/apis/meta/v1
   k8s.io/apimachinery/pkg/runtime

@@ -56,6 +56,13 @@ $(IMAGES_DIR)/trireme-controller-manager.tar: _output/bin/trireme-controller-man
 		--file _output/bin/trireme-controller-manager=/usr/local/bin/trireme-controller-manager:0755 \
 		--entrypoint /usr/local/bin/trireme-controller-manager
 
+# Root, as the controller-manager: it reads its kubeconfig from a root-only file
+# under /etc/trireme.
+$(IMAGES_DIR)/trireme-cloud-controller-manager.tar: _output/bin/trireme-cloud-controller-manager $(IMAGE_BUILD)
+	$(IMAGE_BUILD) --name trireme.dev/trireme-cloud-controller-manager:$(IMAGE_VERSION) --out $@ \
+		--file _output/bin/trireme-cloud-controller-manager=/usr/local/bin/trireme-cloud-controller-manager:0755 \
+		--entrypoint /usr/local/bin/trireme-cloud-controller-manager
+
 # Upstream's kube-scheduler image runs as root too: it reads its kubeconfig
 # from a root-only file under /etc/kubernetes.
 $(IMAGES_DIR)/trireme-scheduler.tar: _output/bin/trireme-scheduler $(IMAGE_BUILD)
@@ -81,9 +88,12 @@ $(IMAGES_DIR)/busybox.tar: $(IMAGE_BUILD)
 
 # Root, as upstream's etcd image runs: it owns /var/lib/trireme/etcd and reads the
 # root-only etcd certificates.
-$(IMAGES_DIR)/etcd.tar: _output/bin/etcd $(IMAGE_BUILD)
+# trireme-etcd-snapshot (triremeadm's etcd-snapshot static pod) rides along:
+# every node that runs etcd holds this image already.
+$(IMAGES_DIR)/etcd.tar: _output/bin/etcd _output/bin/trireme-etcd-snapshot $(IMAGE_BUILD)
 	$(IMAGE_BUILD) --name trireme.dev/etcd:$(IMAGE_VERSION) --out $@ \
 		--file _output/bin/etcd=/usr/local/bin/etcd:0755 \
+		--file _output/bin/trireme-etcd-snapshot=/usr/local/bin/trireme-etcd-snapshot:0755 \
 		--entrypoint /usr/local/bin/etcd
 
 # The netfilter tools' tree: phony, so that it follows the host's packages;

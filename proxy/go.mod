@@ -6,7 +6,6 @@ replace trireme.dev/api => ../api
 
 require (
 	github.com/go-logr/logr v1.4.3
-	github.com/google/nftables v0.3.0
 	github.com/prometheus/client_golang v1.24.0
 	github.com/spf13/pflag v1.0.10
 	golang.org/x/sys v0.47.0
@@ -22,6 +21,7 @@ require (
 
 require (
 	github.com/go-logr/zapr v1.3.0 // indirect
+	github.com/google/nftables v0.3.0 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
 	go.uber.org/zap v1.28.0 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect

@@ -14,3 +14,15 @@ func CertificateSigningRequest(csr *certificatesv1.CertificateSigningRequest) {
 		}
 	}
 }
+
+// podCertificateLifetime is the lifetime a pod certificate request asks
+// for when it names none: a day.
+const podCertificateLifetime = 24 * 3600
+
+// PodCertificateRequest asks for a day's certificate when the request
+// names no maximum lifetime.
+func PodCertificateRequest(r *certificatesv1.PodCertificateRequest) {
+	if r.Spec.MaxExpirationSeconds == nil {
+		r.Spec.MaxExpirationSeconds = new(int32(podCertificateLifetime))
+	}
+}

@@ -94,6 +94,7 @@ func defaulters() []defaulter {
 		kind(MutatingAdmissionPolicyBinding, &admissionregistrationv1.MutatingAdmissionPolicyBindingList{}),
 		// certificates.k8s.io/v1
 		kind(CertificateSigningRequest, &certificatesv1.CertificateSigningRequestList{}),
+		kind(PodCertificateRequest, &certificatesv1.PodCertificateRequestList{}),
 	}
 }
 

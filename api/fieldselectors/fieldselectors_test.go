@@ -87,6 +87,9 @@ func TestFields(t *testing.T) {
 		{"certificatesigningrequest fields", &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: "csr"},
 			Spec: certificatesv1.CertificateSigningRequestSpec{SignerName: "kubernetes.io/kubelet-serving"}},
 			withMeta("csr", "", fields.Set{"spec.signerName": "kubernetes.io/kubelet-serving"})},
+		{"podcertificaterequest fields", &certificatesv1.PodCertificateRequest{ObjectMeta: nsMeta("req-1"),
+			Spec: certificatesv1.PodCertificateRequestSpec{SignerName: "example.com/s", PodName: "web", NodeName: "n1"}},
+			withMeta("req-1", "ns", fields.Set{"spec.signerName": "example.com/s", "spec.podName": "web", "spec.nodeName": "n1"})},
 		{"configmap metadata only", &corev1.ConfigMap{ObjectMeta: nsMeta("cm")}, withMeta("cm", "ns", fields.Set{})},
 		{"namespaced kind keeps empty namespace", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}},
 			fields.Set{"metadata.name": "cm", "metadata.namespace": ""}},
@@ -136,6 +139,11 @@ func TestConvertFieldLabel(t *testing.T) {
 		{"resourceslices spec.driver", gvk("resource.k8s.io", "v1", "ResourceSlice"), "spec.driver", "spec.driver", ""},
 		{"resourceslices spec.pool.name", gvk("resource.k8s.io", "v1", "ResourceSlice"), "spec.pool.name", "",
 			"field label not supported for resource.k8s.io/v1, Kind=ResourceSlice: spec.pool.name"},
+		{"podcertificaterequests spec.signerName", gvk("certificates.k8s.io", "v1", "PodCertificateRequest"), "spec.signerName", "spec.signerName", ""},
+		{"podcertificaterequests spec.nodeName", gvk("certificates.k8s.io", "v1", "PodCertificateRequest"), "spec.nodeName", "spec.nodeName", ""},
+		{"podcertificaterequests spec.podName", gvk("certificates.k8s.io", "v1", "PodCertificateRequest"), "spec.podName", "spec.podName", ""},
+		{"podcertificaterequests metadata.namespace", gvk("certificates.k8s.io", "v1", "PodCertificateRequest"), "metadata.namespace", "metadata.namespace", ""},
+		{"podcertificaterequests status", gvk("certificates.k8s.io", "v1", "PodCertificateRequest"), "status.certificateChain", "", "field label not supported: status.certificateChain"},
 		{"configmaps metadata.name", gvk("", "v1", "ConfigMap"), "metadata.name", "metadata.name", ""},
 		{"configmaps data", gvk("", "v1", "ConfigMap"), "data", "", `"data" is not a known field selector: only "metadata.name", "metadata.namespace"`},
 		{"replicasets status.replicas", gvk("apps", "v1", "ReplicaSet"), "status.replicas", "",
@@ -178,6 +186,7 @@ func TestConvertedLabelsAreFields(t *testing.T) {
 			"regarding.name", "regarding.uid", "regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath",
 			"reportingController", "source", "type", "metadata.namespace", "metadata.name"}, &events.Event{}},
 		{schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, []string{"metadata.name", "metadata.namespace", "status.successful"}, &batchv1.Job{}},
+		{schema.GroupVersionKind{Group: "certificates.k8s.io", Version: "v1", Kind: "PodCertificateRequest"}, []string{"metadata.name", "spec.signerName", "spec.podName", "spec.nodeName"}, &certificatesv1.PodCertificateRequest{}},
 	}
 	for _, tt := range tests {
 		t.Run("converted labels of "+tt.gvk.Kind+" "+tt.gvk.Group, func(t *testing.T) {

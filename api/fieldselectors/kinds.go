@@ -109,6 +109,9 @@ var kinds = index([]kindFields{
 	cluster(func(ctb *certificatesv1.ClusterTrustBundle) fields.Set {
 		return fields.Set{"spec.signerName": ctb.Spec.SignerName}
 	}),
+	namespaced(func(r *certificatesv1.PodCertificateRequest) fields.Set {
+		return fields.Set{"spec.signerName": r.Spec.SignerName, "spec.podName": r.Spec.PodName, "spec.nodeName": string(r.Spec.NodeName)}
+	}),
 })
 
 // labels holds the field-label conversions of kinds with their own fields,
@@ -170,6 +173,13 @@ var labels = map[schema.GroupKind]labelSpec{
 	},
 	{Group: certificatesv1.GroupName, Kind: "ClusterTrustBundle"}: {
 		accepted:    same("metadata.name", "spec.signerName"),
+		unsupported: notSupported,
+	},
+	// Signers watch their requests, kubelets those of their node. Upstream
+	// omits metadata.namespace here alone of all namespaced kinds; we accept
+	// it, so generic clients that select by namespace work on these too.
+	{Group: certificatesv1.GroupName, Kind: "PodCertificateRequest"}: {
+		accepted:    same("metadata.name", "metadata.namespace", "spec.signerName", "spec.podName", "spec.nodeName"),
 		unsupported: notSupported,
 	},
 }

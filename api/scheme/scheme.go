@@ -24,6 +24,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -32,6 +33,7 @@ import (
 	"trireme.dev/api/defaults"
 	"trireme.dev/api/events"
 	"trireme.dev/api/fieldselectors"
+	"trireme.dev/api/hpaconversion"
 )
 
 // Group is one served API group: its single served version and how to
@@ -63,6 +65,7 @@ var Groups = []Group{
 	{authenticationv1.SchemeGroupVersion, authenticationv1.AddToScheme},
 	{admissionregistrationv1.SchemeGroupVersion, admissionregistrationv1.AddToScheme},
 	{certificatesv1.SchemeGroupVersion, certificatesv1.AddToScheme},
+	{storagemigrationv1.SchemeGroupVersion, storagemigrationv1.AddToScheme},
 }
 
 var (
@@ -117,11 +120,18 @@ func install(s *runtime.Scheme) error {
 			return err
 		}
 	}
-	// Scale subresources speak autoscaling/v1 although only autoscaling/v2 is
-	// served as a group version.
+	// Scale subresources speak autoscaling/v1, and autoscaling/v1 serves
+	// HorizontalPodAutoscalers converted from the stored autoscaling/v2.
 	scaleGV := autoscalingv1.SchemeGroupVersion
-	s.AddKnownTypes(scaleGV, &autoscalingv1.Scale{})
+	s.AddKnownTypes(scaleGV, &autoscalingv1.Scale{}, &autoscalingv1.HorizontalPodAutoscaler{}, &autoscalingv1.HorizontalPodAutoscalerList{})
+	metav1.AddToGroupVersion(s, scaleGV)
 	s.AddKnownTypes(schema.GroupVersion{Group: scaleGV.Group, Version: runtime.APIVersionInternal}, &autoscalingv1.Scale{})
+	if err := hpaconversion.AddConversions(s); err != nil {
+		return err
+	}
+	if err := s.SetVersionPriority(autoscalingv2.SchemeGroupVersion, scaleGV); err != nil {
+		return err
+	}
 
 	// Options and status kinds the generic server decodes with an empty group.
 	unversioned := schema.GroupVersion{Version: "v1"}

@@ -12,6 +12,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -274,4 +275,47 @@ func TestResourceSliceUpdateKeepsAlphaField(t *testing.T) {
 		s.Spec.Pool.Generation = 2
 		expectErrs(t, ValidateUpdate(s, o))
 	})
+}
+
+func TestStorageVersionMigration(t *testing.T) {
+	svm := func(group, resource string) *storagemigrationv1.StorageVersionMigration {
+		m := &storagemigrationv1.StorageVersionMigration{ObjectMeta: clusterMeta("migrate"),
+			Spec: storagemigrationv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Group: group, Resource: resource}}}
+		return m
+	}
+	expectErrs(t, ValidateCreate(svm("apps", "deployments")))
+	expectErrs(t, ValidateCreate(svm("", "")), required("spec.resource.resource"))
+	expectErrs(t, ValidateCreate(svm("Apps!", "Deployments")), invalid("spec.resource.group"), invalid("spec.resource.resource"))
+
+	old := svm("apps", "deployments")
+	stored(&old.ObjectMeta)
+	changed := old.DeepCopy()
+	changed.Spec.Resource.Resource = "replicasets"
+	expectErrs(t, ValidateUpdate(changed, old), invalid("spec"))
+
+	cond := func(typ string, status metav1.ConditionStatus) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, Reason: "Test", LastTransitionTime: metav1.Unix(1700000000, 0)}
+	}
+	done := old.DeepCopy()
+	done.Status = storagemigrationv1.StorageVersionMigrationStatus{ResourceVersion: "42", Conditions: []metav1.Condition{cond("Succeeded", metav1.ConditionTrue)}}
+	expectErrs(t, ValidateStatusUpdate(done, old))
+	cases := []struct {
+		name   string
+		status storagemigrationv1.StorageVersionMigrationStatus
+		want   []want
+	}{
+		{"resource version not a number", storagemigrationv1.StorageVersionMigrationStatus{ResourceVersion: "x42",
+			Conditions: []metav1.Condition{cond("Succeeded", metav1.ConditionTrue)}}, []want{invalid("status.resourceVersion"), invalid("status.resourceVersion")}},
+		{"success undone", storagemigrationv1.StorageVersionMigrationStatus{ResourceVersion: "42",
+			Conditions: []metav1.Condition{cond("Succeeded", metav1.ConditionFalse)}}, []want{invalid("status.conditions")}},
+		{"success and failure", storagemigrationv1.StorageVersionMigrationStatus{ResourceVersion: "42",
+			Conditions: []metav1.Condition{cond("Succeeded", metav1.ConditionTrue), cond("Failed", metav1.ConditionTrue)}}, []want{invalid("status.conditions")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			next := done.DeepCopy()
+			next.Status = tc.status
+			expectErrs(t, ValidateStatusUpdate(next, done), tc.want...)
+		})
+	}
 }

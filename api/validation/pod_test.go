@@ -136,6 +136,26 @@ func TestPodCreate(t *testing.T) {
 				Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr[int64](60)}}},
 			}}}}
 		}, []want{invalid("spec.volumes[0].projected.sources[0].serviceAccountToken.expirationSeconds")}},
+		{"pod certificate lifetime, key type and files", func(p *corev1.Pod) {
+			cert := func(keyType string, lifetime int32, signer string, path string) corev1.VolumeProjection {
+				return corev1.VolumeProjection{PodCertificate: &corev1.PodCertificateProjection{SignerName: signer, KeyType: keyType, MaxExpirationSeconds: ptr(lifetime), CredentialBundlePath: path}}
+			}
+			p.Spec.Volumes = []corev1.Volume{{Name: "t", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				cert("ECDSAP256", 3600, "example.com/mesh", "ok.pem"),
+				cert("ECDSAP256", 91*24*3600, "example.com/mesh", "longest.pem"),
+				cert("ECDSAP256", 91*24*3600+1, "example.com/mesh", "too-long.pem"),
+				cert("ECDSAP256", 3599, "example.com/mesh", "too-short.pem"),
+				cert("ECDSAP256", 2*24*3600, "kubernetes.io/mesh", "kube.pem"),
+				cert("DSA", 3600, "example.com/mesh", "dsa.pem"),
+				cert("ED25519", 3600, "example.com/mesh", ""),
+			}}}}}
+		}, []want{
+			invalid("spec.volumes[0].projected.sources[2].podCertificate.maxExpirationSeconds"),
+			invalid("spec.volumes[0].projected.sources[3].podCertificate.maxExpirationSeconds"),
+			invalid("spec.volumes[0].projected.sources[4].podCertificate.maxExpirationSeconds"),
+			notSup("spec.volumes[0].projected.sources[5].podCertificate.keyType"),
+			required("spec.volumes[0].projected.sources[6].podCertificate"),
+		}},
 		{"mount refers to missing volume", func(p *corev1.Pod) {
 			p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "missing", MountPath: "/data"}}
 		}, []want{notFound("spec.containers[0].volumeMounts[0].name")}},
@@ -355,4 +375,75 @@ func TestPodEphemeralContainersUpdate(t *testing.T) {
 	t.Run("binding", func(t *testing.T) {
 		expectErrs(t, ValidatePodBinding(&corev1.Binding{Target: corev1.ObjectReference{Kind: "Pod"}}), notSup("target.kind"), required("target.name"))
 	})
+}
+
+func TestPodResize(t *testing.T) {
+	burstable := func() *corev1.Pod {
+		p := validPod()
+		stored(&p.ObjectMeta)
+		p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: q("20m"), corev1.ResourceMemory: q("35Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: q("30m")},
+		}
+		return p
+	}
+	cases := []struct {
+		name   string
+		old    func(p *corev1.Pod)
+		mutate func(p *corev1.Pod)
+		want   []want
+	}{
+		{"cpu and memory change", nil, func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = q("25m")
+			p.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = q("50Mi")
+		}, nil},
+		{"qos class may not change", nil, func(p *corev1.Pod) {
+			r := &p.Spec.Containers[0].Resources
+			r.Requests[corev1.ResourceCPU] = q("30m")
+			r.Limits[corev1.ResourceMemory] = q("35Mi")
+		}, []want{invalid("spec")}},
+		{"requests cannot be removed", nil, func(p *corev1.Pod) {
+			delete(p.Spec.Containers[0].Resources.Requests, corev1.ResourceMemory)
+		}, []want{forbidden("spec.containers[0].resources.requests")}},
+		{"limits cannot be removed", nil, func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Limits = nil
+		}, []want{forbidden("spec.containers[0].resources.limits")}},
+		{"only cpu and memory", nil, func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests[corev1.ResourceEphemeralStorage] = q("1Gi")
+		}, []want{forbidden("spec")}},
+		{"resize policy is immutable", nil, func(p *corev1.Pod) {
+			p.Spec.Containers[0].ResizePolicy = []corev1.ContainerResizePolicy{{ResourceName: corev1.ResourceCPU, RestartPolicy: corev1.RestartContainer}}
+		}, []want{forbidden("spec")}},
+		{"containers may not be renamed", nil, func(p *corev1.Pod) {
+			p.Spec.Containers[0].Name = "other"
+		}, []want{forbidden("spec.containers[0].name")}},
+		{"containers may not be added", nil, func(p *corev1.Pod) {
+			p.Spec.Containers = append(p.Spec.Containers, validContainer("second"))
+		}, []want{forbidden("spec.containers")}},
+		{"non-sidecar init container with RestartContainer", func(p *corev1.Pod) {
+			c := validContainer("init")
+			c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: q("10m")}
+			c.ResizePolicy = []corev1.ContainerResizePolicy{{ResourceName: corev1.ResourceCPU, RestartPolicy: corev1.RestartContainer}}
+			p.Spec.InitContainers = []corev1.Container{c}
+		}, func(p *corev1.Pod) {
+			p.Spec.InitContainers[0].Resources.Requests[corev1.ResourceCPU] = q("20m")
+		}, []want{forbidden("spec.initContainers[0]")}},
+		{"static pods cannot be resized", func(p *corev1.Pod) {
+			p.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "x"}
+			p.Spec.NodeName = "n1"
+		}, func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = q("25m")
+		}, []want{forbidden("[]")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			old := burstable()
+			if tc.old != nil {
+				tc.old(old)
+			}
+			p := old.DeepCopy()
+			tc.mutate(p)
+			expectErrs(t, ValidatePodResize(p, old), tc.want...)
+		})
+	}
 }

@@ -1,8 +1,10 @@
 package validation
 
 import (
+	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -303,17 +305,49 @@ func projectedSource(pr *corev1.ProjectedVolumeSource, fldPath *field.Path) fiel
 			errs = append(errs, volumeFilePath(b.Path, bp.Child("path"))...)
 			addPath(b.Path, bp.Child("path"))
 		case src.PodCertificate != nil:
-			c, cp := src.PodCertificate, p.Child("podCertificate")
-			if c.SignerName == "" {
-				errs = append(errs, field.Required(cp.Child("signerName"), ""))
-			}
-			for _, fp := range []struct{ name, val string }{{"credentialBundlePath", c.CredentialBundlePath}, {"keyPath", c.KeyPath}, {"certificateChainPath", c.CertificateChainPath}} {
-				if fp.val != "" {
-					errs = append(errs, volumeFilePath(fp.val, cp.Child(fp.name))...)
-					addPath(fp.val, cp.Child(fp.name))
-				}
-			}
+			errs = append(errs, podCertificateSource(src.PodCertificate, p.Child("podCertificate"), addPath)...)
 		}
+	}
+	return errs
+}
+
+// podCertificateKeyTypes are the keys a kubelet makes for a pod's
+// certificate, upstream's list.
+var podCertificateKeyTypes = []string{"RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519"}
+
+// podCertificateSource checks a podCertificate projection as upstream
+// does: a signer, a key type the kubelet makes, a lifetime the
+// PodCertificateRequest it becomes may ask for, and at least one file.
+func podCertificateSource(c *corev1.PodCertificateProjection, cp *field.Path, addPath func(string, *field.Path)) field.ErrorList {
+	errs := signerName(c.SignerName, cp.Child("signerName"))
+	for k := range c.UserAnnotations {
+		errs = append(errs, qualifiedName(k, cp.Child("userAnnotations"))...)
+	}
+	if !slices.Contains(podCertificateKeyTypes, c.KeyType) {
+		errs = append(errs, field.NotSupported(cp.Child("keyType"), c.KeyType, podCertificateKeyTypes))
+	}
+	if m := c.MaxExpirationSeconds; m != nil {
+		if *m < pcrMinLifetime {
+			errs = append(errs, field.Invalid(cp.Child("maxExpirationSeconds"), *m, fmt.Sprintf("if provided, maxExpirationSeconds must be >= %d", pcrMinLifetime)))
+		}
+		hi := pcrMaxLifetime
+		if kubernetesSigner(c.SignerName) {
+			hi = pcrMaxKubernetesLifetime
+		}
+		if int(*m) > hi {
+			errs = append(errs, field.Invalid(cp.Child("maxExpirationSeconds"), *m, fmt.Sprintf("if provided, maxExpirationSeconds must be <= %d", hi)))
+		}
+	}
+	paths := 0
+	for _, fp := range []struct{ name, val string }{{"credentialBundlePath", c.CredentialBundlePath}, {"keyPath", c.KeyPath}, {"certificateChainPath", c.CertificateChainPath}} {
+		if fp.val != "" {
+			paths++
+			errs = append(errs, volumeFilePath(fp.val, cp.Child(fp.name))...)
+			addPath(fp.val, cp.Child(fp.name))
+		}
+	}
+	if paths == 0 {
+		errs = append(errs, field.Required(cp, "specify at least one of credentialBundlePath, keyPath, and certificateChainPath"))
 	}
 	return errs
 }

@@ -1,18 +1,18 @@
 package cluster
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"trireme.dev/e2e/internal/netnsnode"
 )
 
 // setFlannelNodePaths gives each worker flannel's directories below its own
@@ -23,19 +23,15 @@ import (
 // system the nodes share.
 func setFlannelNodePaths(t *testing.T) {
 	t.Helper()
-	paths := map[string]map[string]string{}
+	var nodes []*netnsnode.Node
 	for _, w := range workers {
-		paths[w.name] = map[string]string{
-			"cniConfDir": filepath.Join(w.root, "etc/cni/net.d"),
-			"cniDataDir": filepath.Join(w.root, "var/lib/cni/networks/trireme"),
-			"runDir":     filepath.Join(w.root, "run/flannel"),
-		}
+		nodes = append(nodes, w.Node)
 	}
-	js, err := json.Marshal(paths)
+	value, err := netnsnode.FlannelNodePaths(nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	upgradeAddons(t, "flannel.nodePaths="+string(js))
+	upgradeAddons(t, value)
 }
 
 // checkFlannel waits for flannel on every node, then runs its helm test:
@@ -58,7 +54,7 @@ func checkFlannelRoutes(t *testing.T) {
 	t.Helper()
 	run := map[string]func(args ...string) *exec.Cmd{nodeName: func(args ...string) *exec.Cmd { return exec.Command(args[0], args[1:]...) }}
 	for _, w := range workers {
-		run[w.name] = w.in
+		run[w.Name] = w.Command
 	}
 	for from, in := range run {
 		for to := range run {
@@ -168,7 +164,7 @@ func checkNodePort(t *testing.T, byNode map[string][2]string) {
 	port := must(t, "-n", "demo", "get", "service", "everywhere-np", "-o", "jsonpath={.spec.ports[0].nodePort}")
 	ips := map[string]string{nodeName: nodeIP}
 	for _, w := range workers {
-		ips[w.name] = w.ip
+		ips[w.Name] = w.IP.String()
 	}
 	client := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	for node, ip := range ips {
@@ -194,7 +190,7 @@ func checkNodePort(t *testing.T, byNode map[string][2]string) {
 // other node's pod every 100 ms; the longest run of failed requests is the gap.
 func checkFlannelRestart(t *testing.T, byNode map[string][2]string) {
 	t.Helper()
-	src, dst := byNode[nodeName], byNode[workers[0].name]
+	src, dst := byNode[nodeName], byNode[workers[0].Name]
 	const rounds = 200
 	script := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do read up _ < /proc/uptime; `+
 		`if printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 1 %s 8080 | grep -q %s; then echo "ok $up"; else echo "fail $up"; fi; `+
@@ -210,11 +206,11 @@ func checkFlannelRestart(t *testing.T, byNode map[string][2]string) {
 	}()
 	time.Sleep(2 * time.Second)
 	start := time.Now()
-	for _, node := range []string{nodeName, workers[0].name} {
+	for _, node := range []string{nodeName, workers[0].Name} {
 		must(t, "-n", releaseNS, "delete", "pods", "-l", "app.kubernetes.io/name=flannel",
 			"--field-selector", "spec.nodeName="+node, "--wait=false")
 	}
-	waitFlannel(t, nodeName, workers[0].name)
+	waitFlannel(t, nodeName, workers[0].Name)
 	restarted := time.Since(start)
 	r := <-done
 	if r.err != nil {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -20,34 +21,25 @@ import (
 	"time"
 
 	"trireme.dev/componentbase/testcluster"
+	"trireme.dev/e2e/internal/netnsnode"
 )
 
-// The suite's own network, so that nothing the cluster sends leaves this
-// machine: a switch (a bridge in a network namespace of its own) that the
-// host node and the worker "nodes" of the multi-node test (network
-// namespaces) each join through a veth pair, as machines join a network
-// through their NICs. The host node's address, a /24, is on its end of its
-// pair, hostIface.
-//
-// Both choices follow from measurements. With the address on the bridge
-// device itself, the kernel segments the VXLAN packets the host node sends
-// out of it (a bridge device offers no segmentation of encapsulated
-// packets), and the overlay cost the host node three times what it costs on
-// a NIC or a veth: 37-52 % of the nodes' own throughput against 86-97 %
-// (iperf3 between namespaces, and in the suite's cluster). With the bridge
-// in the host's namespace, the host's bridge netfilter would see the host
-// node's own packets a second time, and a pod's masqueraded connection to
-// another node would clash with itself in the host's conntrack table and be
-// dropped; a switch is another machine.
+// The host node's address and name. The address, a /24, is on the host's
+// end of its veth pair to the suite's own switch (see netnsnode.Switch),
+// which the worker "nodes" of the multi-node test join too, so that nothing
+// the cluster sends leaves this machine.
 const (
-	switchNetns = "trclsw"
-	hostBridge  = "trclbr0"
-	hostIface   = "trclhost0"
-	// hostPort is hostIface's peer, the host node's port on hostBridge.
-	hostPort = "trclhostp"
 	nodeIP   = "10.213.7.1"
 	nodeName = "trireme-e2e-cluster"
 )
+
+var suiteSwitch = netnsnode.Switch{
+	Netns:     "trclsw",
+	Bridge:    "trclbr0",
+	HostIface: "trclhost0",
+	HostPort:  "trclhostp",
+	HostAddr:  netip.MustParsePrefix(nodeIP + "/24"),
+}
 
 // clusterConfig is init's --config: the kubelet must neither evict pods nor
 // collect the imported images (which no registry could give back) on a build
@@ -70,7 +62,7 @@ syncFrequency: 10s
 // nodeConfig is clusterConfig for a node whose pods' cgroups go below
 // cgroupRoot, so that no node's reset touches another's.
 func nodeConfig(cgroupRoot string) []byte {
-	return []byte(clusterConfig + "cgroupRoot: " + cgroupRoot + "\n")
+	return netnsnode.KubeletConfig(clusterConfig, cgroupRoot)
 }
 
 // cgroupRoot is a node's own cgroup root.
@@ -212,7 +204,7 @@ func admArgs(args ...string) []string {
 }
 
 // suiteTimeout bounds the whole suite, below the Makefile's go test -timeout.
-const suiteTimeout = 22 * time.Minute
+const suiteTimeout = 40 * time.Minute
 
 func setup() error {
 	if err := prepareHost(); err != nil {
@@ -226,18 +218,13 @@ func setup() error {
 		return fmt.Errorf("init: %w\n%s", err, out)
 	}
 	for _, l := range strings.Split(string(out), "\n") {
-		l = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l), "\\"))
+		l = strings.TrimSpace(l)
 		// Where init's time goes: each phase and each addon's wait.
 		if strings.Contains(l, " ... ok (") || strings.HasPrefix(l, "addon ") {
 			fmt.Printf("e2e/cluster: init: %s\n", l)
 		}
-		switch {
-		case strings.HasPrefix(l, "triremeadm join "):
-			suite.joinCommand = l
-		case suite.joinCommand != "" && strings.HasPrefix(l, "--discovery-token-ca-cert-hash"):
-			suite.joinCommand += " " + l
-		}
 	}
+	suite.joinCommand = netnsnode.JoinCommand(string(out))
 	if _, err := kubectl("wait", "--for=condition=Ready", "node/"+nodeName, "--timeout=120s"); err != nil {
 		return err
 	}
@@ -264,18 +251,8 @@ func prepareHost() error {
 	if err := os.WriteFile(suite.config, nodeConfig(cgroupRoot(nodeName)), 0o600); err != nil {
 		return err
 	}
-	for _, c := range [][]string{
-		{"ip", "netns", "add", switchNetns},
-		{"ip", "-n", switchNetns, "link", "add", hostBridge, "type", "bridge"},
-		{"ip", "-n", switchNetns, "link", "set", hostBridge, "up"},
-		{"ip", "link", "add", hostIface, "type", "veth", "peer", "name", hostPort, "netns", switchNetns},
-		{"ip", "-n", switchNetns, "link", "set", hostPort, "master", hostBridge, "up"},
-		{"ip", "addr", "add", nodeIP + "/24", "dev", hostIface},
-		{"ip", "link", "set", hostIface, "up"},
-	} {
-		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
-			return fmt.Errorf("%v: %w: %s", c, err, out)
-		}
+	if err := suiteSwitch.Create(); err != nil {
+		return err
 	}
 	flags := []string{"--apiserver-advertise-address", nodeIP, "--node-name", nodeName, "--config", suite.config}
 	if out, err := exec.Command(suite.adm, admArgs(append([]string{"init", "phase", "container-runtime"}, flags...)...)...).CombinedOutput(); err != nil {
@@ -290,11 +267,8 @@ func prepareHost() error {
 }
 
 // deleteHostNetwork removes the suite's switch and the host node's veth
-// pair (deleting one end deletes both), if they are there.
-func deleteHostNetwork() {
-	_ = exec.Command("ip", "link", "delete", hostIface).Run()
-	_ = exec.Command("ip", "netns", "delete", switchNetns).Run()
-}
+// pair, if they are there.
+func deleteHostNetwork() { suiteSwitch.Delete() }
 
 // nodeSysctls turns on the forwarding and bridge netfilter a node needs.
 func nodeSysctls() error {
@@ -351,7 +325,7 @@ func teardown() error {
 			}
 		}
 	}
-	if mounts := mountsBelow(suite.root); len(mounts) > 0 {
+	if mounts := netnsnode.MountsBelow(suite.root); len(mounts) > 0 {
 		problems = append(problems, fmt.Sprintf("mounts: %v", mounts))
 	}
 	if out, _ := exec.Command("nft", "list", "tables").CombinedOutput(); strings.Contains(string(out), "trireme") || strings.Contains(string(out), "kube-proxy") {
@@ -380,7 +354,7 @@ func teardown() error {
 		problems = append(problems, fmt.Sprintf("files: %v", files))
 	}
 	deleteHostNetwork()
-	for _, m := range mountsBelow(suite.root) {
+	for _, m := range netnsnode.MountsBelow(suite.root) {
 		_ = syscall.Unmount(m, syscall.MNT_DETACH)
 	}
 	_ = os.RemoveAll(suite.root)
@@ -390,26 +364,15 @@ func teardown() error {
 	return nil
 }
 
-// mountsBelow lists the mount points below dir.
-func mountsBelow(dir string) []string {
-	data, _ := os.ReadFile("/proc/self/mountinfo")
-	var out []string
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
-			out = append(out, f[4])
-		}
-	}
-	return out
-}
-
 // filesBelow lists the regular files and symlinks below dir that reset should
 // have removed: all but the suite's own (keep), the logs under /var/log/trireme
 // and containerd's root with the imported images, which reset keeps as kubeadm
-// does.
+// does, and the scheduled etcd snapshots, the way back after a reset.
 func filesBelow(dir string, keep ...string) []string {
 	var out []string
 	kept := func(p string) bool {
-		return strings.HasSuffix(p, "/var/log/trireme") || strings.HasSuffix(p, "/var/lib/containerd")
+		return strings.HasSuffix(p, "/var/log/trireme") || strings.HasSuffix(p, "/var/lib/containerd") ||
+			strings.HasSuffix(p, "/var/lib/trireme/etcd-snapshots")
 	}
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

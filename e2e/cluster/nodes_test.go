@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,143 +13,78 @@ import (
 	"time"
 
 	"trireme.dev/componentbase/testcluster"
+	"trireme.dev/e2e/internal/netnsnode"
 )
 
-// worker is a node of the multi-node test: a network namespace with its own
-// address on the suite's bridge, its own root directory (containerd root, state
-// and socket, kubelet directory, CNI state, pod logs), joined with the command
-// init printed, its processes started through nsenter --net so that they share
-// this machine's mount namespace (the kubelet's volume mounts must be visible to
-// containerd).
+// worker is a node of the multi-node test (see package netnsnode), its
+// address on the suite's switch.
 type worker struct {
-	name, netns, veth, ip, root string
-	// images are the archives create imports; default a worker's.
-	images []string
+	*netnsnode.Node
 }
 
 var workers []*worker
 
+// workerImages are the images a worker imports by default.
+var workerImages = []string{"pause", "busybox", "echo", "trireme-proxy", "trireme-netpol", "coredns", "local-path-provisioner", "metrics-server", "flannel"}
+
 func newWorker(i int) *worker {
-	return &worker{
-		name:  fmt.Sprintf("trcl-w%d", i),
-		netns: fmt.Sprintf("trclw%d", i),
-		veth:  fmt.Sprintf("trclw%dh", i),
-		ip:    fmt.Sprintf("10.213.7.%d", i+1),
-		root:  filepath.Join(suite.root, fmt.Sprintf("w%d", i)),
-	}
+	return &worker{&netnsnode.Node{
+		Name:   fmt.Sprintf("trcl-w%d", i),
+		Netns:  fmt.Sprintf("trclw%d", i),
+		Port:   fmt.Sprintf("trclw%dh", i),
+		IP:     netip.MustParseAddr(fmt.Sprintf("10.213.7.%d", i+1)),
+		Root:   filepath.Join(suite.root, fmt.Sprintf("w%d", i)),
+		Switch: &suiteSwitch,
+		Adm:    suite.adm,
+		Images: imageArchives(workerImages...),
+	}}
 }
 
-func runCmd(args ...string) error {
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-		return fmt.Errorf("%s: %w: %s", strings.Join(args, " "), err, out)
+// imageArchives are the archives `make images` wrote for the named images.
+func imageArchives(names ...string) []string {
+	dir := filepath.Join(filepath.Dir(testcluster.BinDir()), "images")
+	var paths []string
+	for _, n := range names {
+		paths = append(paths, filepath.Join(dir, n+".tar"))
 	}
-	return nil
-}
-
-// in runs a command in the worker's network namespace only.
-func (w *worker) in(args ...string) *exec.Cmd {
-	return exec.Command("nsenter", append([]string{"--net=/var/run/netns/" + w.netns, "--"}, args...)...)
-}
-
-func (w *worker) create() error {
-	for _, c := range [][]string{
-		{"ip", "netns", "add", w.netns},
-		{"ip", "-n", switchNetns, "link", "add", w.veth, "type", "veth", "peer", "name", "eth0", "netns", w.netns},
-		{"ip", "-n", switchNetns, "link", "set", w.veth, "master", hostBridge, "up"},
-		{"ip", "-n", w.netns, "addr", "add", w.ip + "/24", "dev", "eth0"},
-		{"ip", "-n", w.netns, "link", "set", "eth0", "up"},
-		{"ip", "-n", w.netns, "link", "set", "lo", "up"},
-		// A machine's default gateway (the host), which ClusterIPs need from
-		// the node itself: without a route the kernel refuses the connection
-		// before the proxy's DNAT picks the real destination. The pod ranges
-		// of other nodes are flannel's routes, more specific (checkFlannel).
-		{"ip", "-n", w.netns, "route", "add", "default", "via", nodeIP},
-		{"ip", "netns", "exec", w.netns, "sysctl", "-qw", "net.ipv4.ip_forward=1"},
-	} {
-		if err := runCmd(c...); err != nil {
-			return err
-		}
-	}
-	if err := os.MkdirAll(w.root, 0o755); err != nil {
-		return err
-	}
-	// The worker's containerd, first, to load the images `make images` built (as
-	// a machine with its images pulled), then the join itself reuses it.
-	out, err := w.in(suite.adm, "init", "phase", "container-runtime", "--root-dir", w.root,
-		"--apiserver-advertise-address", w.ip, "--node-name", w.name).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("container-runtime of %s: %w\n%s", w.name, err, out)
-	}
-	dir := filepath.Join(w.root, "images")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	images := filepath.Join(filepath.Dir(testcluster.BinDir()), "images")
-	imgs := w.images
-	if imgs == nil {
-		imgs = []string{"pause", "busybox", "echo", "trireme-proxy", "trireme-netpol", "coredns", "local-path-provisioner", "metrics-server", "flannel"}
-	}
-	for _, img := range imgs {
-		if err := os.Symlink(filepath.Join(images, img+".tar"), filepath.Join(dir, img+".tar")); err != nil {
-			return err
-		}
-	}
-	out, err = exec.Command(suite.adm, "images", "import", "--dir", dir,
-		"--containerd-socket", filepath.Join(w.root, "run/containerd/containerd.sock")).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("images import on %s: %w\n%s", w.name, err, out)
-	}
-	return os.RemoveAll(dir)
+	return paths
 }
 
 // join runs the exact join command init printed, in the worker's network
-// namespace, with the flags a test node needs (its root, name, address and the
-// suite's kubelet settings).
+// namespace, with the suite's kubelet settings.
 func (w *worker) join() error {
-	f := strings.Fields(suite.joinCommand)
-	if len(f) < 3 || f[0] != "triremeadm" || f[1] != "join" {
-		return fmt.Errorf("init printed no join command (%q)", suite.joinCommand)
-	}
-	args := append([]string{suite.adm}, f[1:]...)
-	config := w.config()
-	if err := os.WriteFile(config, nodeConfig(cgroupRoot(w.name)), 0o600); err != nil {
+	if err := os.WriteFile(w.config(), nodeConfig(cgroupRoot(w.Name)), 0o600); err != nil {
 		return err
 	}
-	args = append(args, "--root-dir", w.root, "--node-name", w.name, "--node-ip", w.ip, "--config", config)
-	out, err := w.in(args...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%s: %w\n%s", strings.Join(args, " "), err, out)
-	}
-	return nil
+	return w.Join(suite.joinCommand, w.config())
 }
 
 // reset resets the worker, then deletes its network namespace; what of the pod
 // network its reset left there goes to workerLeftovers, which the suite's
 // teardown reports.
 func (w *worker) reset() {
-	if _, err := os.Stat("/var/run/netns/" + w.netns); err == nil {
-		if out, err := w.in(suite.adm, "reset", "-f", "--root-dir", w.root).CombinedOutput(); err != nil {
-			fmt.Printf("e2e/cluster: reset %s: %v\n%s", w.name, err, out)
+	if w.Exists() {
+		if err := w.Reset(); err != nil {
+			fmt.Printf("e2e/cluster: %v\n", err)
 		}
-		workerLeftovers = append(workerLeftovers, podNetworkLeftovers(w.name, func(name string, args ...string) *exec.Cmd {
-			return w.in(append([]string{name}, args...)...)
+		workerLeftovers = append(workerLeftovers, podNetworkLeftovers(w.Name, func(name string, args ...string) *exec.Cmd {
+			return w.Command(append([]string{name}, args...)...)
 		})...)
 	}
-	_ = exec.Command("ip", "netns", "delete", w.netns).Run()
-	_ = exec.Command("ip", "-n", switchNetns, "link", "delete", w.veth).Run()
+	w.Delete()
 }
 
 // config is the worker's --config for join, beside the suite's own: the
 // clean-up check keeps both.
 func (w *worker) config() string {
-	return filepath.Join(suite.root, "triremeadm-"+w.name+".yaml")
+	return filepath.Join(suite.root, "triremeadm-"+w.Name+".yaml")
 }
 
 // workerNames are the names of the workers the multi-node test made.
 func workerNames() []string {
 	var names []string
 	for _, w := range workers {
-		names = append(names, w.name)
+		names = append(names, w.Name)
 	}
 	return names
 }
@@ -230,10 +166,10 @@ func TestMultiNode(t *testing.T) {
 		w := newWorker(i)
 		workers = append(workers, w)
 		start := time.Now()
-		if err := w.create(); err != nil {
+		if err := w.Create(); err != nil {
 			t.Fatal(err)
 		}
-		fmt.Printf("e2e/cluster: %s: network namespace, containerd and image import: %s\n", w.name, time.Since(start).Round(100*time.Millisecond))
+		fmt.Printf("e2e/cluster: %s: network namespace, containerd and image import: %s\n", w.Name, time.Since(start).Round(100*time.Millisecond))
 	}
 	// The pod network between the nodes is flannel's alone (no route by
 	// hand); each worker's flannel works below its root from the start.
@@ -242,20 +178,20 @@ func TestMultiNode(t *testing.T) {
 	for _, w := range workers {
 		start := time.Now()
 		if err := w.join(); err != nil {
-			logs, _ := os.ReadFile(filepath.Join(w.root, "var/log/trireme/kubelet.log"))
+			logs, _ := os.ReadFile(w.Log("kubelet"))
 			t.Fatalf("%v\n%s", err, tail(string(logs), 30))
 		}
-		if _, err := kubectl("wait", "--for=condition=Ready", "node/"+w.name, "--timeout=120s"); err != nil {
-			logs, _ := os.ReadFile(filepath.Join(w.root, "var/log/trireme/kubelet.log"))
+		if _, err := kubectl("wait", "--for=condition=Ready", "node/"+w.Name, "--timeout=120s"); err != nil {
+			logs, _ := os.ReadFile(w.Log("kubelet"))
 			t.Fatalf("%v\n%s", err, tail(string(logs), 30))
 		}
-		fmt.Printf("e2e/cluster: triremeadm join to a Ready node (%s): %s\n", w.name, time.Since(start).Round(100*time.Millisecond))
+		fmt.Printf("e2e/cluster: triremeadm join to a Ready node (%s): %s\n", w.Name, time.Since(start).Round(100*time.Millisecond))
 	}
 	checkFlannel(t, joined)
 	// Every node's pods are policed, the workers' too.
 	must(t, "-n", "kube-system", "rollout", "status", "daemonset/trireme-netpol", "--timeout=120s")
-	must(t, "label", "node", workers[1].name, "trireme.dev/e2e-pool=movers")
-	must(t, "label", "node", workers[0].name, "trireme.dev/e2e-pool=movers-later")
+	must(t, "label", "node", workers[1].Name, "trireme.dev/e2e-pool=movers")
+	must(t, "label", "node", workers[0].Name, "trireme.dev/e2e-pool=movers-later")
 	apply(t, spread)
 	if _, err := kubectl("-n", "demo", "rollout", "status", "daemonset/everywhere", "--timeout=120s"); err != nil {
 		out, _ := kubectl("get", "pods", "-A", "-o", "wide")
@@ -320,11 +256,11 @@ func TestMultiNode(t *testing.T) {
 	// Stop the second worker's kubelet: its node goes NotReady and the mover is
 	// evicted and recreated on the other worker.
 	must(t, "-n", "demo", "rollout", "status", "deployment/mover", "--timeout=60s")
-	if n := must(t, "-n", "demo", "get", "pods", "-l", "app=mover", "-o", "jsonpath={.items[0].spec.nodeName}"); n != workers[1].name {
-		t.Fatalf("mover on %s, want %s", n, workers[1].name)
+	if n := must(t, "-n", "demo", "get", "pods", "-l", "app=mover", "-o", "jsonpath={.items[0].spec.nodeName}"); n != workers[1].Name {
+		t.Fatalf("mover on %s, want %s", n, workers[1].Name)
 	}
-	must(t, "label", "node", workers[0].name, "trireme.dev/e2e-pool=movers", "--overwrite")
-	pidFile := filepath.Join(workers[1].root, "var/run/trireme/kubelet.pid")
+	must(t, "label", "node", workers[0].Name, "trireme.dev/e2e-pool=movers", "--overwrite")
+	pidFile := filepath.Join(workers[1].Root, "var/run/trireme/kubelet.pid")
 	data, err := os.ReadFile(pidFile)
 	if err != nil {
 		t.Fatal(err)
@@ -333,16 +269,16 @@ func TestMultiNode(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 120*time.Second, workers[1].name+" NotReady", func() error {
-		s, err := kubectl("get", "node", workers[1].name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	eventually(t, 120*time.Second, workers[1].Name+" NotReady", func() error {
+		s, err := kubectl("get", "node", workers[1].Name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
 		if err == nil && s == "True" {
 			err = fmt.Errorf("still Ready")
 		}
 		return err
 	})
-	eventually(t, 120*time.Second, "mover recreated on "+workers[0].name, func() error {
+	eventually(t, 120*time.Second, "mover recreated on "+workers[0].Name, func() error {
 		out, err := kubectl("-n", "demo", "get", "pods", "-l", "app=mover", "-o", `jsonpath={range .items[*]}{.spec.nodeName}/{.status.conditions[?(@.type=="Ready")].status} {end}`)
-		if err == nil && !strings.Contains(out, workers[0].name+"/True") {
+		if err == nil && !strings.Contains(out, workers[0].Name+"/True") {
 			err = fmt.Errorf("mover pods: %s", out)
 		}
 		return err

@@ -243,7 +243,7 @@ func testKubeletServingCerts(t *testing.T) {
 	}
 	ips := map[string]string{nodeName: nodeIP}
 	for _, w := range workers {
-		ips[w.name] = w.ip
+		ips[w.Name] = w.IP.String()
 	}
 	for _, node := range readyNodeNames(t) {
 		ip, ok := ips[node]

@@ -77,7 +77,7 @@ func TestStorage(t *testing.T) {
 	// machine's file system.
 	dirs := map[string]string{nodeName: localPathDir(suite.root)}
 	for _, w := range workers {
-		dirs[w.name] = localPathDir(w.root)
+		dirs[w.Name] = localPathDir(w.Root)
 	}
 	setNodePaths(t, dirs)
 

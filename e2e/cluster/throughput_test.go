@@ -54,7 +54,7 @@ func TestPodNetworkThroughput(t *testing.T) {
 	}
 	reportFlannelRSS(t)
 	image := nodeImages(t, "echo")[0].(string)
-	worker := workers[0].name
+	worker := workers[0].Name
 	if out, err := kubectlStdin("apiVersion: v1\nkind: Namespace\nmetadata: {name: perf}\n", "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -96,7 +96,7 @@ func TestPodNetworkThroughput(t *testing.T) {
 	eventually(t, 60*time.Second, "a route to the worker's pod range through its address", func() error {
 		cidr := must(t, "get", "node", worker, "-o", "jsonpath={.spec.podCIDR}")
 		out, err := exec.Command("ip", "route", "show", cidr).CombinedOutput()
-		if err == nil && !strings.Contains(string(out), "via "+workers[0].ip) {
+		if err == nil && !strings.Contains(string(out), "via "+workers[0].IP.String()) {
 			err = fmt.Errorf("route to %s: %q", cidr, out)
 		}
 		return err
@@ -157,7 +157,7 @@ func measurePath(t *testing.T, client, ip string) pathFigures {
 func setBackend(t *testing.T, backend string) {
 	t.Helper()
 	upgradeAddons(t, fmt.Sprintf("flannel.backend=%q", backend))
-	waitFlannel(t, nodeName, workers[0].name)
+	waitFlannel(t, nodeName, workers[0].Name)
 }
 
 // reportFlannelRSS prints the resident memory of each node's flanneld.

@@ -1,24 +1,18 @@
 package cluster
 
 import (
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"trireme.dev/componentbase/testpki"
 )
 
 // The scale of BenchmarkTopPods: issue 20 asks `kubectl top pods -A` to answer
@@ -268,42 +262,9 @@ func startFakeKubelets(start time.Time) (*http.Server, error) {
 // cluster CA, which metrics-server verifies kubelets against.
 func fakeKubeletCert() (tls.Certificate, error) {
 	pki := filepath.Join(suite.root, "etc/trireme/pki")
-	caPEM, err := os.ReadFile(filepath.Join(pki, "ca.crt"))
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	keyPEM, err := os.ReadFile(filepath.Join(pki, "ca.key"))
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	ca, err := tls.X509KeyPair(caPEM, keyPEM)
+	ca, err := testpki.LoadCA(filepath.Join(pki, "ca.crt"), filepath.Join(pki, "ca.key"))
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("cluster CA: %w", err)
 	}
-	caCert, err := x509.ParseCertificate(ca.Certificate[0])
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	signer, ok := ca.PrivateKey.(crypto.Signer)
-	if !ok {
-		return tls.Certificate{}, errors.New("the cluster CA's key cannot sign")
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: "bench-top fake kubelets"},
-		IPAddresses:  []net.IP{net.ParseIP(nodeIP)},
-		NotBefore:    time.Now().Add(-time.Minute),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, signer)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("sign the fake kubelets' certificate: %w", err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+	return ca.Issue(testpki.Cert{CommonName: "bench-top fake kubelets", IPs: []net.IP{net.ParseIP(nodeIP)}, Usage: testpki.ServerAuth}).TLSCertificate(), nil
 }

@@ -38,7 +38,7 @@ func (n *haNode) adm(args ...string) *exec.Cmd {
 	if n.w == nil {
 		return exec.Command(suite.adm, args...)
 	}
-	return n.w.in(append([]string{suite.adm}, args...)...)
+	return n.w.Command(append([]string{suite.adm}, args...)...)
 }
 
 // TestHAControlPlane installs its own cluster, after the single-node suite:
@@ -68,9 +68,9 @@ func TestHAControlPlane(t *testing.T) {
 	nodes := []*haNode{host}
 	for i := 1; i <= 2; i++ {
 		w := newWorker(i)
-		w.root = filepath.Join(suite.root, fmt.Sprintf("ha%d", i))
-		w.images = []string{"pause", "etcd", "trireme-apiserver", "trireme-controller-manager", "trireme-scheduler", "trireme-vip"}
-		nodes = append(nodes, &haNode{name: w.name, ip: w.ip, root: w.root, w: w})
+		w.Root = filepath.Join(suite.root, fmt.Sprintf("ha%d", i))
+		w.Images = imageArchives("pause", "etcd", "trireme-apiserver", "trireme-controller-manager", "trireme-scheduler", "trireme-vip")
+		nodes = append(nodes, &haNode{name: w.Name, ip: w.IP.String(), root: w.Root, w: w})
 		// The suite's teardown resets them too if the suite is interrupted.
 		workers = append(workers, w)
 	}
@@ -91,7 +91,7 @@ func TestHAControlPlane(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			createErrs[i+1] = n.w.create()
+			createErrs[i+1] = n.w.Create()
 		}()
 	}
 	start := time.Now()
@@ -212,7 +212,7 @@ func TestHAControlPlane(t *testing.T) {
 		} else if !strings.Contains(string(out), "removed this node's etcd member") {
 			t.Errorf("reset of %s did not remove its etcd member:\n%s", n.name, out)
 		}
-		if out, _ := n.w.in("ip", "-4", "addr").CombinedOutput(); strings.Contains(string(out), haVIP) {
+		if out, _ := n.w.Command("ip", "-4", "addr").CombinedOutput(); strings.Contains(string(out), haVIP) {
 			t.Errorf("%s still holds the VIP after reset", n.name)
 		}
 	}
@@ -222,7 +222,7 @@ func TestHAControlPlane(t *testing.T) {
 	if out, err := exec.Command(suite.adm, admArgs("reset", "-f")...).CombinedOutput(); err != nil {
 		t.Errorf("reset of the host: %v\n%s", err, out)
 	}
-	if out, _ := exec.Command("ip", "-4", "addr", "show", "dev", hostIface).CombinedOutput(); strings.Contains(string(out), haVIP) {
+	if out, _ := exec.Command("ip", "-4", "addr", "show", "dev", suiteSwitch.HostIface).CombinedOutput(); strings.Contains(string(out), haVIP) {
 		t.Errorf("the host still holds the VIP after reset")
 	}
 	for _, n := range nodes {

@@ -2,11 +2,7 @@ package controllermanager_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"net"
 	"slices"
@@ -23,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/componentbase/testcluster"
+	"trireme.dev/componentbase/testpki"
 )
 
 // The bootstrap token the joining "kubelet" presents, as kubeadm makes it.
@@ -49,21 +46,15 @@ func kubeadmBindings() []*rbacv1.ClusterRoleBinding {
 	}
 }
 
-// makeCSR submits a CSR for a fresh ECDSA key and returns the key's PEM.
-func makeCSR(t *testing.T, cs kubernetes.Interface, name, signer string, subject pkix.Name, dns []string, ips []net.IP, usages []certificatesv1.KeyUsage) []byte {
+// makeCSR submits a CSR for a fresh key asking for want's subject and
+// names, and returns the key's PEM.
+func makeCSR(t *testing.T, cs kubernetes.Interface, name, signer string, want testpki.Cert, usages []certificatesv1.KeyUsage) []byte {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: subject, DNSNames: dns, IPAddresses: ips}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	req := testpki.NewRequest(want)
 	csr := &certificatesv1.CertificateSigningRequest{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: certificatesv1.CertificateSigningRequestSpec{
-			Request:           pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+			Request:           req.PEM,
 			SignerName:        signer,
 			Usages:            usages,
 			ExpirationSeconds: ptr.To[int32](3600),
@@ -75,11 +66,7 @@ func makeCSR(t *testing.T, cs kubernetes.Interface, name, signer string, subject
 	t.Cleanup(func() {
 		_ = cs.CertificatesV1().CertificateSigningRequests().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	return req.KeyPEM
 }
 
 // issued waits for the CSR's certificate and checks it was auto-approved.
@@ -139,8 +126,12 @@ func testCSR(t *testing.T, srv *testcluster.APIServer, admin kubernetes.Interfac
 
 	const nodeName = "csr-node"
 	clientUsages := []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}
-	subject := pkix.Name{CommonName: "system:node:" + nodeName, Organization: []string{"system:nodes"}}
-	keyPEM := makeCSR(t, boot, "node-csr-bootstrap", certificatesv1.KubeAPIServerClientKubeletSignerName, subject, nil, nil, clientUsages)
+	// nodeCert is what the node asks for: its subject, with names for a
+	// serving certificate.
+	nodeCert := func(dns []string, ips []net.IP) testpki.Cert {
+		return testpki.Cert{CommonName: "system:node:" + nodeName, Organization: []string{"system:nodes"}, DNSNames: dns, IPs: ips}
+	}
+	keyPEM := makeCSR(t, boot, "node-csr-bootstrap", certificatesv1.KubeAPIServerClientKubeletSignerName, nodeCert(nil, nil), clientUsages)
 	cert := issued(t, admin, "node-csr-bootstrap")
 
 	nodeCfg := rest.CopyConfig(anonymous)
@@ -157,19 +148,19 @@ func testCSR(t *testing.T, srv *testcluster.APIServer, admin kubernetes.Interfac
 
 	// Renewal by the node itself, then its serving certificate once its
 	// Node lists the names asked for.
-	makeCSR(t, node, "node-csr-renewal", certificatesv1.KubeAPIServerClientKubeletSignerName, subject, nil, nil, clientUsages)
+	makeCSR(t, node, "node-csr-renewal", certificatesv1.KubeAPIServerClientKubeletSignerName, nodeCert(nil, nil), clientUsages)
 	issued(t, admin, "node-csr-renewal")
 
 	makeNode(t, admin, nodeName, nil)
 	servingUsages := []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageServerAuth}
-	makeCSR(t, node, "node-csr-serving", certificatesv1.KubeletServingSignerName, subject, []string{nodeName}, []net.IP{net.ParseIP("10.1.2.3")}, servingUsages)
+	makeCSR(t, node, "node-csr-serving", certificatesv1.KubeletServingSignerName, nodeCert([]string{nodeName}, []net.IP{net.ParseIP("10.1.2.3")}), servingUsages)
 	serving := issued(t, admin, "node-csr-serving")
 	if !slices.Equal(serving.DNSNames, []string{nodeName}) || len(serving.IPAddresses) != 1 {
 		t.Errorf("serving certificate names %v %v", serving.DNSNames, serving.IPAddresses)
 	}
 	// A serving CSR naming an address the Node does not have is left to
 	// an administrator.
-	makeCSR(t, node, "node-csr-serving-foreign", certificatesv1.KubeletServingSignerName, subject, []string{"elsewhere.example"}, nil, servingUsages)
+	makeCSR(t, node, "node-csr-serving-foreign", certificatesv1.KubeletServingSignerName, nodeCert([]string{"elsewhere.example"}, nil), servingUsages)
 	time.Sleep(time.Second)
 	foreign, err := admin.CertificatesV1().CertificateSigningRequests().Get(ctx, "node-csr-serving-foreign", metav1.GetOptions{})
 	if err != nil {

@@ -2,16 +2,9 @@ package controllermanager_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -31,6 +24,7 @@ import (
 
 	"trireme.dev/componentbase/freeport"
 	"trireme.dev/componentbase/testcluster"
+	"trireme.dev/componentbase/testpki"
 )
 
 // controllerManagerUser is the identity kubeadm's controller-manager.conf
@@ -186,43 +180,18 @@ func metricsReaderToken(t *testing.T, cs kubernetes.Interface) string {
 // kubeadm's component kubeconfigs do.
 func userKubeconfig(t *testing.T, s *testcluster.APIServer, user string) string {
 	t.Helper()
-	ca, err := tls.LoadX509KeyPair(s.CACertPath(), s.CAKeyPath())
+	ca, err := testpki.LoadCA(s.CACertPath(), s.CAKeyPath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	caCert, err := x509.ParseCertificate(ca.Certificate[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(now.UnixNano()),
-		Subject:      pkix.Name{CommonName: user},
-		NotBefore:    now.Add(-time.Minute),
-		NotAfter:     now.Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, ca.PrivateKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pair := ca.Issue(testpki.Cert{CommonName: user, Usage: testpki.ClientAuth})
 	cfg, err := clientcmd.LoadFromFile(s.KubeconfigPath())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, ai := range cfg.AuthInfos {
 		ai.ClientCertificate, ai.ClientKey, ai.Token, ai.TokenFile = "", "", "", ""
-		ai.ClientCertificateData = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-		ai.ClientKeyData = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+		ai.ClientCertificateData, ai.ClientKeyData = pair.CertPEM, pair.KeyPEM
 	}
 	path := filepath.Join(t.TempDir(), "controller-manager.conf")
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {

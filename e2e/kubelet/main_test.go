@@ -21,6 +21,7 @@ import (
 
 	"trireme.dev/componentbase/freeport"
 	"trireme.dev/componentbase/testcluster"
+	"trireme.dev/componentbase/testpki"
 	"trireme.dev/e2e/framework"
 )
 
@@ -98,15 +99,14 @@ func setUp(ctx context.Context) (func() error, error) {
 
 	// The apiserver reaches kubelets with a client certificate the
 	// kubelet trusts through --client-ca-file.
-	kubeletClientCA, err := newCA("kubelet-client-ca")
+	kubeletClientCA := testpki.NewCA("kubelet-client-ca")
+	clientCAFile, _, err := kubeletClientCA.Write(dir, "kubelet-client-ca")
 	if err != nil {
 		return cleanup, err
 	}
-	clientCAFile := filepath.Join(dir, "kubelet-client-ca.crt")
-	if err := kubeletClientCA.writeCert(clientCAFile); err != nil {
-		return cleanup, err
-	}
-	apiCert, apiKey, err := kubeletClientCA.clientCert(dir, "apiserver-kubelet-client", "kube-apiserver-kubelet-client", "system:masters")
+	apiCert, apiKey, err := kubeletClientCA.Issue(testpki.Cert{
+		CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}, Usage: testpki.ClientAuth,
+	}).Write(dir, "apiserver-kubelet-client")
 	if err != nil {
 		return cleanup, err
 	}
@@ -157,7 +157,7 @@ func setUp(ctx context.Context) (func() error, error) {
 	}
 	suite.port = port
 	suite.apiClient = [2]string{apiCert, apiKey}
-	userCert, userKey, err := kubeletClientCA.clientCert(dir, "nobody", "e2e-nobody")
+	userCert, userKey, err := kubeletClientCA.Issue(testpki.Cert{CommonName: "e2e-nobody", Usage: testpki.ClientAuth}).Write(dir, "nobody")
 	if err != nil {
 		return cleanup, err
 	}

@@ -133,6 +133,21 @@ func testMode(t *testing.T, mode string, k int, root string) {
 		}
 	})
 
+	t.Run("a port the Service lacks is refused, not routed out", func(t *testing.T) {
+		if mode != "nftables" {
+			t.Skip("upstream's iptables mode has no such check either")
+		}
+		addr := net.JoinHostPort(web.Spec.ClusterIP, "81")
+		c, err := netns.Dialer(tp.client)(ctx, "tcp", addr)
+		if err == nil {
+			c.Close()
+			t.Fatalf("%s: connected to a port the Service does not have", addr)
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("%s: %v, want connection refused", addr, err)
+		}
+	})
+
 	t.Run("ClientIP affinity keeps a client on one endpoint", func(t *testing.T) {
 		counts := spread(t, client, fmt.Sprintf("http://%s:80/", sticky.Spec.ClusterIP), 30)
 		if len(counts) != 1 {

@@ -82,6 +82,10 @@ type Inputs struct {
 	// its containerd reads CNI configurations and reset looks. Nil keeps the
 	// chart's defaults, the same paths on a real machine.
 	FlannelPaths *FlannelPaths
+	// LoadBalancerAnnouncer runs the loadbalancer addon's announcer
+	// DaemonSet: with an external cloud provider, whose
+	// cloud-controller-manager gives LoadBalancer Services their addresses.
+	LoadBalancerAnnouncer bool
 	// User are the ClusterConfiguration's addons.values, merged over the above.
 	User map[string]any
 }
@@ -116,6 +120,7 @@ func Values(in Inputs) map[string]any {
 			"cniConfDir": p.CNIConfDir, "cniDataDir": p.CNIDataDir, "runDir": p.RunDir,
 		}}
 	}
+	vals["loadbalancer"] = map[string]any{"announcer": map[string]any{"enabled": in.LoadBalancerAnnouncer}}
 	return loader.MergeMaps(vals, in.User)
 }
 

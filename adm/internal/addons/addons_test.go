@@ -46,6 +46,8 @@ func TestGolden(t *testing.T) {
 	fixed.User = fixedTLS(t)
 	single := fixed
 	single.SingleNode = true
+	// An external cloud provider: the LoadBalancer announcer runs.
+	fixed.LoadBalancerAnnouncer = true
 	// The end-to-end suite's nodes: the init node below its --root-dir, two
 	// workers with directories of their own on the same file system.
 	rooted := fixed

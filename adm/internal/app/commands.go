@@ -16,12 +16,15 @@ import (
 	"trireme.dev/api/config/v1alpha1"
 
 	"trireme.dev/adm/internal/copycerts"
+	"trireme.dev/adm/internal/etcdmember"
 	"trireme.dev/adm/internal/etcdsnapshot"
 	"trireme.dev/adm/internal/expiration"
 	"trireme.dev/adm/internal/images"
 	"trireme.dev/adm/internal/paths"
 	"trireme.dev/adm/internal/pki"
+	"trireme.dev/adm/internal/renew"
 	"trireme.dev/adm/internal/reset"
+	"trireme.dev/adm/internal/staticpod"
 	"trireme.dev/adm/internal/supervisor"
 	"trireme.dev/adm/internal/token"
 	"trireme.dev/adm/internal/version"
@@ -48,13 +51,17 @@ func newResetCommand(g *global, out io.Writer) *cobra.Command {
 					return errors.New("aborted (use --force to skip the question)")
 				}
 			}
+			// Read before the cleanup removes the manifest that names it.
+			snapshots := scheduledSnapshotDir(p)
 			r := workflow.NewRunner(out)
 			err := r.RunOne(cmd.Context(), workflow.Phase{Name: "cleanup", Short: "Stop supervised processes and remove files",
 				Run: func(_ context.Context, s *workflow.Status) error { return reset.Run(in, s.Printf) }})
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(out, "\nThis machine is reset. Images in containerd and logs in", p.LogDir(), "were kept.")
+			// Snapshots are the way back after a reset (init --etcd-restore),
+			// so they stay, as images and logs do.
+			fmt.Fprintf(out, "\nThis machine is reset. Images in containerd, logs in %s and etcd snapshots in %s were kept.\n", p.LogDir(), snapshots)
 			return nil
 		},
 	}
@@ -156,7 +163,7 @@ func newTokenCommand(g *global, out io.Writer) *cobra.Command {
 
 func newCertsCommand(g *global, out io.Writer) *cobra.Command {
 	var certDir string
-	cmd := &cobra.Command{Use: "certs", Short: "Inspect the cluster's certificates"}
+	cmd := &cobra.Command{Use: "certs", Short: "Inspect and renew the cluster's certificates"}
 	check := &cobra.Command{
 		Use:   "check-expiration",
 		Short: "Print when each certificate and kubeconfig client certificate expires",
@@ -193,7 +200,86 @@ func newCertsCommand(g *global, out io.Writer) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(check, key)
+	cmd.AddCommand(check, key, newCertsRenewCommand(g, out))
+	return cmd
+}
+
+// restartTimeout bounds the wait for one restarted static pod: as long as
+// wait-control-plane gives the whole control plane.
+const restartTimeout = controlPlaneTimeout
+
+func newCertsRenewCommand(g *global, out io.Writer) *cobra.Command {
+	var (
+		certDir string
+		restart bool
+	)
+	cmd := &cobra.Command{
+		Use:   "renew all|NAME",
+		Short: "Renew the certificates and kubeconfigs with their CA and restart the static pods that use them",
+		Long: "Renew every certificate (all) or one (NAME, as check-expiration names it) with the CA that signed it, keeping\n" +
+			"its subject, SANs and usages, and every kubeconfig's client certificate except kubelet.conf's (the kubelet\n" +
+			"rotates its own). Then the static pods that load them are restarted one at a time, each waited for until it\n" +
+			"serves. On an HA control plane, run it on one control-plane node at a time.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p := paths.Paths{Root: g.root}
+			specs, err := pki.Specs(pki.Inputs{ServiceSubnet: v1alpha1.DefaultServiceSubnet})
+			if err != nil {
+				return err
+			}
+			targets, err := renew.Select(renew.Targets(specs), args[0])
+			if err != nil {
+				return err
+			}
+			dirs := renew.Dirs{PKI: p.In(certDir), Config: p.ConfigDir()}
+			now := time.Now()
+			restartSet := map[string]bool{}
+			renewed := 0
+			for _, t := range targets {
+				notAfter, err := renew.Renew(dirs, t, now)
+				if errors.Is(err, renew.ErrMissing) && len(targets) > 1 {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				renewed++
+				fmt.Fprintf(out, "[certs] %s renewed, expires %s\n", t.Name, notAfter.UTC().Format("Jan 02, 2006 15:04 MST"))
+				for _, u := range t.Users {
+					restartSet[u] = true
+				}
+			}
+			if renewed == 0 {
+				return fmt.Errorf("no certificate to renew in %s or %s", dirs.PKI, dirs.Config)
+			}
+			if !restart {
+				fmt.Fprintln(out, "\nRestart the static pods that use them (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, ...) so that they load them.")
+				return nil
+			}
+			for _, c := range staticpod.RestartOrder {
+				if !restartSet[c] {
+					continue
+				}
+				since := time.Now()
+				pod, err := staticpod.Restart(p.ManifestsDir(), c, since)
+				if err != nil {
+					return err
+				}
+				if pod == nil {
+					continue
+				}
+				fmt.Fprintf(out, "[certs] restarting %s ...\n", c)
+				if err := staticpod.WaitRestarted(cmd.Context(), p.ContainerdSocket(), pod, since, restartTimeout); err != nil {
+					return fmt.Errorf("restart %s: %w (the certificates are renewed; see `crictl ps -a --name %s`)", c, err, c)
+				}
+				fmt.Fprintf(out, "[certs] %s restarted and healthy after %s\n", c, time.Since(since).Round(100*time.Millisecond))
+			}
+			fmt.Fprintln(out, "\nCertificates renewed; `triremeadm certs check-expiration` shows the new dates. On an HA control plane, renew on the next control-plane node now.")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&certDir, "cert-dir", v1alpha1.DefaultCertificatesDir, "The certificates directory.")
+	cmd.Flags().BoolVar(&restart, "restart", true, "Restart the static pods that load the renewed certificates, one at a time.")
 	return cmd
 }
 
@@ -253,7 +339,7 @@ func newSuperviseCommand() *cobra.Command {
 }
 
 func newEtcdCommand(g *global, out io.Writer) *cobra.Command {
-	cmd := &cobra.Command{Use: "etcd", Short: "Back up and restore the local etcd member"}
+	cmd := &cobra.Command{Use: "etcd", Short: "Back up, restore and defragment the cluster's etcd"}
 	snap := &cobra.Command{Use: "snapshot", Short: "Save, inspect and restore etcd snapshots"}
 	member := func() (etcdsnapshot.Member, error) {
 		return etcdsnapshot.LocalMember(paths.Paths{Root: g.root}.ManifestsDir())
@@ -321,7 +407,111 @@ func newEtcdCommand(g *global, out io.Writer) *cobra.Command {
 		},
 	}
 	restore.Flags().StringVar(&dataDir, "data-dir", "", "Directory to create for the restored member (default: the member's data directory with a .restored-<time> suffix).")
-	snap.AddCommand(save, status, restore)
-	cmd.AddCommand(snap)
+	var listDir string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the scheduled snapshots (the etcd-snapshot static pod's), oldest first",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			p := paths.Paths{Root: g.root}
+			dir := listDir
+			if dir == "" {
+				dir = scheduledSnapshotDir(p)
+			}
+			entries, err := etcdsnapshot.List(dir)
+			if err != nil {
+				return err
+			}
+			if len(entries) == 0 {
+				fmt.Fprintf(out, "No scheduled snapshots in %s.\n", dir)
+				return nil
+			}
+			w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tNODE\tTAKEN\tAGE\tSIZE")
+			for _, e := range entries {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.1f MiB\n", e.Path, e.Node, e.Taken.Format(time.RFC3339), time.Since(e.Taken).Round(time.Minute), float64(e.Bytes)/(1<<20))
+			}
+			return w.Flush()
+		},
+	}
+	list.Flags().StringVar(&listDir, "dir", "", "The snapshots directory (default: the etcd-snapshot static pod's, else "+v1alpha1.DefaultEtcdSnapshotDir+").")
+	snap.AddCommand(save, status, restore, list)
+	cmd.AddCommand(snap, newEtcdDefragCommand(g, out))
+	return cmd
+}
+
+// scheduledSnapshotDir is the etcd-snapshot static pod's --dir, or the
+// default directory when the pod is not there.
+func scheduledSnapshotDir(p paths.Paths) string {
+	if pod, err := staticpod.Read(staticpod.Path(p.ManifestsDir(), staticpod.EtcdSnapshot)); err == nil && len(pod.Spec.Containers) > 0 {
+		if dir, ok := staticpod.Flag(pod.Spec.Containers[0].Command, "dir"); ok {
+			return dir
+		}
+	}
+	return p.In(v1alpha1.DefaultEtcdSnapshotDir)
+}
+
+// defragTimeout bounds one member's defragmentation, which blocks it: a
+// database of the 8 GB quota takes about a minute.
+const defragTimeout = 5 * time.Minute
+
+func newEtcdDefragCommand(g *global, out io.Writer) *cobra.Command {
+	var (
+		certDir string
+		disarm  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "defrag [--disarm]",
+		Short: "Defragment every etcd member, one at a time (the leader last); --disarm recovers from NOSPACE",
+		Long: "Defragment every voting etcd member, one at a time and the leader last, waiting after each until it answers:\n" +
+			"a member serves nothing while it defragments. With --disarm, first compact to the current revision (the\n" +
+			"apiserver compacts only what is 5 minutes old), then defragment, then clear the NOSPACE alarms that stop\n" +
+			"writes once a member's database reached --quota-backend-bytes.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p := paths.Paths{Root: g.root}
+			m, err := etcdsnapshot.LocalMember(p.ManifestsDir())
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			c, err := etcdmember.New([]string{m.Endpoint}, p.In(certDir))
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if disarm {
+				alarms, err := c.Alarms(ctx)
+				if err != nil {
+					return err
+				}
+				for _, a := range alarms {
+					fmt.Fprintf(out, "[etcd] alarm %s on member %x\n", a.Alarm, a.MemberID)
+				}
+				rev, err := c.CompactAll(ctx)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "[etcd] compacted to revision %d\n", rev)
+			}
+			err = c.Defragment(ctx, defragTimeout, func(r etcdmember.DefragResult) {
+				fmt.Fprintf(out, "[etcd] defragmented %s (%s): %.1f MiB -> %.1f MiB (%.1f MiB in use before) in %s\n", r.Member.Name, r.Member.ClientURLs[0],
+					float64(r.Before)/(1<<20), float64(r.After)/(1<<20), float64(r.InUse)/(1<<20), r.Took.Round(time.Millisecond))
+			})
+			if err != nil {
+				return err
+			}
+			if disarm {
+				n, err := c.DisarmNoSpace(ctx)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "[etcd] cleared %d NOSPACE alarm(s): writes are accepted again\n", n)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&certDir, "cert-dir", v1alpha1.DefaultCertificatesDir, "The certificates directory (the etcd CA and healthcheck client certificate).")
+	cmd.Flags().BoolVar(&disarm, "disarm", false, "Compact to the current revision first and clear NOSPACE alarms after defragmenting.")
 	return cmd
 }

@@ -59,3 +59,72 @@ func TestCommandErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCertsRenew renews what the certs and kubeconfig phases wrote, without a
+// kubelet to restart pods, and refuses without the CA's key.
+func TestCertsRenew(t *testing.T) {
+	root := t.TempDir()
+	for _, phase := range []string{"certs", "kubeconfig"} {
+		if out, err := exec.Command(triremeadm, "init", "phase", phase, "--root-dir", root, "--node-name", "cp-1", "--apiserver-advertise-address", "127.0.0.1").CombinedOutput(); err != nil {
+			t.Fatalf("init phase %s: %v\n%s", phase, err, out)
+		}
+	}
+	kubelet := filepath.Join(root, "etc/trireme/kubelet.conf")
+	kubeletBefore, _ := os.ReadFile(kubelet)
+	out, err := exec.Command(triremeadm, "certs", "renew", "all", "--restart=false", "--root-dir", root).CombinedOutput()
+	if err != nil {
+		t.Fatalf("certs renew all: %v\n%s", err, out)
+	}
+	for _, want := range []string{"[certs] apiserver renewed, expires", "[certs] etcd/peer renewed", "[certs] admin.conf renewed", "[certs] scheduler.conf renewed", "Restart the static pods"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("renew output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, not := range []string{"kubelet.conf", "vip-manager.conf", " ca renewed"} {
+		if strings.Contains(string(out), not) {
+			t.Errorf("renew output names %q:\n%s", not, out)
+		}
+	}
+	if after, _ := os.ReadFile(kubelet); string(after) != string(kubeletBefore) {
+		t.Error("kubelet.conf was renewed")
+	}
+	os.Remove(filepath.Join(root, "etc/trireme/pki/ca.key"))
+	out, err = exec.Command(triremeadm, "certs", "renew", "apiserver", "--root-dir", root).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "ca.key is not on this node") || !strings.Contains(string(out), "--certificate-key") {
+		t.Errorf("renew without the CA key: %v\n%s", err, out)
+	}
+	out, err = exec.Command(triremeadm, "certs", "renew", "kubelet.conf", "--root-dir", root).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `unknown certificate "kubelet.conf"`) {
+		t.Errorf("renew kubelet.conf: %v\n%s", err, out)
+	}
+}
+
+// TestEtcdSnapshotSchedule writes the etcd-snapshot static pod with the etcd
+// phase, removes it when snapshots are turned off, and lists snapshots.
+func TestEtcdSnapshotSchedule(t *testing.T) {
+	root := t.TempDir()
+	manifest := filepath.Join(root, "etc/trireme/manifests/etcd-snapshot.yaml")
+	etcdPhase := func(args ...string) string {
+		out, err := exec.Command(triremeadm, append([]string{"init", "phase", "etcd", "--root-dir", root, "--node-name", "cp-1", "--apiserver-advertise-address", "127.0.0.1"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("init phase etcd %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	out := etcdPhase("--etcd-snapshot-interval=6h", "--etcd-snapshot-retention=2")
+	data, err := os.ReadFile(manifest)
+	if err != nil || !strings.Contains(string(data), "--retention=2") || !strings.Contains(string(data), "--interval=6h0m0s") {
+		t.Errorf("etcd-snapshot manifest: %v\n%s\n%s", err, data, out)
+	}
+	dir := filepath.Join(root, "var/lib/trireme/etcd-snapshots")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "etcd-snapshot-cp-1-20261202T120000Z.db"), make([]byte, 4128), 0o600)
+	out2, err := exec.Command(triremeadm, "etcd", "snapshot", "list", "--root-dir", root).CombinedOutput()
+	if err != nil || !strings.Contains(string(out2), "etcd-snapshot-cp-1-20261202T120000Z.db  cp-1  2026-12-02T12:00:00Z") {
+		t.Errorf("snapshot list: %v\n%s", err, out2)
+	}
+	etcdPhase("--etcd-snapshot-interval=0")
+	if _, err := os.Stat(manifest); !os.IsNotExist(err) {
+		t.Errorf("etcd-snapshot manifest kept with snapshots off: %v", err)
+	}
+}

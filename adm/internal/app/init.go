@@ -27,6 +27,7 @@ import (
 	"trireme.dev/api/config/v1alpha1"
 
 	"trireme.dev/adm/internal/addons"
+	"trireme.dev/adm/internal/cloudconfig"
 	"trireme.dev/adm/internal/clusterphases"
 	"trireme.dev/adm/internal/containerd"
 	"trireme.dev/adm/internal/copycerts"
@@ -357,6 +358,25 @@ func (d *initData) etcd(_ context.Context, s *workflow.Status) error {
 		return err
 	}
 	s.Printf("wrote %s", path)
+	return writeEtcdSnapshot(cfg, s)
+}
+
+// writeEtcdSnapshot writes the etcd-snapshot static pod when snapshots are
+// scheduled, and removes an earlier one when they are not.
+func writeEtcdSnapshot(cfg *options.Config, s *workflow.Status) error {
+	sn, ok := cfg.EtcdSnapshots()
+	if !ok {
+		err := os.Remove(staticpod.Path(cfg.Paths.ManifestsDir(), staticpod.EtcdSnapshot))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	path, err := staticpod.Write(cfg, staticpod.EtcdSnapshot)
+	if err != nil {
+		return err
+	}
+	s.Printf("wrote %s (a snapshot every %s into %s, the newest %d kept)", path, sn.Interval.Duration, cfg.Paths.In(sn.Dir), *sn.Retention)
 	return nil
 }
 
@@ -369,16 +389,29 @@ func (d *initData) controlPlane(_ context.Context, s *workflow.Status) error {
 }
 
 // controlPlaneComponents are the static pods of the control-plane phase:
-// the control plane, and the virtual-IP manager when there is a virtual IP.
+// the control plane, the virtual-IP manager when there is a virtual IP,
+// and the cloud-controller-manager with an external cloud provider.
 func controlPlaneComponents(cfg *options.Config) []string {
-	components := staticpod.ControlPlane
+	components := slices.Clone(staticpod.ControlPlane)
 	if cfg.Cluster.VirtualIP != nil {
-		components = append(slices.Clone(components), staticpod.VIPManager)
+		components = append(components, staticpod.VIPManager)
+	}
+	if cfg.ExternalCloudProvider() {
+		components = append(components, staticpod.CloudControllerManager)
 	}
 	return components
 }
 
 func writeControlPlane(cfg *options.Config, s *workflow.Status) error {
+	if cfg.ExternalCloudProvider() {
+		path, wrote, err := cloudconfig.WriteDefault(cfg.Paths.In(cfg.Cluster.CloudControllerManager.CloudConfig))
+		if err != nil {
+			return err
+		}
+		if wrote {
+			s.Printf("wrote %s (no machines, no address pools: edit it, the controller re-reads it)", path)
+		}
+	}
 	for _, c := range controlPlaneComponents(cfg) {
 		path, err := staticpod.Write(cfg, c)
 		if err != nil {
@@ -414,6 +447,10 @@ func waitControlPlane(ctx context.Context, cfg *options.Config, s *workflow.Stat
 		{Name: "kube-apiserver", URL: cfg.LocalURL() + "/livez", CA: ca.Cert},
 		{Name: "kube-controller-manager", URL: "https://127.0.0.1:" + strconv.Itoa(staticpod.ControllerManagerPort) + "/healthz"},
 		{Name: "kube-scheduler", URL: "https://127.0.0.1:" + strconv.Itoa(staticpod.SchedulerPort) + "/livez"},
+	}
+	if cfg.ExternalCloudProvider() {
+		endpoints = append(endpoints, clusterphases.Endpoint{Name: "cloud-controller-manager",
+			URL: "https://127.0.0.1:" + strconv.Itoa(staticpod.CloudControllerManagerPort) + "/healthz"})
 	}
 	start := time.Now()
 	err = clusterphases.WaitHealthy(ctx, endpoints, controlPlaneTimeout, func(waiting []string) {
@@ -491,6 +528,12 @@ func (d *initData) uploadConfig(ctx context.Context, s *workflow.Status) error {
 			return err
 		}
 		s.Printf("let %s hold the kube-system Leases of the virtual IP", kubeconfig.VIPManagerUser)
+	}
+	if cfg.ExternalCloudProvider() {
+		if err := clusterphases.CloudControllerManagerRBAC(ctx, c, kubeconfig.CloudControllerManagerUser); err != nil {
+			return err
+		}
+		s.Printf("bound %s to %s", clusterphases.CloudControllerManagerRole, kubeconfig.CloudControllerManagerUser)
 	}
 	return nil
 }
@@ -663,6 +706,7 @@ func (d *initData) addonChart(ctx context.Context, s *workflow.Status, cfg *opti
 		PodSubnet: cfg.Cluster.Networking.PodSubnet, ServiceSubnet: cfg.Cluster.Networking.ServiceSubnet,
 		SingleNode: cfg.SingleNode, User: cfg.Cluster.Addons.Values,
 		LocalPathDir: rootedLocalPathDir(cfg.Paths), FlannelPaths: rootedFlannelPaths(cfg.Paths),
+		LoadBalancerAnnouncer: cfg.ExternalCloudProvider(),
 	})
 	getter := genericclioptions.NewConfigFlags(false)
 	server, ns := cfg.LocalURL(), addons.Namespace

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -39,8 +41,11 @@ type joinData struct {
 	hashes             []string
 	skipCAVerification bool
 	nodeName, nodeIP   string
-	configFile         string
-	timeout            time.Duration
+	// zone and region label the node for the cloud-controller-manager and
+	// topology spreading.
+	zone, region string
+	configFile   string
+	timeout      time.Duration
 	// controlPlane makes a control-plane node; certificateKey decrypts the
 	// shared certificates; advertiseAddress and bindPort are its apiserver's.
 	controlPlane     bool
@@ -106,6 +111,8 @@ func newJoinCommand(g *global, out io.Writer) *cobra.Command {
 	fs.BoolVar(&d.skipCAVerification, "discovery-token-unsafe-skip-ca-verification", false, "Trust whichever CA cluster-info names.")
 	fs.StringVar(&d.nodeName, "node-name", "", "The node's name; default the host name.")
 	fs.StringVar(&d.nodeIP, "node-ip", "", "The node's InternalIP; default the address of the default route's interface.")
+	fs.StringVar(&d.zone, "zone", "", "The node's zone: its topology.kubernetes.io/zone label (a cloud-controller-manager's inventory may override it).")
+	fs.StringVar(&d.region, "region", "", "The node's region: its topology.kubernetes.io/region label.")
 	fs.StringVar(&d.configFile, "config", "", "A file with a KubeletConfiguration (kubelet.config.k8s.io/v1beta1) the kubelet's configuration starts from.")
 	fs.DurationVar(&d.timeout, "discovery-timeout", 5*time.Minute, "How long discovery may take.")
 	fs.BoolVar(&d.controlPlane, "control-plane", false, "Make this node a control-plane node (an etcd member and the control plane's static pods).")
@@ -116,6 +123,11 @@ func newJoinCommand(g *global, out io.Writer) *cobra.Command {
 }
 
 func (d *joinData) preflight(_ context.Context, s *workflow.Status) error {
+	for flag, v := range map[string]string{"zone": d.zone, "region": d.region} {
+		if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 {
+			return fmt.Errorf("--%s=%q: %s", flag, v, strings.Join(msgs, "; "))
+		}
+	}
 	if os.Geteuid() != 0 {
 		return errors.New("join must run as root")
 	}
@@ -214,11 +226,28 @@ func (d *joinData) kubeletStart(_ context.Context, s *workflow.Status) error {
 	if err := os.MkdirAll(d.cfg.Paths.ManifestsDir(), 0o755); err != nil {
 		return err
 	}
-	if d.controlPlane {
-		// kubelet.conf holds the node's client certificate already.
-		return startKubelet(d.cfg, s)
+	var args []string
+	if labels := topologyLabels(d.zone, d.region); labels != "" {
+		args = append(args, "--node-labels="+labels)
 	}
-	return startKubelet(d.cfg, s, "--bootstrap-kubeconfig="+d.cfg.Paths.Kubeconfig(BootstrapKubeconfig))
+	if !d.controlPlane {
+		// A control-plane node's kubelet.conf holds its client certificate already.
+		args = append(args, "--bootstrap-kubeconfig="+d.cfg.Paths.Kubeconfig(BootstrapKubeconfig))
+	}
+	return startKubelet(d.cfg, s, args...)
+}
+
+// topologyLabels is the kubelet's --node-labels for join's --zone and
+// --region; empty when neither is given.
+func topologyLabels(zone, region string) string {
+	var l []string
+	if zone != "" {
+		l = append(l, corev1.LabelTopologyZone+"="+zone)
+	}
+	if region != "" {
+		l = append(l, corev1.LabelTopologyRegion+"="+region)
+	}
+	return strings.Join(l, ",")
 }
 
 func (d *joinData) waitBootstrap(ctx context.Context, s *workflow.Status) error {

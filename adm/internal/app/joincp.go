@@ -105,7 +105,7 @@ func (d *joinData) joinEtcd(ctx context.Context, s *workflow.Status) error {
 		return err
 	}
 	s.Printf("promoted etcd member %x to a voter after %s", id, time.Since(start).Round(100*time.Millisecond))
-	return nil
+	return writeEtcdSnapshot(cfg, s)
 }
 
 // etcdEndpoints are the client URLs of the cluster's etcd members, as their

@@ -239,30 +239,35 @@ func group(name string) rbacv1.Subject {
 	return rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: name}
 }
 
-func applyConfigMap(ctx context.Context, c kubernetes.Interface, cm *corev1.ConfigMap) error {
-	api := c.CoreV1().ConfigMaps(cm.Namespace)
-	if _, err := api.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+// writer creates and updates objects of one resource: a typed client.
+type writer[T any] interface {
+	Create(context.Context, T, metav1.CreateOptions) (T, error)
+	Update(context.Context, T, metav1.UpdateOptions) (T, error)
+}
+
+// createOrUpdate creates obj, or replaces it when it exists already, so
+// that init and upgrade write the same objects; kind and name are for the
+// error.
+func createOrUpdate[T any](ctx context.Context, api writer[T], obj T, kind, name string) error {
+	if _, err := api.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
 		if !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create configmap %s/%s: %w", cm.Namespace, cm.Name, err)
+			return fmt.Errorf("create %s %s: %w", kind, name, err)
 		}
-		if _, err := api.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("update configmap %s/%s: %w", cm.Namespace, cm.Name, err)
+		if _, err := api.Update(ctx, obj, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("update %s %s: %w", kind, name, err)
 		}
 	}
 	return nil
 }
 
+func applyConfigMap(ctx context.Context, c kubernetes.Interface, cm *corev1.ConfigMap) error {
+	api := c.CoreV1().ConfigMaps(cm.Namespace)
+	return createOrUpdate(ctx, api, cm, "configmap", cm.Namespace+"/"+cm.Name)
+}
+
 func applyClusterRole(ctx context.Context, c kubernetes.Interface, r *rbacv1.ClusterRole) error {
 	api := c.RbacV1().ClusterRoles()
-	if _, err := api.Create(ctx, r, metav1.CreateOptions{}); err != nil {
-		if !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create clusterrole %s: %w", r.Name, err)
-		}
-		if _, err := api.Update(ctx, r, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("update clusterrole %s: %w", r.Name, err)
-		}
-	}
-	return nil
+	return createOrUpdate(ctx, api, r, "clusterrole", r.Name)
 }
 
 func applyClusterRoleBinding(ctx context.Context, c kubernetes.Interface, name, role string, subjects ...rbacv1.Subject) error {
@@ -272,28 +277,15 @@ func applyClusterRoleBinding(ctx context.Context, c kubernetes.Interface, name, 
 		Subjects:   subjects,
 	}
 	api := c.RbacV1().ClusterRoleBindings()
-	if _, err := api.Create(ctx, b, metav1.CreateOptions{}); err != nil {
-		if !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create clusterrolebinding %s: %w", name, err)
-		}
-		if _, err := api.Update(ctx, b, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("update clusterrolebinding %s: %w", name, err)
-		}
-	}
-	return nil
+	return createOrUpdate(ctx, api, b, "clusterrolebinding", name)
 }
 
 // ApplyRoleAndBinding creates or updates r and a RoleBinding of the same
 // name granting it to subjects.
 func ApplyRoleAndBinding(ctx context.Context, c kubernetes.Interface, r *rbacv1.Role, subjects ...rbacv1.Subject) error {
 	roles := c.RbacV1().Roles(r.Namespace)
-	if _, err := roles.Create(ctx, r, metav1.CreateOptions{}); err != nil {
-		if !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create role %s/%s: %w", r.Namespace, r.Name, err)
-		}
-		if _, err := roles.Update(ctx, r, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("update role %s/%s: %w", r.Namespace, r.Name, err)
-		}
+	if err := createOrUpdate(ctx, roles, r, "role", r.Namespace+"/"+r.Name); err != nil {
+		return err
 	}
 	b := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: r.Namespace},
@@ -301,13 +293,49 @@ func ApplyRoleAndBinding(ctx context.Context, c kubernetes.Interface, r *rbacv1.
 		Subjects:   subjects,
 	}
 	bindings := c.RbacV1().RoleBindings(r.Namespace)
-	if _, err := bindings.Create(ctx, b, metav1.CreateOptions{}); err != nil {
-		if !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create rolebinding %s/%s: %w", b.Namespace, b.Name, err)
-		}
-		if _, err := bindings.Update(ctx, b, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("update rolebinding %s/%s: %w", b.Namespace, b.Name, err)
-		}
+	return createOrUpdate(ctx, bindings, b, "rolebinding", b.Namespace+"/"+b.Name)
+}
+
+// CloudControllerManagerRole is the cloud-controller-manager's ClusterRole,
+// by upstream's name for it.
+const CloudControllerManagerRole = "system:cloud-controller-manager"
+
+// CloudControllerManagerRBAC grants user (the cloud-controller-manager's)
+// what its controllers and provider do: initialize and delete Nodes, give
+// LoadBalancer Services their status, record Events, elect a leader in
+// kube-system, read Namespaces for pool selection and keep AddressPools'
+// status; and, as every component serving delegated authentication, the
+// auth-delegator role and the authentication ConfigMap.
+func CloudControllerManagerRBAC(ctx context.Context, c kubernetes.Interface, user string) error {
+	subject := rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: CloudControllerManagerRole},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "update", "patch", "delete"}},
+			{APIGroups: []string{""}, Resources: []string{"nodes/status"}, Verbs: []string{"update", "patch"}},
+			{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+			{APIGroups: []string{""}, Resources: []string{"services/status"}, Verbs: []string{"update", "patch"}},
+			{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "update", "patch"}},
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update"}},
+			{APIGroups: []string{"loadbalancer.trireme.dev"}, Resources: []string{"addresspools"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{"loadbalancer.trireme.dev"}, Resources: []string{"addresspools/status"}, Verbs: []string{"update", "patch"}},
+		},
 	}
-	return nil
+	if err := applyClusterRole(ctx, c, role); err != nil {
+		return err
+	}
+	if err := applyClusterRoleBinding(ctx, c, CloudControllerManagerRole, CloudControllerManagerRole, subject); err != nil {
+		return err
+	}
+	if err := applyClusterRoleBinding(ctx, c, "triremeadm:cloud-controller-manager:auth-delegator", "system:auth-delegator", subject); err != nil {
+		return err
+	}
+	b := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "triremeadm:cloud-controller-manager:authentication-reader", Namespace: metav1.NamespaceSystem},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "extension-apiserver-authentication-reader"},
+		Subjects:   []rbacv1.Subject{subject},
+	}
+	bindings := c.RbacV1().RoleBindings(metav1.NamespaceSystem)
+	return createOrUpdate(ctx, bindings, b, "rolebinding", b.Namespace+"/"+b.Name)
 }

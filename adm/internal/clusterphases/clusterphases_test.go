@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +103,59 @@ func TestWaitHealthy(t *testing.T) {
 	// A CA that did not sign the server's certificate fails verification.
 	if err := WaitHealthy(context.Background(), []Endpoint{{Name: "wrong-ca", URL: ok.URL, CA: &x509.Certificate{}}}, time.Second, nil); err == nil {
 		t.Error("verification with the wrong CA passed")
+	}
+}
+
+func TestCloudControllerManagerRBAC(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewSimpleClientset()
+	for range 2 {
+		if err := CloudControllerManagerRBAC(ctx, c, "system:cloud-controller-manager"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, role := range map[string]string{CloudControllerManagerRole: CloudControllerManagerRole,
+		"triremeadm:cloud-controller-manager:auth-delegator": "system:auth-delegator"} {
+		b, err := c.RbacV1().ClusterRoleBindings().Get(ctx, name, metav1.GetOptions{})
+		if err != nil || b.RoleRef.Name != role || b.Subjects[0].Name != "system:cloud-controller-manager" {
+			t.Errorf("binding %s: %+v %v", name, b, err)
+		}
+	}
+	r, err := c.RbacV1().ClusterRoles().Get(ctx, CloudControllerManagerRole, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pools bool
+	for _, rule := range r.Rules {
+		pools = pools || slices.Contains(rule.Resources, "addresspools/status")
+	}
+	if !pools {
+		t.Errorf("the role cannot write AddressPools' status: %+v", r.Rules)
+	}
+	if _, err := c.RbacV1().RoleBindings("kube-system").Get(ctx, "triremeadm:cloud-controller-manager:authentication-reader", metav1.GetOptions{}); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestCreateOrUpdate(t *testing.T) {
+	existing := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: "kube-system"}, Data: map[string]string{"k": "1"}}
+	tests := []struct {
+		name string
+		cm   *corev1.ConfigMap
+	}{
+		{"created when absent", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "new", Namespace: "kube-system"}, Data: map[string]string{"k": "2"}}},
+		{"replaced when present", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: "kube-system"}, Data: map[string]string{"k": "2"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := fake.NewClientset(existing.DeepCopy())
+			if err := applyConfigMap(context.Background(), c, tt.cm); err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.CoreV1().ConfigMaps("kube-system").Get(context.Background(), tt.cm.Name, metav1.GetOptions{})
+			if err != nil || got.Data["k"] != "2" {
+				t.Fatalf("got %v, %v; want data k=2", got, err)
+			}
+		})
 	}
 }

@@ -2,7 +2,9 @@
 // containerd 1.6 config.toml (version 2) whose CRI plugin uses Trireme's pause image,
 // runc, the CNI plugins in /usr/lib/cni and a CNI conf_template (bridge, host-local,
 // portmap) that containerd fills with the pod CIDR the kubelet hands it, and which
-// sets restrict_oom_score_adj on hosts that refuse to lower OOM scores.
+// sets restrict_oom_score_adj on hosts that refuse to lower OOM scores. Pods'
+// network namespaces are mounted below containerd's state directory, where
+// "ip netns" cannot shadow them.
 package containerd
 
 import (
@@ -11,6 +13,7 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/template"
@@ -48,6 +51,11 @@ state = {{ q .State }}
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   enable_selinux = false
+  # Pods' network namespaces are mounted below containerd's state directory,
+  # not in /run/netns: "ip netns add" bind-mounts /run/netns onto itself,
+  # shadowing the mounts already there, and containerd could then never
+  # remove them (unlinkat: device or resource busy).
+  netns_mounts_under_state_dir = true
 
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
@@ -76,6 +84,17 @@ func Render(c Config) ([]byte, error) {
 
 // q quotes a TOML basic string.
 func q(s string) string { return strconv.Quote(s) }
+
+// NetNSDir is where containerd with state directory state mounts its pods'
+// network namespaces (netns_mounts_under_state_dir: the CRI plugin's own
+// state directory).
+func NetNSDir(state string) string {
+	return filepath.Join(state, "io.containerd.grpc.v1.cri", "netns")
+}
+
+// LegacyNetNSDir is where containerd mounted them before: a cluster that an
+// earlier triremeadm installed still has its pods' namespaces there.
+const LegacyNetNSDir = "/run/netns"
 
 // BridgeName is the node's CNI bridge, which reset deletes.
 const BridgeName = "trireme0"

@@ -40,7 +40,7 @@ func TestRender(t *testing.T) {
 		if err != nil {
 			t.Fatalf("containerd config dump: %v\n%s", err, dump)
 		}
-		for _, w := range []string{want, `conf_template = "` + dir + `/t.json"`, `bin_dir = "/usr/lib/cni"`, `address = "` + dir + `/c.sock"`, `runtime_type = "io.containerd.runc.v2"`} {
+		for _, w := range []string{want, `conf_template = "` + dir + `/t.json"`, `bin_dir = "/usr/lib/cni"`, `address = "` + dir + `/c.sock"`, `runtime_type = "io.containerd.runc.v2"`, "netns_mounts_under_state_dir = true"} {
 			if !bytes.Contains(dump, []byte(w)) {
 				t.Errorf("containerd's view lacks %q", w)
 			}

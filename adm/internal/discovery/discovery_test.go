@@ -1,45 +1,20 @@
 package discovery
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"k8s.io/cluster-bootstrap/token/jws"
+
+	"trireme.dev/componentbase/testpki"
 )
 
-func testCA(t *testing.T) (*x509.Certificate, []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "trireme"}, NotBefore: time.Now(),
-		NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-}
-
 func TestVerify(t *testing.T) {
-	ca, caPEM := testCA(t)
-	other, _ := testCA(t)
+	trireme := testpki.NewCA("trireme")
+	ca, caPEM, other := trireme.Cert, trireme.CertPEM, testpki.NewCA("trireme").Cert
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[""] = &clientcmdapi.Cluster{Server: "https://10.0.0.1:6443", CertificateAuthorityData: caPEM}
 	content, err := clientcmd.Write(*cfg)

@@ -122,10 +122,16 @@ func Read(file string) (Status, error) {
 // which must not exist. The member keeps its name and peer URL; the cluster
 // it bootstraps is the one its manifest names.
 //
+// The file is checked against the hash it carries first, so a corrupt or
+// truncated one changes nothing.
+//
 // Restoring bumps the revision by a million and marks it compacted, as
 // etcdutl advises for a cluster with watchers: clients (the apiserver's
 // watch cache, informers) must never see a revision go backwards.
 func Restore(file, dataDir string, m Member) error {
+	if err := Verify(file); err != nil {
+		return fmt.Errorf("refusing to restore: %w", err)
+	}
 	if _, err := os.Stat(dataDir); err == nil {
 		return fmt.Errorf("%s exists: restore into a new directory", dataDir)
 	} else if !errors.Is(err, os.ErrNotExist) {

@@ -8,6 +8,7 @@ var Names = []string{
 	"etcd",
 	"trireme-apiserver",
 	"trireme-controller-manager",
+	"trireme-cloud-controller-manager",
 	"trireme-scheduler",
 	"trireme-proxy",
 	"trireme-netpol",

@@ -42,7 +42,17 @@ type Inputs struct {
 	LocalURL string
 	// VIPManager adds vip-manager.conf, the virtual-IP manager's (local) kubeconfig.
 	VIPManager bool
+	// CloudControllerManager adds cloud-controller-manager.conf, the
+	// cloud-controller-manager's (local) kubeconfig.
+	CloudControllerManager bool
 }
+
+// CloudControllerManagerUser is the cloud-controller-manager's user name,
+// which upstream's RBAC for it binds.
+const CloudControllerManagerUser = "system:cloud-controller-manager"
+
+// CloudControllerManagerKubeconfig is its kubeconfig file.
+const CloudControllerManagerKubeconfig = "cloud-controller-manager.conf"
 
 // VIPManagerUser is the virtual-IP manager's user name.
 const VIPManagerUser = "system:trireme-vip-manager"
@@ -58,6 +68,9 @@ func Specs(in Inputs) []Spec {
 	}
 	if in.VIPManager {
 		specs = append(specs, Spec{File: "vip-manager.conf", User: VIPManagerUser, Server: in.LocalURL})
+	}
+	if in.CloudControllerManager {
+		specs = append(specs, Spec{File: CloudControllerManagerKubeconfig, User: CloudControllerManagerUser, Server: in.LocalURL})
 	}
 	return specs
 }

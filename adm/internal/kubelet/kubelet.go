@@ -16,6 +16,7 @@ import (
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
+	"trireme.dev/api/config/v1alpha1"
 
 	"trireme.dev/adm/internal/options"
 	"trireme.dev/adm/internal/pki"
@@ -111,11 +112,15 @@ func Write(cfg *options.Config, kc *kubeletv1beta1.KubeletConfiguration) (string
 
 // Command is the kubelet's command line (upstream's flags).
 func Command(binary string, cfg *options.Config) []string {
-	return []string{binary,
+	cmd := []string{binary,
 		"--config=" + ConfigFile(cfg),
 		"--kubeconfig=" + cfg.Paths.Kubeconfig("kubelet.conf"),
 		"--root-dir=" + cfg.Paths.KubeletDir(),
 		"--hostname-override=" + cfg.NodeName(),
 		"--node-ip=" + cfg.Init.LocalAPIEndpoint.AdvertiseAddress,
 	}
+	if cfg.ExternalCloudProvider() {
+		cmd = append(cmd, "--cloud-provider="+v1alpha1.CloudProviderExternal)
+	}
+	return cmd
 }

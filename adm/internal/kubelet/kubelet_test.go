@@ -3,11 +3,13 @@ package kubelet
 import (
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
+	"trireme.dev/api/config/v1alpha1"
 
 	"trireme.dev/adm/internal/options"
 )
@@ -105,5 +107,18 @@ func TestConfigurationFromUserDocument(t *testing.T) {
 	}
 	if kc.ServerTLSBootstrap {
 		t.Error("with the user's tlsCertFile serverTLSBootstrap = true, want false")
+	}
+}
+
+func TestCommandCloudProvider(t *testing.T) {
+	for _, tc := range []struct {
+		provider string
+		want     bool
+	}{{"", false}, {v1alpha1.CloudProviderExternal, true}} {
+		cfg := &options.Config{Init: &v1alpha1.InitConfiguration{}, Cluster: &v1alpha1.ClusterConfiguration{CloudProvider: tc.provider}}
+		got := slices.Contains(Command("trireme-kubelet", cfg), "--cloud-provider=external")
+		if got != tc.want {
+			t.Errorf("cloudProvider %q: --cloud-provider=external given %v, want %v", tc.provider, got, tc.want)
+		}
 	}
 }

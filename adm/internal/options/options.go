@@ -48,6 +48,9 @@ type Init struct {
 	CertificateKey        string
 	ControlPlaneVIP       bool
 	VIPInterface          string
+	CloudProvider         string
+	EtcdSnapshotInterval  time.Duration
+	EtcdSnapshotRetention int32
 }
 
 // AddFlags registers kubeadm's init flags on fs.
@@ -74,6 +77,9 @@ func (o *Init) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CertificateKey, "certificate-key", "", "The key (64 hex digits) that encrypts kube-system/kubeadm-certs; default a random one.")
 	fs.BoolVar(&o.ControlPlaneVIP, "control-plane-vip", false, "Hold --control-plane-endpoint's IP as a virtual IP on the control-plane node whose VIP manager holds a lease.")
 	fs.StringVar(&o.VIPInterface, "vip-interface", "", "The interface the virtual IP goes on (implies --control-plane-vip); default the one holding the node's address.")
+	fs.StringVar(&o.CloudProvider, "cloud-provider", "", `"external" runs trireme-cloud-controller-manager on every control-plane node and every kubelet with --cloud-provider=external.`)
+	fs.DurationVar(&o.EtcdSnapshotInterval, "etcd-snapshot-interval", v1alpha1.DefaultEtcdSnapshotInterval, "How often every control-plane node snapshots its etcd member (the etcd-snapshot static pod); 0 turns it off.")
+	fs.Int32Var(&o.EtcdSnapshotRetention, "etcd-snapshot-retention", v1alpha1.DefaultEtcdSnapshotRetention, "How many of its snapshots each control-plane node keeps.")
 }
 
 // Config is the resolved configuration of a control-plane node.
@@ -224,6 +230,25 @@ func (o *Init) applyClusterFlags(fs *pflag.FlagSet, cluster *v1alpha1.ClusterCon
 	if changed(fs, "image-repository") {
 		cluster.ImageRepository = o.ImageRepository
 	}
+	if changed(fs, "cloud-provider") {
+		cluster.CloudProvider = o.CloudProvider
+	}
+	// Snapshots are of a local member: with external etcd these flags have
+	// nothing to set.
+	if changed(fs, "etcd-snapshot-interval") || changed(fs, "etcd-snapshot-retention") {
+		if cluster.Etcd.Local == nil && cluster.Etcd.External == nil {
+			cluster.Etcd.Local = &v1alpha1.LocalEtcd{}
+		}
+		if l := cluster.Etcd.Local; l != nil {
+			if changed(fs, "etcd-snapshot-interval") {
+				l.Snapshots.Interval = &metav1.Duration{Duration: o.EtcdSnapshotInterval}
+			}
+			if changed(fs, "etcd-snapshot-retention") {
+				r := o.EtcdSnapshotRetention
+				l.Snapshots.Retention = &r
+			}
+		}
+	}
 	if o.ControlPlaneVIP || changed(fs, "vip-interface") {
 		if cluster.VirtualIP == nil {
 			cluster.VirtualIP = &v1alpha1.VirtualIP{}
@@ -320,7 +345,24 @@ func (c *Config) CertInputs() pki.Inputs {
 // KubeconfigInputs is what the kubeconfig files depend on.
 func (c *Config) KubeconfigInputs() kubeconfig.Inputs {
 	return kubeconfig.Inputs{ClusterName: c.Cluster.ClusterName, NodeName: c.NodeName(),
-		ControlPlaneURL: c.ControlPlaneURL(), LocalURL: c.LocalURL(), VIPManager: c.Cluster.VirtualIP != nil}
+		ControlPlaneURL: c.ControlPlaneURL(), LocalURL: c.LocalURL(), VIPManager: c.Cluster.VirtualIP != nil,
+		CloudControllerManager: c.ExternalCloudProvider()}
+}
+
+// EtcdSnapshots returns the local member's snapshot schedule, and whether
+// snapshots are taken at all.
+func (c *Config) EtcdSnapshots() (v1alpha1.EtcdSnapshots, bool) {
+	l := c.Cluster.Etcd.Local
+	if l == nil || l.Snapshots.Interval == nil || l.Snapshots.Interval.Duration == 0 {
+		return v1alpha1.EtcdSnapshots{}, false
+	}
+	return l.Snapshots, true
+}
+
+// ExternalCloudProvider reports whether the cluster runs
+// trireme-cloud-controller-manager and its kubelets --cloud-provider=external.
+func (c *Config) ExternalCloudProvider() bool {
+	return c.Cluster.CloudProvider == v1alpha1.CloudProviderExternal
 }
 
 // Image returns the reference of the Trireme image name at the cluster's version.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -51,6 +52,22 @@ controlPlaneEndpoint: cp.example.com
 				t.Errorf("image %s pki %s", c.Image("etcd"), c.PKIDir())
 			}
 		}},
+		{name: "etcd snapshots by default", check: func(t *testing.T, c *Config) {
+			if sn, ok := c.EtcdSnapshots(); !ok || sn.Interval.Duration != 12*time.Hour || *sn.Retention != 5 {
+				t.Errorf("snapshots %v %v", sn, ok)
+			}
+		}},
+		{name: "etcd snapshot flags", args: []string{"--etcd-snapshot-interval=1h", "--etcd-snapshot-retention=2"}, check: func(t *testing.T, c *Config) {
+			if sn, ok := c.EtcdSnapshots(); !ok || sn.Interval.Duration != time.Hour || *sn.Retention != 2 {
+				t.Errorf("snapshots %v %v", sn, ok)
+			}
+		}},
+		{name: "etcd snapshots off", args: []string{"--etcd-snapshot-interval=0"}, check: func(t *testing.T, c *Config) {
+			if _, ok := c.EtcdSnapshots(); ok {
+				t.Error("snapshots on")
+			}
+		}},
+		{name: "etcd snapshot interval too short", args: []string{"--etcd-snapshot-interval=10s"}, wantErr: "etcd.local.snapshots.interval"},
 		{name: "file", file: file, check: func(t *testing.T, c *Config) {
 			if c.NodeName() != "from-file" || c.Cluster.Networking.PodSubnet != "10.50.0.0/16" || c.ControlPlaneURL() != "https://cp.example.com:7443" {
 				t.Errorf("file values: %s %s %s", c.NodeName(), c.Cluster.Networking.PodSubnet, c.ControlPlaneURL())

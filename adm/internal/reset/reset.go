@@ -25,7 +25,7 @@ import (
 var Supervised = []string{"kubelet", "containerd"}
 
 // Kubeconfigs are the kubeconfig files init writes.
-var Kubeconfigs = []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf", "kubelet.conf", "bootstrap-kubelet.conf", "vip-manager.conf"}
+var Kubeconfigs = []string{"admin.conf", "super-admin.conf", "controller-manager.conf", "scheduler.conf", "kubelet.conf", "bootstrap-kubelet.conf", "vip-manager.conf", "cloud-controller-manager.conf"}
 
 // Inputs names what to remove.
 type Inputs struct {
@@ -76,6 +76,23 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 		if name == "containerd" {
 			// The kubelet is stopped, so nothing recreates the pods now.
 			n, err := RemovePods(ctx, in.Paths.ContainerdSocket(), in.Paths.In("/var/log/pods"))
+			if err != nil {
+				// A pod whose namespace `ip netns add` shadowed (a cluster an
+				// earlier triremeadm installed keeps them in /run/netns) cannot
+				// be removed by containerd: release those and try once more.
+				released, rerr := ReleaseNetNS(ctx, containerd.LegacyNetNSDir, "cni-")
+				for _, p := range released {
+					report("removed the network namespace %s", p)
+				}
+				if rerr != nil {
+					errs = append(errs, rerr)
+				}
+				if len(released) > 0 {
+					var m int
+					m, err = RemovePods(ctx, in.Paths.ContainerdSocket(), in.Paths.In("/var/log/pods"))
+					n += m
+				}
+			}
 			if err != nil {
 				errs = append(errs, err)
 			}
@@ -132,12 +149,16 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 	} else if ok {
 		report("deleted the CNI bridge %s", containerd.BridgeName)
 	}
-	unmounted, err := UnmountBelow(in.Paths.KubeletDir())
-	if err != nil {
-		errs = append(errs, err)
-	}
-	for _, m := range unmounted {
-		report("unmounted %s", m)
+	// Namespaces of pods containerd could not remove stay mounted below its
+	// state directory once it has stopped.
+	for _, dir := range []string{in.Paths.KubeletDir(), containerd.NetNSDir(in.Paths.ContainerdState())} {
+		unmounted, err := UnmountBelow(dir)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, m := range unmounted {
+			report("unmounted %s", m)
+		}
 	}
 	for _, t := range Targets(in) {
 		if _, err := os.Lstat(t); errors.Is(err, os.ErrNotExist) {

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 	"trireme.dev/api/config/v1alpha1"
 
+	"trireme.dev/adm/internal/kubeconfig"
 	"trireme.dev/adm/internal/options"
 	"trireme.dev/adm/internal/pki"
 	"trireme.dev/adm/internal/vip"
@@ -37,6 +38,11 @@ const (
 	Scheduler         = "kube-scheduler"
 	// VIPManager holds the control plane's virtual IP (ClusterConfiguration.virtualIP).
 	VIPManager = "trireme-vip"
+	// CloudControllerManager runs with ClusterConfiguration.cloudProvider "external".
+	CloudControllerManager = "cloud-controller-manager"
+	// EtcdSnapshot snapshots the local etcd member on the schedule of
+	// ClusterConfiguration.etcd.local.snapshots.
+	EtcdSnapshot = "etcd-snapshot"
 )
 
 // ControlPlane lists the control-plane components in start order (after etcd).
@@ -45,22 +51,28 @@ var ControlPlane = []string{APIServer, ControllerManager, Scheduler}
 // Images maps each component to its Trireme image name (trireme.dev/<image>:<version>)
 // and the binary's path in that image.
 var Images = map[string]struct{ Image, Binary string }{
-	Etcd:              {"etcd", "/usr/local/bin/etcd"},
-	APIServer:         {"trireme-apiserver", "/usr/local/bin/trireme-apiserver"},
-	ControllerManager: {"trireme-controller-manager", "/usr/local/bin/trireme-controller-manager"},
-	Scheduler:         {"trireme-scheduler", "/usr/local/bin/trireme-scheduler"},
-	VIPManager:        {"trireme-vip", "/usr/local/bin/trireme-vip"},
+	Etcd:                   {"etcd", "/usr/local/bin/etcd"},
+	EtcdSnapshot:           {"etcd", "/usr/local/bin/trireme-etcd-snapshot"},
+	APIServer:              {"trireme-apiserver", "/usr/local/bin/trireme-apiserver"},
+	ControllerManager:      {"trireme-controller-manager", "/usr/local/bin/trireme-controller-manager"},
+	Scheduler:              {"trireme-scheduler", "/usr/local/bin/trireme-scheduler"},
+	VIPManager:             {"trireme-vip", "/usr/local/bin/trireme-vip"},
+	CloudControllerManager: {"trireme-cloud-controller-manager", "/usr/local/bin/trireme-cloud-controller-manager"},
 }
 
 // Well-known ports.
 const (
-	EtcdClientPort            = 2379
-	EtcdPeerPort              = 2380
-	EtcdMetricsPort           = 2381
-	ControllerManagerPort     = 10257
-	SchedulerPort             = 10259
-	DefaultEtcdHealthEndpoint = "/livez"
+	EtcdClientPort             = 2379
+	EtcdPeerPort               = 2380
+	EtcdMetricsPort            = 2381
+	ControllerManagerPort      = 10257
+	CloudControllerManagerPort = 10258
+	SchedulerPort              = 10259
+	DefaultEtcdHealthEndpoint  = "/livez"
 )
+
+// EtcdQuotaBackendBytes is etcd's --quota-backend-bytes: 8 GB.
+const EtcdQuotaBackendBytes int64 = 8 << 30
 
 // EtcdClientURLsAnnotation on the etcd pod (kubeadm's) is its member's client
 // URL: joining control-plane nodes find the members through it.
@@ -86,6 +98,10 @@ func Write(cfg *options.Config, component string) (string, error) {
 		pod = SchedulerPod(cfg)
 	case VIPManager:
 		pod, err = VIPManagerPod(cfg)
+	case CloudControllerManager:
+		pod = CloudControllerManagerPod(cfg)
+	case EtcdSnapshot:
+		pod, err = EtcdSnapshotPod(cfg)
 	default:
 		return "", fmt.Errorf("unknown component %q", component)
 	}
@@ -142,6 +158,10 @@ func EtcdPod(cfg *options.Config) (*corev1.Pod, error) {
 		"peer-trusted-ca-file":        filepath.Join(etcdDir, "ca.crt"),
 		"peer-client-cert-auth":       "true",
 		"snapshot-count":              "10000",
+		// 8 GB, etcd's suggested maximum, over its 2 GB default: past the
+		// quota etcd raises NOSPACE and refuses writes (triremeadm etcd
+		// defrag --disarm recovers).
+		"quota-backend-bytes": strconv.FormatInt(EtcdQuotaBackendBytes, 10),
 	}
 	if cfg.EtcdInitialCluster != "" {
 		flags["initial-cluster"] = cfg.EtcdInitialCluster
@@ -157,6 +177,41 @@ func EtcdPod(cfg *options.Config) (*corev1.Pod, error) {
 	})
 	p.Annotations = map[string]string{EtcdClientURLsAnnotation: clientURL}
 	return p, nil
+}
+
+// EtcdSnapshotPod snapshots the local member every interval into the
+// snapshots directory through its loopback client URL, as the healthcheck
+// client (the etcd image holds the binary, so it needs no image of its own).
+func EtcdSnapshotPod(cfg *options.Config) (*corev1.Pod, error) {
+	sn, ok := cfg.EtcdSnapshots()
+	if !ok {
+		return nil, fmt.Errorf("etcd snapshots are off or etcd is external")
+	}
+	etcdDir := filepath.Join(cfg.PKIDir(), "etcd")
+	dir := cfg.Paths.In(sn.Dir)
+	args := Args(map[string]string{
+		"endpoint":  "https://127.0.0.1:" + strconv.Itoa(EtcdClientPort),
+		"cacert":    filepath.Join(etcdDir, "ca.crt"),
+		"cert":      filepath.Join(etcdDir, "healthcheck-client.crt"),
+		"key":       filepath.Join(etcdDir, "healthcheck-client.key"),
+		"dir":       dir,
+		"node-name": cfg.NodeName(),
+		"interval":  sn.Interval.Duration.String(),
+		"retention": strconv.Itoa(int(*sn.Retention)),
+	}, nil)
+	img := Images[EtcdSnapshot]
+	c := corev1.Container{
+		Name:            EtcdSnapshot,
+		Image:           cfg.Image(img.Image),
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:         append([]string{img.Binary}, args...),
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}},
+	}
+	return pod(EtcdSnapshot, c, []mount{
+		{"etcd-certs", etcdDir, corev1.HostPathDirectoryOrCreate, true},
+		{"etcd-snapshots", dir, corev1.HostPathDirectoryOrCreate, false},
+	}), nil
 }
 
 // APIServerPod is the apiserver.
@@ -241,6 +296,10 @@ func ControllerManagerPod(cfg *options.Config) *corev1.Pod {
 		"root-ca-file":                    in("ca.crt"),
 		"cluster-signing-cert-file":       in("ca.crt"),
 		"cluster-signing-key-file":        in("ca.key"),
+		// Every replica warns (an Event on this Node, a metric) 30 days
+		// before one of this node's certificates expires.
+		"certificate-expiry-dir": pkiDir,
+		"node-name":              cfg.NodeName(),
 	}
 	args := Args(flags, cfg.Cluster.ControllerManager.ExtraArgs)
 	probe := httpProbe("127.0.0.1", ControllerManagerPort, "/healthz", corev1.URISchemeHTTPS)
@@ -250,6 +309,36 @@ func ControllerManagerPod(cfg *options.Config) *corev1.Pod {
 		mount{"k8s-certs", pkiDir, corev1.HostPathDirectoryOrCreate, true},
 		mount{"kubeconfig", kc, corev1.HostPathFileOrCreate, true},
 	))
+}
+
+// CloudControllerManagerPod is trireme-cloud-controller-manager: node
+// initialization from the --cloud-config inventory and LoadBalancer
+// addresses, leader-elected (Lease kube-system/cloud-controller-manager)
+// across the control-plane nodes. The cloud config's directory is mounted,
+// not the file, so that an edit that replaces the file reaches the
+// running controller, which re-reads it.
+func CloudControllerManagerPod(cfg *options.Config) *corev1.Pod {
+	kc := cfg.Paths.Kubeconfig(kubeconfig.CloudControllerManagerKubeconfig)
+	cloudConfig := cfg.Paths.In(cfg.Cluster.CloudControllerManager.CloudConfig)
+	flags := map[string]string{
+		"cloud-provider":            "trireme",
+		"cloud-config":              cloudConfig,
+		"configure-cloud-routes":    "false",
+		"kubeconfig":                kc,
+		"authentication-kubeconfig": kc,
+		"authorization-kubeconfig":  kc,
+		"bind-address":              "127.0.0.1",
+		"secure-port":               strconv.Itoa(CloudControllerManagerPort),
+		"leader-elect":              "true",
+	}
+	args := Args(flags, cfg.Cluster.CloudControllerManager.ExtraArgs)
+	probe := httpProbe("127.0.0.1", CloudControllerManagerPort, "/healthz", corev1.URISchemeHTTPS)
+	c := container(cfg, CloudControllerManager, args, probe, probe)
+	c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m")}
+	return pod(CloudControllerManager, c, []mount{
+		{"kubeconfig", kc, corev1.HostPathFileOrCreate, true},
+		{"cloud-config", filepath.Dir(cloudConfig), corev1.HostPathDirectoryOrCreate, true},
+	})
 }
 
 // SchedulerPod is the scheduler.

@@ -162,3 +162,55 @@ func TestVIPManager(t *testing.T) {
 		t.Errorf("VIP manager is not privileged on the host network: %+v", ctr.SecurityContext)
 	}
 }
+
+func TestCloudControllerManager(t *testing.T) {
+	root := t.TempDir()
+	c := config(t, root)
+	c.Cluster.CloudProvider = v1alpha1.CloudProviderExternal
+	v1alpha1.SetDefaultsClusterConfiguration(c.Cluster)
+	pod := CloudControllerManagerPod(c)
+	ctr := pod.Spec.Containers[0]
+	if ctr.Image != "trireme.dev/trireme-cloud-controller-manager:v1.37.0-test" {
+		t.Errorf("image %s", ctr.Image)
+	}
+	cloudConfig := filepath.Join(root, "etc/trireme/cloud/cloud-config.yaml")
+	for k, want := range map[string]string{"cloud-provider": "trireme", "cloud-config": cloudConfig, "leader-elect": "true",
+		"secure-port": "10258", "configure-cloud-routes": "false", "kubeconfig": filepath.Join(root, "etc/trireme/cloud-controller-manager.conf")} {
+		if got, _ := Flag(ctr.Command[1:], k); got != want {
+			t.Errorf("--%s = %q, want %q", k, got, want)
+		}
+	}
+	if p := ctr.LivenessProbe.HTTPGet; p.Port.IntValue() != CloudControllerManagerPort || p.Path != "/healthz" {
+		t.Errorf("liveness probe %+v", p)
+	}
+	var dirMounted bool
+	for _, m := range ctr.VolumeMounts {
+		dirMounted = dirMounted || m.MountPath == filepath.Dir(cloudConfig)
+	}
+	if !dirMounted {
+		t.Errorf("the cloud config's directory is not mounted (a replaced file would not be seen): %+v", ctr.VolumeMounts)
+	}
+}
+
+func TestEtcdQuota(t *testing.T) {
+	cfg := config(t, "/r")
+	for _, tc := range []struct {
+		name  string
+		extra []v1alpha1.Arg
+		want  string
+	}{
+		{"default 8 GB", nil, "8589934592"},
+		{"extraArgs override", []v1alpha1.Arg{{Name: "quota-backend-bytes", Value: "2147483648"}}, "2147483648"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg.Cluster.Etcd.Local.ExtraArgs = tc.extra
+			pod, err := EtcdPod(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := Flag(pod.Spec.Containers[0].Command, "quota-backend-bytes"); got != tc.want {
+				t.Errorf("--quota-backend-bytes=%s, want %s", got, tc.want)
+			}
+		})
+	}
+}

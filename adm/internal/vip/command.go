@@ -66,7 +66,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 // spec is trireme-vip's command line.
 var spec = command.Spec[*options]{
 	Name:       "trireme-vip",
-	Short:      "Hold the control plane's virtual IP on this node while it holds the kube-system Lease",
+	Short:      "Hold the control plane's virtual IP on this node while it holds the kube-system Lease (trireme-vip loadbalancer: the DaemonSet mode, announcing LoadBalancer addresses)",
 	NewOptions: newOptions,
 	AddFlags:   (*options).addFlags,
 	Run:        run,

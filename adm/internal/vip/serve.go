@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -66,26 +67,40 @@ func newStatus() *status {
 // Handler serves /healthz (ok unless this node leads and has failed to
 // renew the lease for longer than it may) and /metrics.
 func (m *Manager) Handler() http.Handler {
+	return StatusHandler(m.status.watchdog, m.status.registry)
+}
+
+// StatusHandler serves /healthz from watchdog (ok unless its holder has
+// failed to renew its Lease for longer than it may) and /metrics from
+// registry: what every mode of trireme-vip exports.
+func StatusHandler(watchdog *leaderelection.HealthzAdaptor, registry *prometheus.Registry) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		if err := m.status.watchdog.Check(r); err != nil {
+		if err := watchdog.Check(r); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
 		_, _ = w.Write([]byte("ok"))
 	})
-	mux.Handle("/metrics", promhttp.HandlerFor(m.status.registry, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
 	return mux
 }
 
 // Serve serves Handler on addr until ctx ends. It listens before it
 // returns, so an address in use is reported at once.
 func (m *Manager) Serve(ctx context.Context, addr string) error {
+	return Serve(ctx, addr, m.Handler(), m.log)
+}
+
+// Serve serves h over plain HTTP on addr until ctx ends. It listens before
+// it returns, so an address in use is reported at once; later failures are
+// logged to log.
+func Serve(ctx context.Context, addr string, h http.Handler, log logr.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("serve /healthz and /metrics: %w", err)
 	}
-	srv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
@@ -94,7 +109,7 @@ func (m *Manager) Serve(ctx context.Context, addr string) error {
 	}()
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			m.log.Error(err, "Serving /healthz and /metrics stopped", "address", addr)
+			log.Error(err, "Serving /healthz and /metrics stopped", "address", addr)
 		}
 	}()
 	return nil

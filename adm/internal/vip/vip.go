@@ -160,3 +160,30 @@ func InterfaceOf(ip net.IP) (string, error) {
 	}
 	return "", fmt.Errorf("no interface holds %s", ip)
 }
+
+// InterfaceOn returns the name of the interface with an address whose
+// network holds ip (an interface of the LoadBalancer pool's subnet), and
+// false when none has.
+func InterfaceOn(ip net.IP) (string, bool) {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return "", false
+	}
+	for _, i := range ifaces {
+		addrs, err := i.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			n, ok := a.(*net.IPNet)
+			if !ok {
+				continue
+			}
+			// A host address (/32, /128: an announced one) is no network.
+			if ones, bits := n.Mask.Size(); ones < bits && n.Contains(ip) {
+				return i.Name, true
+			}
+		}
+	}
+	return "", false
+}

@@ -163,3 +163,22 @@ func TestHealthAndMetrics(t *testing.T) {
 	waitFor(t, "trireme_vip_holding 0", metric("trireme_vip_holding 0"))
 	waitFor(t, "one release", metric(`trireme_vip_transitions_total{event="released"} 1`))
 }
+
+func TestUnsolicitedNA(t *testing.T) {
+	mac := net.HardwareAddr{2, 0, 0, 0, 0, 1}
+	m, err := UnsolicitedNA(mac, net.ParseIP("fd00:50::10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []byte{
+		136, 0, 0, 0, 0x20, 0, 0, 0,
+		0xfd, 0, 0, 0x50, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
+		2, 1, 2, 0, 0, 0, 0, 1,
+	}
+	if !bytes.Equal(m, want) {
+		t.Errorf("message\n%x\nwant\n%x", m, want)
+	}
+	if _, err := UnsolicitedNA(mac, net.ParseIP("10.0.0.1")); err == nil {
+		t.Error("IPv4 accepted")
+	}
+}

@@ -23,6 +23,9 @@ func TestDefaults(t *testing.T) {
 	if errs := ValidateClusterConfiguration(c); len(errs) != 0 {
 		t.Errorf("defaulted ClusterConfiguration invalid: %v", errs)
 	}
+	if sn := c.Etcd.Local.Snapshots; sn.Interval.Duration != 12*time.Hour || *sn.Retention != 5 || sn.Dir != "/var/lib/trireme/etcd-snapshots" {
+		t.Errorf("etcd snapshot defaults = %v %d %s", sn.Interval, *sn.Retention, sn.Dir)
+	}
 	ext := &ClusterConfiguration{Etcd: Etcd{External: &ExternalEtcd{Endpoints: []string{"https://10.0.0.1:2379"}}}}
 	SetDefaultsClusterConfiguration(ext)
 	if ext.Etcd.Local != nil {
@@ -91,6 +94,18 @@ func TestValidateClusterConfiguration(t *testing.T) {
 			c.ControlPlaneEndpoint, c.VirtualIP = "cp.example.com", &VirtualIP{Interface: "eth0"}
 		}, []string{"virtualIP"}},
 		{"virtual IP without endpoint", func(c *ClusterConfiguration) { c.VirtualIP = &VirtualIP{} }, []string{"virtualIP"}},
+		{"external cloud provider", func(c *ClusterConfiguration) {
+			c.CloudProvider, c.CloudControllerManager.CloudConfig = "external", "/etc/cloud.yaml"
+		}, nil},
+		{"external cloud provider, relative cloud config", func(c *ClusterConfiguration) {
+			c.CloudProvider, c.CloudControllerManager.CloudConfig = "external", "cloud.yaml"
+		}, []string{"cloudControllerManager.cloudConfig"}},
+		{"unknown cloud provider", func(c *ClusterConfiguration) { c.CloudProvider = "aws" }, []string{"cloudProvider"}},
+		{"snapshots off", func(c *ClusterConfiguration) { c.Etcd.Local.Snapshots.Interval.Duration = 0 }, nil},
+		{"snapshots every hour", func(c *ClusterConfiguration) { c.Etcd.Local.Snapshots.Interval.Duration = time.Hour }, nil},
+		{"snapshot interval too short", func(c *ClusterConfiguration) { c.Etcd.Local.Snapshots.Interval.Duration = 12 }, []string{"etcd.local.snapshots.interval"}},
+		{"snapshot retention 0", func(c *ClusterConfiguration) { *c.Etcd.Local.Snapshots.Retention = 0 }, []string{"etcd.local.snapshots.retention"}},
+		{"relative snapshot dir", func(c *ClusterConfiguration) { c.Etcd.Local.Snapshots.Dir = "snaps" }, []string{"etcd.local.snapshots.dir"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -170,5 +185,18 @@ func checkPaths(t *testing.T, got, want []string) {
 		if got[i] != want[i] {
 			t.Errorf("error fields = %q, want %q", got, want)
 		}
+	}
+}
+
+func TestDefaultCloudConfig(t *testing.T) {
+	c := &ClusterConfiguration{CloudProvider: CloudProviderExternal}
+	SetDefaultsClusterConfiguration(c)
+	if c.CloudControllerManager.CloudConfig != DefaultCloudConfig {
+		t.Errorf("cloudConfig %q, want %q", c.CloudControllerManager.CloudConfig, DefaultCloudConfig)
+	}
+	none := &ClusterConfiguration{}
+	SetDefaultsClusterConfiguration(none)
+	if none.CloudControllerManager.CloudConfig != "" {
+		t.Errorf("cloudConfig %q without a cloud provider, want none", none.CloudControllerManager.CloudConfig)
 	}
 }

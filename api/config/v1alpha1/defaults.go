@@ -10,19 +10,25 @@ import (
 // address, the Kubernetes version — are filled by triremeadm itself after these, as
 // kubeadm's "dynamic defaults" are.
 const (
-	DefaultClusterName        = "trireme"
-	DefaultCertificatesDir    = "/etc/trireme/pki"
-	DefaultImageRepository    = "trireme.dev"
-	DefaultServiceSubnet      = "10.96.0.0/12"
-	DefaultPodSubnet          = "10.244.0.0/16"
-	DefaultDNSDomain          = "cluster.local"
-	DefaultEtcdDataDir        = "/var/lib/trireme/etcd"
-	DefaultCRISocket          = "unix:///run/containerd/containerd.sock"
-	DefaultAPIBindPort        = int32(6443)
-	DefaultTokenTTL           = 24 * time.Hour
-	DefaultDiscoveryTimeout   = 5 * time.Minute
-	DefaultCACertPath         = "/etc/trireme/pki/ca.crt"
-	DefaultNodeBootstrapGroup = "system:bootstrappers:kubeadm:default-node-token"
+	DefaultClusterName     = "trireme"
+	DefaultCertificatesDir = "/etc/trireme/pki"
+	DefaultImageRepository = "trireme.dev"
+	DefaultServiceSubnet   = "10.96.0.0/12"
+	DefaultPodSubnet       = "10.244.0.0/16"
+	DefaultDNSDomain       = "cluster.local"
+	DefaultEtcdDataDir     = "/var/lib/trireme/etcd"
+	// DefaultEtcdSnapshotInterval, DefaultEtcdSnapshotRetention and
+	// DefaultEtcdSnapshotDir are k3s's schedule: every 12 hours, keep 5.
+	DefaultEtcdSnapshotInterval  = 12 * time.Hour
+	DefaultEtcdSnapshotRetention = int32(5)
+	DefaultEtcdSnapshotDir       = "/var/lib/trireme/etcd-snapshots"
+	DefaultCRISocket             = "unix:///run/containerd/containerd.sock"
+	DefaultAPIBindPort           = int32(6443)
+	DefaultTokenTTL              = 24 * time.Hour
+	DefaultDiscoveryTimeout      = 5 * time.Minute
+	DefaultCACertPath            = "/etc/trireme/pki/ca.crt"
+	DefaultNodeBootstrapGroup    = "system:bootstrappers:kubeadm:default-node-token"
+	DefaultCloudConfig           = "/etc/trireme/cloud/cloud-config.yaml"
 )
 
 // DefaultTokenUsages are a bootstrap token's usages when none are given.
@@ -97,6 +103,22 @@ func SetDefaultsClusterConfiguration(c *ClusterConfiguration) {
 	}
 	if c.Etcd.Local != nil && c.Etcd.Local.DataDir == "" {
 		c.Etcd.Local.DataDir = DefaultEtcdDataDir
+	}
+	if c.Etcd.Local != nil {
+		sn := &c.Etcd.Local.Snapshots
+		if sn.Interval == nil {
+			sn.Interval = &metav1.Duration{Duration: DefaultEtcdSnapshotInterval}
+		}
+		if sn.Retention == nil {
+			r := DefaultEtcdSnapshotRetention
+			sn.Retention = &r
+		}
+		if sn.Dir == "" {
+			sn.Dir = DefaultEtcdSnapshotDir
+		}
+	}
+	if c.CloudProvider == CloudProviderExternal && c.CloudControllerManager.CloudConfig == "" {
+		c.CloudControllerManager.CloudConfig = DefaultCloudConfig
 	}
 }
 

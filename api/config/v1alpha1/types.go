@@ -72,6 +72,13 @@ type ClusterConfiguration struct {
 	ControllerManager ControlPlaneComponent `json:"controllerManager,omitempty"`
 	// Scheduler configures the scheduler static pod.
 	Scheduler ControlPlaneComponent `json:"scheduler,omitempty"`
+	// CloudProvider is "external" to run trireme-cloud-controller-manager as a
+	// static pod on every control-plane node and start every kubelet with
+	// --cloud-provider=external; empty (the default) runs none.
+	CloudProvider string `json:"cloudProvider,omitempty"`
+	// CloudControllerManager configures the cloud-controller-manager static
+	// pod, when CloudProvider is "external".
+	CloudControllerManager CloudControllerManager `json:"cloudControllerManager,omitempty"`
 	// Addons configures the trireme-addons Helm release init's addon phase
 	// installs.
 	Addons Addons `json:"addons,omitempty"`
@@ -116,6 +123,22 @@ type LocalEtcd struct {
 	ServerCertSANs []string `json:"serverCertSANs,omitempty"`
 	// PeerCertSANs are extra SANs for the etcd peer certificate.
 	PeerCertSANs []string `json:"peerCertSANs,omitempty"`
+	// Snapshots schedules snapshots of the member on every control-plane node.
+	Snapshots EtcdSnapshots `json:"snapshots,omitempty"`
+}
+
+// EtcdSnapshots schedules snapshots of the local etcd member: every
+// control-plane node runs the etcd-snapshot static pod, which writes one each
+// Interval into Dir, named with the node and the time, and keeps the newest
+// Retention of its own (as k3s schedules them).
+type EtcdSnapshots struct {
+	// Interval is the time between snapshots; default 12h; 0 turns them off.
+	Interval *metav1.Duration `json:"interval,omitempty"`
+	// Retention is how many of this node's snapshots are kept; default 5.
+	Retention *int32 `json:"retention,omitempty"`
+	// Dir is the directory they are written to; default
+	// /var/lib/trireme/etcd-snapshots.
+	Dir string `json:"dir,omitempty"`
 }
 
 // ExternalEtcd is an etcd cluster triremeadm does not manage.
@@ -143,6 +166,19 @@ type ControlPlaneComponent struct {
 	// the same name.
 	ExtraArgs []Arg `json:"extraArgs,omitempty"`
 }
+
+// CloudControllerManager configures trireme-cloud-controller-manager.
+type CloudControllerManager struct {
+	ControlPlaneComponent `json:",inline"`
+	// CloudConfig is its --cloud-config file (a CloudConfiguration of
+	// cloudconfig.config.trireme.dev/v1alpha1), re-read when it changes;
+	// default /etc/trireme/cloud/cloud-config.yaml. triremeadm writes an
+	// empty one there when there is none.
+	CloudConfig string `json:"cloudConfig,omitempty"`
+}
+
+// CloudProviderExternal is the only CloudProvider value besides empty.
+const CloudProviderExternal = "external"
 
 // Arg is one command-line flag, --name=value; as in kubeadm v1beta4 a list keeps
 // order and lets a flag repeat.

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -96,6 +97,7 @@ func ValidateClusterConfiguration(c *ClusterConfiguration) field.ErrorList {
 		}
 		errs = append(errs, validateArgs(c.Etcd.Local.ExtraArgs, ep.Child("local", "extraArgs"))...)
 		errs = append(errs, validateSANs(c.Etcd.Local.ServerCertSANs, ep.Child("local", "serverCertSANs"))...)
+		errs = append(errs, validateEtcdSnapshots(&c.Etcd.Local.Snapshots, ep.Child("local", "snapshots"))...)
 		errs = append(errs, validateSANs(c.Etcd.Local.PeerCertSANs, ep.Child("local", "peerCertSANs"))...)
 	case c.Etcd.External != nil:
 		xp := ep.Child("external")
@@ -118,6 +120,17 @@ func ValidateClusterConfiguration(c *ClusterConfiguration) field.ErrorList {
 	errs = append(errs, validateSANs(c.APIServer.CertSANs, ap.Child("certSANs"))...)
 	errs = append(errs, validateArgs(c.ControllerManager.ExtraArgs, field.NewPath("controllerManager", "extraArgs"))...)
 	errs = append(errs, validateArgs(c.Scheduler.ExtraArgs, field.NewPath("scheduler", "extraArgs"))...)
+	switch c.CloudProvider {
+	case "":
+	case CloudProviderExternal:
+		cp := field.NewPath("cloudControllerManager")
+		errs = append(errs, validateArgs(c.CloudControllerManager.ExtraArgs, cp.Child("extraArgs"))...)
+		if !strings.HasPrefix(c.CloudControllerManager.CloudConfig, "/") {
+			errs = append(errs, field.Invalid(cp.Child("cloudConfig"), c.CloudControllerManager.CloudConfig, "must be an absolute path"))
+		}
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("cloudProvider"), c.CloudProvider, []string{"", CloudProviderExternal}))
+	}
 	return errs
 }
 
@@ -288,4 +301,22 @@ func validateHostPort(s string, portOptional bool) error {
 		}
 	}
 	return nil
+}
+
+// MinEtcdSnapshotInterval keeps a mistyped interval ("12" read as 12ns) from
+// snapshotting in a loop.
+const MinEtcdSnapshotInterval = time.Minute
+
+func validateEtcdSnapshots(s *EtcdSnapshots, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s.Interval != nil && s.Interval.Duration != 0 && s.Interval.Duration < MinEtcdSnapshotInterval {
+		errs = append(errs, field.Invalid(p.Child("interval"), s.Interval.Duration.String(), "must be 0 (no snapshots) or at least "+MinEtcdSnapshotInterval.String()))
+	}
+	if s.Retention != nil && *s.Retention < 1 {
+		errs = append(errs, field.Invalid(p.Child("retention"), *s.Retention, "must be at least 1"))
+	}
+	if s.Dir != "" && !strings.HasPrefix(s.Dir, "/") {
+		errs = append(errs, field.Invalid(p.Child("dir"), s.Dir, "must be an absolute path"))
+	}
+	return errs
 }

@@ -12,9 +12,11 @@ import (
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/admission"
+	webhookinit "k8s.io/apiserver/pkg/admission/plugin/webhook/initializer"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -58,8 +60,11 @@ func (o *Options) EnabledPlugins() []string {
 // ApplyTo sets config's admission chain. Plugins read the cluster through
 // client and factory (started by the server's post-start hook), authorize
 // through config's authorizer, and talk to webhooks and policies' params
-// through a dynamic client on the loopback connection.
-func (o *Options) ApplyTo(config *genericapiserver.Config, client kubernetes.Interface, factory informers.SharedInformerFactory) error {
+// through a dynamic client on the loopback connection. Webhooks named by a
+// Service are reached where resolver says (the Service's ClusterIP or one
+// of its endpoints), as upstream's apiserver does: the host need not
+// resolve cluster DNS names.
+func (o *Options) ApplyTo(config *genericapiserver.Config, client kubernetes.Interface, factory informers.SharedInformerFactory, resolver webhook.ServiceResolver) error {
 	if errs := o.Validate(); len(errs) > 0 {
 		return fmt.Errorf("admission options: %w", utilerrors.NewAggregate(errs))
 	}
@@ -67,8 +72,9 @@ func (o *Options) ApplyTo(config *genericapiserver.Config, client kubernetes.Int
 	if err != nil {
 		return fmt.Errorf("admission dynamic client: %w", err)
 	}
+	authWrapper := webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, config.EgressSelector, config.LoopbackClientConfig, config.TracerProvider)
 	if err := o.AdmissionOptions.ApplyTo(config, factory, client, dyn, utilfeature.DefaultFeatureGate, config.EffectiveVersion,
-		newInitializer()); err != nil {
+		newInitializer(), webhookinit.NewPluginInitializer(authWrapper, resolver)); err != nil {
 		return fmt.Errorf("admission chain: %w", err)
 	}
 	return nil

@@ -2,15 +2,9 @@ package admissionchain_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -33,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"trireme.dev/apiserver/internal/testserver"
+	"trireme.dev/componentbase/testpki"
 )
 
 // admissionConfiguration makes baseline the cluster's default Pod Security
@@ -320,7 +315,7 @@ func TestAdmissionChain(t *testing.T) {
 		csr := &certificatesv1.CertificateSigningRequest{
 			ObjectMeta: metav1.ObjectMeta{Name: "masters"},
 			Spec: certificatesv1.CertificateSigningRequestSpec{
-				Request:    csrPEM(t, "mallory", "system:masters"),
+				Request:    testpki.NewRequest(testpki.Cert{CommonName: "mallory", Organization: []string{"system:masters"}}).PEM,
 				SignerName: certificatesv1.KubeAPIServerClientSignerName,
 				Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth},
 			},
@@ -330,7 +325,7 @@ func TestAdmissionChain(t *testing.T) {
 		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
 			t.Fatalf("got %v, want 403 containing %q", err, want)
 		}
-		csr.Name, csr.Spec.Request = "dev", csrPEM(t, "alice", "dev")
+		csr.Name, csr.Spec.Request = "dev", testpki.NewRequest(testpki.Cert{CommonName: "alice", Organization: []string{"dev"}}).PEM
 		got, err := c.CertificatesV1().CertificateSigningRequests().Create(ctx, csr, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatalf("ordinary CSR: %v", err)
@@ -370,7 +365,7 @@ func TestAdmissionChain(t *testing.T) {
 		}
 		bundle := &certificatesv1.ClusterTrustBundle{
 			ObjectMeta: metav1.ObjectMeta{Name: "example.com:issuer:roots"},
-			Spec:       certificatesv1.ClusterTrustBundleSpec{SignerName: "example.com/issuer", TrustBundle: caPEM(t)},
+			Spec:       certificatesv1.ClusterTrustBundleSpec{SignerName: "example.com/issuer", TrustBundle: string(testpki.NewCA("test-root").CertPEM)},
 		}
 		want := `user not permitted to attest for signerName "example.com/issuer"`
 		eventually(t, "attest refusal", func() error {
@@ -454,34 +449,4 @@ func createRBAC(ctx context.Context, c kubernetes.Interface, obj runtime.Object)
 		err = fmt.Errorf("unexpected %T", obj)
 	}
 	return err
-}
-
-// caPEM returns a fresh self-signed CA certificate in PEM.
-func caPEM(t *testing.T) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test-root"},
-		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), BasicConstraintsValid: true, IsCA: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-}
-
-// csrPEM returns a PEM certificate request for CN=cn, O=org.
-func csrPEM(t *testing.T, cn, org string) []byte {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn, Organization: []string{org}}}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
 }

@@ -41,5 +41,6 @@ func BuiltinPriorities() map[schema.GroupVersion]Priority {
 		{Group: "discovery.k8s.io", Version: "v1"}:             {16200, 15},
 		{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}: {16100, 21},
 		{Group: "resource.k8s.io", Version: "v1"}:              {15900, 15},
+		{Group: "storagemigration.k8s.io", Version: "v1"}:      {15800, 15},
 	}
 }

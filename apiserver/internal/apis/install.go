@@ -2,9 +2,12 @@ package apis
 
 import (
 	"fmt"
-	certificatesv1 "k8s.io/api/certificates/v1"
 	"net/netip"
 	"sort"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	certificatesv1 "k8s.io/api/certificates/v1"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -88,6 +91,12 @@ func Build(opts generic.RESTOptionsGetter, cfg Config) (*Built, error) {
 		return nil, err
 	}
 	addAuthorization(byGV, stores, cfg.Authorization)
+	// autoscaling/v1 serves the autoscaling/v2 store: the scheme converts.
+	hpa := byGV[autoscalingv2.SchemeGroupVersion]
+	byGV[autoscalingv1.SchemeGroupVersion] = map[string]rest.Storage{
+		"horizontalpodautoscalers":        hpa["horizontalpodautoscalers"],
+		"horizontalpodautoscalers/status": hpa["horizontalpodautoscalers/status"],
+	}
 	return &Built{ByGroupVersion: byGV, Stores: stores, Allocators: allocators, Destroy: destroy}, nil
 }
 
@@ -153,17 +162,25 @@ func addSubresources(byGV map[schema.GroupVersion]map[string]rest.Storage, store
 
 // Install adds every served group to s.
 func Install(s *genericapiserver.GenericAPIServer, byGV map[schema.GroupVersion]map[string]rest.Storage) error {
+	// One APIGroupInfo per group, with every version of it.
+	infos := map[string]*genericapiserver.APIGroupInfo{}
 	var groups []*genericapiserver.APIGroupInfo
 	for gv, storage := range byGV {
-		info := genericapiserver.NewDefaultAPIGroupInfo(gv.Group, scheme.Scheme, scheme.ParameterCodec, scheme.Codecs)
-		info.VersionedResourcesStorageMap[gv.Version] = storage
-		if gv.Group == "" {
-			if err := s.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, &info); err != nil {
-				return fmt.Errorf("install core API: %w", err)
+		info := infos[gv.Group]
+		if info == nil {
+			i := genericapiserver.NewDefaultAPIGroupInfo(gv.Group, scheme.Scheme, scheme.ParameterCodec, scheme.Codecs)
+			info = &i
+			infos[gv.Group] = info
+			if gv.Group != "" {
+				groups = append(groups, info)
 			}
-			continue
 		}
-		groups = append(groups, &info)
+		info.VersionedResourcesStorageMap[gv.Version] = storage
+	}
+	if core := infos[""]; core != nil {
+		if err := s.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, core); err != nil {
+			return fmt.Errorf("install core API: %w", err)
+		}
 	}
 	sort.Slice(groups, func(i, j int) bool {
 		return groups[i].PrioritizedVersions[0].Group < groups[j].PrioritizedVersions[0].Group

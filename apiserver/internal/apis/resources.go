@@ -20,6 +20,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -28,6 +29,7 @@ import (
 
 	"trireme.dev/api/events"
 	"trireme.dev/api/validation"
+	"trireme.dev/apiserver/internal/admissionexpr"
 	"trireme.dev/apiserver/internal/registry"
 	"trireme.dev/apiserver/internal/registry/certificates"
 )
@@ -53,6 +55,12 @@ const eventTTL = 3600
 // resources returns the descriptors of every served resource whose
 // behaviour the shared strategy and the hooks below fully describe. Pods,
 // services and namespaces come from their own packages.
+// compiledExpressions refuses admission configurations whose CEL
+// expressions do not compile.
+var compiledExpressions = registry.Hooks{Validate: func(_ context.Context, obj runtime.Object) field.ErrorList {
+	return admissionexpr.Validate(obj)
+}}
+
 func resources() []*registry.Resource {
 	core, apps, batch := corev1.SchemeGroupVersion, appsv1.SchemeGroupVersion, batchv1.SchemeGroupVersion
 	return []*registry.Resource{
@@ -127,15 +135,17 @@ func resources() []*registry.Resource {
 			Hooks: registry.Hooks{PrepareForCreate: stampDeviceTaint, PrepareForUpdate: restampDeviceTaint}},
 		{GroupVersion: resourcev1.SchemeGroupVersion, Name: "resourceslices", Kind: "ResourceSlice", New: newFn[resourcev1.ResourceSlice](), NewList: newFn[resourcev1.ResourceSliceList](), Generation: true},
 
-		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "validatingwebhookconfigurations", Kind: "ValidatingWebhookConfiguration", New: newFn[admissionregistrationv1.ValidatingWebhookConfiguration](), NewList: newFn[admissionregistrationv1.ValidatingWebhookConfigurationList](), Categories: apiExtensions},
-		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "mutatingwebhookconfigurations", Kind: "MutatingWebhookConfiguration", New: newFn[admissionregistrationv1.MutatingWebhookConfiguration](), NewList: newFn[admissionregistrationv1.MutatingWebhookConfigurationList](), Categories: apiExtensions},
-		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "validatingadmissionpolicies", Kind: "ValidatingAdmissionPolicy", New: newFn[admissionregistrationv1.ValidatingAdmissionPolicy](), NewList: newFn[admissionregistrationv1.ValidatingAdmissionPolicyList](), Status: true, Generation: true, Categories: apiExtensions},
+		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "validatingwebhookconfigurations", Kind: "ValidatingWebhookConfiguration", New: newFn[admissionregistrationv1.ValidatingWebhookConfiguration](), NewList: newFn[admissionregistrationv1.ValidatingWebhookConfigurationList](), Categories: apiExtensions, Hooks: compiledExpressions},
+		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "mutatingwebhookconfigurations", Kind: "MutatingWebhookConfiguration", New: newFn[admissionregistrationv1.MutatingWebhookConfiguration](), NewList: newFn[admissionregistrationv1.MutatingWebhookConfigurationList](), Categories: apiExtensions, Hooks: compiledExpressions},
+		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "validatingadmissionpolicies", Kind: "ValidatingAdmissionPolicy", New: newFn[admissionregistrationv1.ValidatingAdmissionPolicy](), NewList: newFn[admissionregistrationv1.ValidatingAdmissionPolicyList](), Status: true, Generation: true, Categories: apiExtensions, Hooks: compiledExpressions},
 		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "validatingadmissionpolicybindings", Kind: "ValidatingAdmissionPolicyBinding", New: newFn[admissionregistrationv1.ValidatingAdmissionPolicyBinding](), NewList: newFn[admissionregistrationv1.ValidatingAdmissionPolicyBindingList](), Generation: true, Categories: apiExtensions},
-		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "mutatingadmissionpolicies", Kind: "MutatingAdmissionPolicy", New: newFn[admissionregistrationv1.MutatingAdmissionPolicy](), NewList: newFn[admissionregistrationv1.MutatingAdmissionPolicyList](), Generation: true, Categories: apiExtensions},
+		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "mutatingadmissionpolicies", Kind: "MutatingAdmissionPolicy", New: newFn[admissionregistrationv1.MutatingAdmissionPolicy](), NewList: newFn[admissionregistrationv1.MutatingAdmissionPolicyList](), Generation: true, Categories: apiExtensions, Hooks: compiledExpressions},
 		{GroupVersion: admissionregistrationv1.SchemeGroupVersion, Name: "mutatingadmissionpolicybindings", Kind: "MutatingAdmissionPolicyBinding", New: newFn[admissionregistrationv1.MutatingAdmissionPolicyBinding](), NewList: newFn[admissionregistrationv1.MutatingAdmissionPolicyBindingList](), Generation: true, Categories: apiExtensions},
 
 		{GroupVersion: certificatesv1.SchemeGroupVersion, Name: "certificatesigningrequests", Kind: "CertificateSigningRequest", New: newFn[certificatesv1.CertificateSigningRequest](), NewList: newFn[certificatesv1.CertificateSigningRequestList](), Status: true, ShortNames: []string{"csr"}, Hooks: certificates.Hooks},
 		{GroupVersion: certificatesv1.SchemeGroupVersion, Name: "clustertrustbundles", Kind: "ClusterTrustBundle", New: newFn[certificatesv1.ClusterTrustBundle](), NewList: newFn[certificatesv1.ClusterTrustBundleList]()},
+		{GroupVersion: certificatesv1.SchemeGroupVersion, Name: "podcertificaterequests", Kind: "PodCertificateRequest", New: newFn[certificatesv1.PodCertificateRequest](), NewList: newFn[certificatesv1.PodCertificateRequestList](), Namespaced: true, Status: true},
+		{GroupVersion: storagemigrationv1.SchemeGroupVersion, Name: "storageversionmigrations", Kind: "StorageVersionMigration", New: newFn[storagemigrationv1.StorageVersionMigration](), NewList: newFn[storagemigrationv1.StorageVersionMigrationList](), Status: true},
 	}
 }
 

@@ -38,6 +38,9 @@ type Result struct {
 	TokenIssuer *TokenIssuer
 	// TokenAuthenticator authenticates bearer tokens alone, for TokenReview.
 	TokenAuthenticator authenticator.Request
+	// serviceAccountKeys verify service-account tokens; discovery
+	// publishes them.
+	serviceAccountKeys []crypto.PublicKey
 }
 
 // TokenIssuer issues service-account tokens within the server's limits.
@@ -74,7 +77,7 @@ func (o *Options) ApplyTo(ctx context.Context, config *genericapiserver.Config, 
 	}
 	requests = append(requests, x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion))
 
-	issuer, tokens, err := o.tokenAuthenticators(ctx, config, client, factory)
+	issuer, keys, tokens, err := o.tokenAuthenticators(ctx, config, client, factory)
 	if err != nil {
 		return nil, err
 	}
@@ -92,23 +95,24 @@ func (o *Options) ApplyTo(ctx context.Context, config *genericapiserver.Config, 
 	return &Result{
 		TokenIssuer:        issuer,
 		TokenAuthenticator: group.NewAuthenticatedGroupAdder(bearertoken.New(tokenAuth)),
+		serviceAccountKeys: keys,
 	}, nil
 }
 
 // tokenAuthenticators builds every configured bearer-token authenticator in
 // upstream's order, and the service-account token issuer.
-func (o *Options) tokenAuthenticators(ctx context.Context, config *genericapiserver.Config, client kubernetes.Interface, factory informers.SharedInformerFactory) (*TokenIssuer, []authenticator.Token, error) {
+func (o *Options) tokenAuthenticators(ctx context.Context, config *genericapiserver.Config, client kubernetes.Interface, factory informers.SharedInformerFactory) (*TokenIssuer, []crypto.PublicKey, []authenticator.Token, error) {
 	var tokens []authenticator.Token
 	if o.TokenAuthFile != "" {
 		t, err := tokenfile.NewCSV(o.TokenAuthFile)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--token-auth-file: %w", err)
+			return nil, nil, nil, fmt.Errorf("--token-auth-file: %w", err)
 		}
 		tokens = append(tokens, t)
 	}
-	issuer, verifier, err := o.serviceAccountTokens(ctx, client, factory)
+	issuer, keys, verifier, err := o.serviceAccountTokens(ctx, client, factory)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	tokens = append(tokens, verifier)
 	if o.BootstrapTokens {
@@ -119,44 +123,44 @@ func (o *Options) tokenAuthenticators(ctx context.Context, config *genericapiser
 	if o.OIDC.IssuerURL != "" {
 		t, err := o.oidc(ctx, config)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		tokens = append(tokens, t)
 	}
 	if o.WebhookConfigFile != "" {
 		t, err := o.webhook()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		// Cache failures too: a misbehaving client must not hammer the webhook.
 		tokens = append(tokens, tokencache.New(t, false, o.WebhookCacheTTL, o.WebhookCacheTTL))
 	}
-	return issuer, tokens, nil
+	return issuer, keys, tokens, nil
 }
 
 // serviceAccountTokens loads the signing and verification keys.
-func (o *Options) serviceAccountTokens(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory) (*TokenIssuer, *satoken.Verifier, error) {
+func (o *Options) serviceAccountTokens(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory) (*TokenIssuer, []crypto.PublicKey, *satoken.Verifier, error) {
 	sa := o.ServiceAccounts
 	if sa.SigningKeyFile == "" {
-		return nil, nil, fmt.Errorf("--service-account-signing-key-file is required")
+		return nil, nil, nil, fmt.Errorf("--service-account-signing-key-file is required")
 	}
 	key, err := keyutil.PrivateKeyFromFile(sa.SigningKeyFile)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--service-account-signing-key-file: %w", err)
+		return nil, nil, nil, fmt.Errorf("--service-account-signing-key-file: %w", err)
 	}
 	priv, ok := key.(crypto.Signer)
 	if !ok {
-		return nil, nil, fmt.Errorf("--service-account-signing-key-file: %T cannot sign", key)
+		return nil, nil, nil, fmt.Errorf("--service-account-signing-key-file: %T cannot sign", key)
 	}
 	signer, err := satoken.NewSigner(o.issuers()[0], priv)
 	if err != nil {
-		return nil, nil, fmt.Errorf("service account token signer: %w", err)
+		return nil, nil, nil, fmt.Errorf("service account token signer: %w", err)
 	}
 	keys := []crypto.PublicKey{priv.Public()}
 	for _, f := range sa.KeyFiles {
 		pubs, err := keyutil.PublicKeysFromFile(f)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--service-account-key-file %s: %w", f, err)
+			return nil, nil, nil, fmt.Errorf("--service-account-key-file %s: %w", f, err)
 		}
 		for _, p := range pubs {
 			keys = append(keys, p)
@@ -164,10 +168,10 @@ func (o *Options) serviceAccountTokens(ctx context.Context, client kubernetes.In
 	}
 	verifier, err := satoken.NewVerifier(o.issuers(), keys, o.apiAudiences(), newLiveObjects(client, factory))
 	if err != nil {
-		return nil, nil, fmt.Errorf("service account token verifier: %w", err)
+		return nil, nil, nil, fmt.Errorf("service account token verifier: %w", err)
 	}
 	logr.FromContextOrDiscard(ctx).V(2).Info("Service account tokens", "issuer", signer.Issuer(), "verificationKeys", len(keys))
-	return &TokenIssuer{Signer: signer, APIAudiences: o.apiAudiences(), MaxExpiration: sa.MaxExpiration}, verifier, nil
+	return &TokenIssuer{Signer: signer, APIAudiences: o.apiAudiences(), MaxExpiration: sa.MaxExpiration}, keys, verifier, nil
 }
 
 // requestHeader returns the front-proxy authenticator, or nil when

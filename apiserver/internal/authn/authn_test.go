@@ -2,14 +2,8 @@ package authn
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,36 +16,19 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"trireme.dev/api/scheme"
+	"trireme.dev/componentbase/testpki"
 )
 
-// testCA makes a self-signed CA, writes it to dir/name and returns a
-// client certificate signed by it for user/group.
-func testCA(t testing.TB, dir, name, user, group string) (string, *x509.Certificate) {
+// testCA makes a CA, writes its certificate to dir/name.crt and returns
+// that path and a client certificate it signed for user in groups.
+func testCA(t testing.TB, dir, name, user string, groups ...string) (string, *x509.Certificate) {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca := testpki.NewCA(name)
+	caFile, _, err := ca.Write(dir, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name}, IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	path := filepath.Join(dir, name+".crt")
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: user, Organization: []string{group}},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return path, cert
+	return caFile, ca.Issue(testpki.Cert{CommonName: user, Organization: groups, Usage: testpki.ClientAuth}).Cert
 }
 
 func newTestOptions(t testing.TB, anonymous bool) (*Options, *x509.Certificate, *x509.Certificate) {

@@ -48,6 +48,9 @@ type ServiceAccountOptions struct {
 	APIAudiences []string
 	// MaxExpiration caps a TokenRequest's expirationSeconds (0: no cap).
 	MaxExpiration time.Duration
+	// JWKSURI is the jwks_uri the issuer's discovery document gives; empty
+	// means this server's own /openid/v1/jwks at its external address.
+	JWKSURI string
 }
 
 // OIDCOptions are upstream's --oidc-* flags.
@@ -85,6 +88,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&sa.KeyFiles, "service-account-key-file", sa.KeyFiles, "PEM files of public (or private) keys service-account tokens are verified with; repeatable. The signing key is always included.")
 	fs.StringSliceVar(&sa.Issuers, "service-account-issuer", sa.Issuers, "Issuer (iss) of service-account tokens; repeatable: the first is used for new tokens, all are accepted. Default "+DefaultServiceAccountIssuer+".")
 	fs.StringSliceVar(&sa.APIAudiences, "api-audiences", sa.APIAudiences, "Audiences a token must name to be accepted by the API. Defaults to the first service-account issuer.")
+	fs.StringVar(&sa.JWKSURI, "service-account-jwks-uri", sa.JWKSURI, "jwks_uri of the issuer's OpenID Connect discovery document (/.well-known/openid-configuration); by default this server's /openid/v1/jwks at its external address.")
 	fs.DurationVar(&sa.MaxExpiration, "service-account-max-token-expiration", sa.MaxExpiration, "Longest lifetime a TokenRequest may ask for; 0 means no cap.")
 
 	oi := &o.OIDC

@@ -18,8 +18,8 @@ import (
 func TestRequestHeader(t *testing.T) {
 	o, _, _ := newTestOptions(t, true)
 	dir := filepath.Dir(o.TokenAuthFile)
-	proxyCA, proxyCert := testCA(t, dir, "front-proxy-ca", "front-proxy-client", "")
-	_, strangerCert := testCA(t, dir, "stranger-ca", "front-proxy-client", "")
+	proxyCA, proxyCert := testCA(t, dir, "front-proxy-ca", "front-proxy-client")
+	_, strangerCert := testCA(t, dir, "stranger-ca", "front-proxy-client")
 	o.RequestHeader.ClientCAFile = proxyCA
 	o.RequestHeader.AllowedNames = []string{"front-proxy-client"}
 	o.RequestHeader.UsernameHeaders = []string{"X-Remote-User"}

@@ -216,6 +216,11 @@ type partStrategy struct {
 
 func (s partStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	s.part.Prepare(obj, old)
+	// A part that changes the spec (a pod's ephemeral containers or
+	// resources) is a new generation as a full update is.
+	if s.res.Generation {
+		bumpGenerationOnSpecChange(obj, old)
+	}
 }
 
 func (s partStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {

@@ -2,15 +2,7 @@ package server
 
 import (
 	"context"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os/exec"
@@ -29,18 +21,16 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	certutil "k8s.io/client-go/util/cert"
-	"k8s.io/client-go/util/keyutil"
 
 	"trireme.dev/apiserver/internal/devpki"
 	"trireme.dev/componentbase/freeport"
+	"trireme.dev/componentbase/testpki"
 )
 
 // testCluster is an in-process dev-mode apiserver.
 type testCluster struct {
 	dir, server string
-	ca          *x509.Certificate
-	caKey       crypto.Signer
+	ca          *testpki.CA
 }
 
 func startCluster(t *testing.T) *testCluster {
@@ -70,15 +60,11 @@ func startCluster(t *testing.T) *testCluster {
 		cleanup()
 	})
 	files := devpki.Layout(dir)
-	caCerts, err := certutil.CertsFromFile(files.CACert)
+	ca, err := testpki.LoadCA(files.CACert, files.CAKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := keyutil.PrivateKeyFromFile(files.CAKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &testCluster{dir: dir, server: fmt.Sprintf("https://127.0.0.1:%d", o.SecureServing.BindPort), ca: caCerts[0], caKey: key.(crypto.Signer)}
+	c := &testCluster{dir: dir, server: fmt.Sprintf("https://127.0.0.1:%d", o.SecureServing.BindPort), ca: ca}
 	admin := c.adminClient(t)
 	// Ready means the post-start hooks, the RBAC policy's among them, ran.
 	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -106,28 +92,10 @@ func (c *testCluster) adminClient(t *testing.T) *kubernetes.Clientset {
 // cluster CA and writes a kubeconfig for it.
 func (c *testCluster) userKubeconfig(t *testing.T, name string, groups ...string) string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: name, Organization: groups},
-		NotBefore:    time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.ca, key.Public(), c.caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	user := c.ca.Issue(testpki.Cert{CommonName: name, Organization: groups, Usage: testpki.ClientAuth})
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: c.server, CertificateAuthorityData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.ca.Raw})}
-	cfg.AuthInfos["u"] = &clientcmdapi.AuthInfo{ClientCertificateData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), ClientKeyData: keyPEM}
+	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: c.server, CertificateAuthorityData: c.ca.CertPEM}
+	cfg.AuthInfos["u"] = &clientcmdapi.AuthInfo{ClientCertificateData: user.CertPEM, ClientKeyData: user.KeyPEM}
 	cfg.Contexts["x"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
 	cfg.CurrentContext = "x"
 	path := filepath.Join(c.dir, strings.ReplaceAll(name, ":", "_")+".kubeconfig")
@@ -289,7 +257,7 @@ func TestAuthorizationEndToEnd(t *testing.T) {
 	})
 
 	t.Run("anonymous gets 403 on /api and 200 on /healthz", func(t *testing.T) {
-		anon := rest.AnonymousClientConfig(&rest.Config{Host: c.server, TLSClientConfig: rest.TLSClientConfig{CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.ca.Raw})}})
+		anon := rest.AnonymousClientConfig(&rest.Config{Host: c.server, TLSClientConfig: rest.TLSClientConfig{CAData: c.ca.CertPEM}})
 		rt, err := rest.TransportFor(anon)
 		if err != nil {
 			t.Fatal(err)

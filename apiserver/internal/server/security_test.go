@@ -4,18 +4,12 @@ import (
 	"bufio"
 	"context"
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"flag"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -41,6 +35,7 @@ import (
 	"k8s.io/client-go/util/keyutil"
 
 	"trireme.dev/componentbase/freeport"
+	"trireme.dev/componentbase/testpki"
 )
 
 // testServer is one in-process apiserver shared by the security tests: it
@@ -363,7 +358,13 @@ func TestBadCredentialsAre401(t *testing.T) {
 	}
 	parts := strings.Split(valid, ".")
 	tampered := parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(strings.Replace(mustDecode(t, parts[1]), "demo:default", "demo:admin00", 1))) + "." + parts[2]
-	foreignCert, foreignKey := foreignClientCert(t, s.dir)
+	// A system:masters certificate from a CA named as the server's own.
+	foreignCert, foreignKey, err := testpki.NewCA("trireme-ca").Issue(testpki.Cert{
+		CommonName: "kubernetes-admin", Organization: []string{"system:masters"}, Usage: testpki.ClientAuth,
+	}).Write(s.dir, "foreign")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []struct {
 		name string
@@ -614,35 +615,15 @@ func TestServingCertificateReloads(t *testing.T) {
 	s := shared
 	addr := strings.TrimPrefix(s.url, "https://")
 	pki := filepath.Join(s.dir, "data", "pki")
-	caCert, err := keyutil.PrivateKeyFromFile(filepath.Join(pki, "ca.key"))
+	ca, err := testpki.LoadCA(filepath.Join(pki, "ca.crt"), filepath.Join(pki, "ca.key"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	caPEM, err := os.ReadFile(filepath.Join(pki, "ca.crt"))
-	if err != nil {
+	serving := ca.Issue(testpki.Cert{CommonName: "reloaded", IPs: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"}, Usage: testpki.ServerAuth})
+	if _, _, err := serving.Write(pki, "apiserver"); err != nil {
 		t.Fatal(err)
 	}
-	block, _ := pem.Decode(caPEM)
-	ca, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	serial := big.NewInt(time.Now().UnixNano())
-	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: "reloaded"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames: []string{"localhost"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caCert)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, _ := x509.MarshalPKCS8PrivateKey(key)
-	if err := os.WriteFile(filepath.Join(pki, "apiserver.key"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(pki, "apiserver.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	serial := serving.Cert.SerialNumber
 	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // inspecting the served certificate
 		if err != nil {
@@ -703,31 +684,4 @@ func decodeClaims(t *testing.T, token string) map[string]any {
 		t.Fatal(err)
 	}
 	return c
-}
-
-// foreignClientCert writes a system:masters client certificate signed by a
-// CA the server does not trust.
-func foreignClientCert(t *testing.T, dir string) (certFile, keyFile string) {
-	t.Helper()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "trireme-ca"}, IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	caDER, _ := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	ca, _ := x509.ParseCertificate(caDER)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "kubernetes-admin", Organization: []string{"system:masters"}},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, _ := x509.MarshalPKCS8PrivateKey(key)
-	certFile, keyFile = filepath.Join(dir, "foreign.crt"), filepath.Join(dir, "foreign.key")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return certFile, keyFile
 }

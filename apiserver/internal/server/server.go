@@ -118,6 +118,9 @@ type build struct {
 	authn         *authn.Result
 	authorization *authz.Built
 
+	// resolver finds where webhooks and extension servers behind a
+	// Service are reached.
+	resolver aggregatorapiserver.ServiceResolver
 	// aggConfig waits for the aggregator, which is made last.
 	aggConfig *aggregatorapiserver.Config
 	extServer *apiextensionsapiserver.CustomResourceDefinitions
@@ -222,7 +225,12 @@ func (b *build) applyOptions(ctx context.Context) error {
 	if b.authorization, err = o.Authorization.ApplyTo(config, b.factory); err != nil {
 		return err
 	}
-	return o.Admission.ApplyTo(config, b.client, b.factory)
+	// Admission webhooks reach their Services as the aggregator and CRD
+	// conversion do, never through the host's DNS.
+	if b.resolver, err = o.serviceResolver(b.factory); err != nil {
+		return err
+	}
+	return o.Admission.ApplyTo(config, b.client, b.factory, b.resolver)
 }
 
 // newServers makes the apiextensions server and the core server in front
@@ -230,15 +238,11 @@ func (b *build) applyOptions(ctx context.Context) error {
 // copied from the core's before Complete fills it in.
 func (b *build) newServers() error {
 	o, config := b.o, b.config
-	resolver, err := o.serviceResolver(b.factory)
+	extConfig, err := o.apiExtensionsConfig(*config, b.factory, b.resolver)
 	if err != nil {
 		return err
 	}
-	extConfig, err := o.apiExtensionsConfig(*config, b.factory, resolver)
-	if err != nil {
-		return err
-	}
-	if b.aggConfig, err = o.aggregatorConfig(*config, b.factory, resolver); err != nil {
+	if b.aggConfig, err = o.aggregatorConfig(*config, b.factory, b.resolver); err != nil {
 		return err
 	}
 	notFound := notfoundhandler.New(config.Serializer, genericapifilters.NoMuxAndDiscoveryIncompleteKey)
@@ -271,6 +275,7 @@ func (b *build) installAPIs() error {
 	if err := apis.Install(b.core, built.ByGroupVersion); err != nil {
 		return err
 	}
+	b.o.Authentication.InstallDiscovery(b.core, b.authn, b.log)
 	b.core.AddPostStartHookOrDie("start-informers", func(hc genericapiserver.PostStartHookContext) error {
 		b.factory.Start(hc.Done())
 		return nil

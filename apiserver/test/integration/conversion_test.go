@@ -2,24 +2,18 @@ package integration
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/utils/ptr"
 )
 
@@ -52,20 +46,7 @@ func TestWebhookConversion(t *testing.T) {
 	var calls atomic.Int64
 	port, caBundle := startConversionWebhook(t, "conv."+ns+".svc", &calls)
 	ctx := testContext(t)
-	if _, err := client.CoreV1().Services(ns).Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "conv"},
-		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443, TargetPort: intstr.FromInt32(port)}}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.DiscoveryV1().EndpointSlices(ns).Create(ctx, &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Name: "conv-1", Labels: map[string]string{discoveryv1.LabelServiceName: "conv"}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"127.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
-		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(port), Protocol: ptr.To(corev1.ProtocolTCP)}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	serviceOnLoopback(t, ns, "conv", port)
 
 	crd := createCRD(t, paintCRD)
 	crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
@@ -128,19 +109,7 @@ func TestWebhookConversion(t *testing.T) {
 // that verifies it. calls counts the reviews answered.
 func startConversionWebhook(t *testing.T, host string, calls *atomic.Int64) (int32, []byte) {
 	t.Helper()
-	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(host, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return serveTLS(t, host, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var review apiextensionsv1.ConversionReview
 		if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
 			http.Error(w, fmt.Sprintf("bad review: %v", err), http.StatusBadRequest)
@@ -159,10 +128,7 @@ func startConversionWebhook(t *testing.T, host string, calls *atomic.Int64) (int
 		review.Response, review.Request = resp, nil
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(&review)
-	})}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return int32(l.Addr().(*net.TCPAddr).Port), certPEM
+	}))
 }
 
 // convertPaint renames spec.color and spec.colour for the desired version.

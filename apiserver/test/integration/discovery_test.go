@@ -58,6 +58,8 @@ var upstreamDiscovery = map[string]struct {
 	"mutatingadmissionpolicybindings.admissionregistration.k8s.io":   {categories: []string{"api-extensions"}},
 	"certificatesigningrequests.certificates.k8s.io":                 {shortNames: []string{"csr"}, subresources: []string{"approval", "status"}},
 	"clustertrustbundles.certificates.k8s.io":                        {},
+	"podcertificaterequests.certificates.k8s.io":                     {subresources: []string{"status"}},
+	"storageversionmigrations.storagemigration.k8s.io":               {subresources: []string{"status"}},
 	"rolebindings.rbac.authorization.k8s.io":                         {},
 	"clusterroles.rbac.authorization.k8s.io":                         {},
 	"clusterrolebindings.rbac.authorization.k8s.io":                  {},
@@ -213,6 +215,7 @@ var upstreamAPIResources = []apiResourcesLine{
 	{"csinodes", "", "storage.k8s.io/v1", false, "CSINode"},
 	{"storageclasses", "sc", "storage.k8s.io/v1", false, "StorageClass"},
 	{"volumeattachments", "", "storage.k8s.io/v1", false, "VolumeAttachment"},
+	{"storageversionmigrations", "", "storagemigration.k8s.io/v1", false, "StorageVersionMigration"},
 }
 
 // TestAPIResources checks `kubectl api-resources` prints each served

@@ -107,6 +107,9 @@ func TestPods(t *testing.T) {
 		if len(out.Spec.EphemeralContainers) != 1 || out.Spec.EphemeralContainers[0].Name != "debugger" {
 			t.Errorf("ephemeral containers = %+v, want debugger", out.Spec.EphemeralContainers)
 		}
+		if out.Generation != p.Generation+1 {
+			t.Errorf("generation after adding an ephemeral container = %d, want %d", out.Generation, p.Generation+1)
+		}
 		// The main resource cannot add them: upstream's pod update
 		// validation refuses the change (needs api/validation).
 		out.Spec.EphemeralContainers = append(out.Spec.EphemeralContainers, corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "second", Image: "busybox"}})
@@ -134,6 +137,9 @@ func TestPods(t *testing.T) {
 		}
 		if got := out.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]; got.String() != "200m" {
 			t.Errorf("cpu request after resize = %s, want 200m", got.String())
+		}
+		if p.Generation != 1 || out.Generation != 2 {
+			t.Errorf("generation at create %d, after resize %d; want 1 and 2", p.Generation, out.Generation)
 		}
 		out.Spec.Containers[0].Resources = corev1.ResourceRequirements{}
 		_, err = pods.UpdateResize(ctx, p.Name, out, metav1.UpdateOptions{})

@@ -1,14 +1,7 @@
 package integration
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -16,6 +9,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -29,11 +23,14 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"trireme.dev/componentbase/testpki"
 )
 
 // Sample objects, one per served kind, written as a user would write them:
@@ -184,6 +181,20 @@ func sampleHorizontalPodAutoscaler(string) runtime.Object {
 	return &autoscalingv2.HorizontalPodAutoscaler{Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 		ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
 		MaxReplicas:    3,
+	}}
+}
+
+func sampleHorizontalPodAutoscalerV1(string) runtime.Object {
+	return &autoscalingv1.HorizontalPodAutoscaler{Spec: autoscalingv1.HorizontalPodAutoscalerSpec{
+		ScaleTargetRef:                 autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+		MaxReplicas:                    3,
+		TargetCPUUtilizationPercentage: ptr.To[int32](50),
+	}}
+}
+
+func sampleStorageVersionMigration(string) runtime.Object {
+	return &storagemigrationv1.StorageVersionMigration{Spec: storagemigrationv1.StorageVersionMigrationSpec{
+		Resource: metav1.GroupResource{Group: "apps", Resource: "deployments"},
 	}}
 }
 
@@ -393,38 +404,26 @@ func sampleMutatingAdmissionPolicyBinding(string) runtime.Object {
 
 // sampleCSR asks the kube-apiserver-client signer for an ordinary user.
 func sampleCSR(string) runtime.Object {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		panic(err)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "jane", Organization: []string{"dev"}}}, key)
-	if err != nil {
-		panic(err)
-	}
 	return &certificatesv1.CertificateSigningRequest{Spec: certificatesv1.CertificateSigningRequestSpec{
-		Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+		Request:    testpki.NewRequest(testpki.Cert{CommonName: "jane", Organization: []string{"dev"}}).PEM,
 		SignerName: certificatesv1.KubeAPIServerClientSignerName,
 		Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth},
+	}}
+}
+
+// samplePodCertificateRequest is what a kubelet asks for a pod: a key's
+// stub request, for a signer of the mesh's own.
+func samplePodCertificateRequest(string) runtime.Object {
+	return &certificatesv1.PodCertificateRequest{Spec: certificatesv1.PodCertificateRequestSpec{
+		SignerName: "example.com/mesh", PodName: "web", PodUID: "pod-uid", ServiceAccountName: "default", ServiceAccountUID: "sa-uid",
+		NodeName: "node-a", NodeUID: "node-uid", StubPKCS10Request: testpki.NewRequest(testpki.Cert{}).DER,
 	}}
 }
 
 // sampleClusterTrustBundle publishes a fresh self-signed CA with no signer,
 // which needs no attest permission.
 func sampleClusterTrustBundle(string) runtime.Object {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		panic(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sample-root"},
-		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour),
-		BasicConstraintsValid: true, IsCA: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		panic(err)
-	}
 	return &certificatesv1.ClusterTrustBundle{Spec: certificatesv1.ClusterTrustBundleSpec{
-		TrustBundle: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+		TrustBundle: string(testpki.NewCA("sample-root").CertPEM),
 	}}
 }

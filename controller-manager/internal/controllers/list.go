@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	svmv1 "k8s.io/api/storagemigration/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -42,6 +43,7 @@ import (
 	"trireme.dev/controller-manager/internal/controllers/rootcacertpublisher"
 	"trireme.dev/controller-manager/internal/controllers/serviceaccount"
 	"trireme.dev/controller-manager/internal/controllers/statefulset"
+	"trireme.dev/controller-manager/internal/controllers/storageversionmigrator"
 	"trireme.dev/controller-manager/internal/controllers/tainteviction"
 	"trireme.dev/controller-manager/internal/controllers/tokencleaner"
 	"trireme.dev/controller-manager/internal/controllers/ttlafterfinished"
@@ -241,6 +243,12 @@ var All = []Descriptor{
 		Aliases:    []string{"ttl-after-finished-controller"},
 		ClientName: "ttl-after-finished-controller",
 		Build:      buildTTLAfterFinished,
+	},
+	{
+		Name:       storageversionmigrator.Name,
+		ClientName: storageversionmigrator.Name,
+		Requires:   []schema.GroupVersion{svmv1.SchemeGroupVersion},
+		Build:      buildStorageVersionMigrator,
 	},
 }
 

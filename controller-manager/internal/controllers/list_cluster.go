@@ -5,8 +5,10 @@ import (
 	"fmt"
 
 	"github.com/go-logr/logr"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/record"
 
 	"trireme.dev/controller-manager/internal/controllers/disruption"
@@ -16,6 +18,7 @@ import (
 	"trireme.dev/controller-manager/internal/controllers/garbagecollector"
 	"trireme.dev/controller-manager/internal/controllers/namespace"
 	"trireme.dev/controller-manager/internal/controllers/podgc"
+	"trireme.dev/controller-manager/internal/controllers/storageversionmigrator"
 )
 
 // The builders of the service and cluster controllers.
@@ -122,6 +125,24 @@ func buildGarbageCollector(ctx context.Context, cc *Context, client kubernetes.I
 		Recorder:  events,
 	})
 	return c, int(cfg.ConcurrentGCSyncs), nil
+}
+
+func buildStorageVersionMigrator(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	meta, err := metadataClient(cc, storageversionmigrator.Name)
+	if err != nil {
+		return nil, 0, err
+	}
+	c, err := storageversionmigrator.New(storageversionmigrator.Options{
+		Client:     client,
+		Metadata:   meta,
+		Mapper:     restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery())),
+		Migrations: cc.Informers.Storagemigration().V1().StorageVersionMigrations(),
+		Recorder:   events,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, 1, nil
 }
 
 func buildDisruption(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {

@@ -24,6 +24,7 @@ import (
 	"trireme.dev/componentbase/clientconn"
 	"trireme.dev/componentbase/leaderelection"
 	"trireme.dev/componentbase/serving"
+	"trireme.dev/controller-manager/internal/certexpiry"
 	"trireme.dev/controller-manager/internal/clientbuilder"
 	"trireme.dev/controller-manager/internal/controllers"
 	"trireme.dev/controller-manager/internal/metrics"
@@ -85,6 +86,15 @@ func (m *Manager) Run(ctx context.Context) error {
 	close(m.ready)
 	if addr != "" {
 		log.Info("Serving health and metrics", "address", addr)
+	}
+	if ce := m.opts.CertificateExpiry; ce.Dir != "" {
+		client, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(m.rest), clientbuilder.UserAgent+"/certificate-expiry"))
+		if err != nil {
+			return fmt.Errorf("certificate expiry client: %w", err)
+		}
+		w := &certexpiry.Watcher{Dir: ce.Dir, Node: ce.Node, Warn: time.Duration(ce.WarnDays) * 24 * time.Hour, Interval: time.Hour, Client: client}
+		// Each replica warns of its own node's files, leader or not.
+		go w.Run(ctx, log.WithName("certificate-expiry"))
 	}
 	if !*le.LeaderElect {
 		metrics.SetLeading(true)

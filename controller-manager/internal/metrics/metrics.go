@@ -1,6 +1,7 @@
 // Package metrics holds trireme-controller-manager's Prometheus metrics
 // (namespace trireme, subsystem controller_manager): work queue figures,
-// per-controller sync counts and latencies, and leadership.
+// per-controller sync counts and latencies, leadership, and when this node's
+// certificates expire.
 package metrics
 
 import (
@@ -34,6 +35,12 @@ var (
 		Namespace: namespace, Subsystem: subsystem, Name: "leader",
 		Help: "1 while this process holds the leader election Lease (or runs without leader election).",
 	})
+	// CertificateExpiration is when each certificate in this node's
+	// certificates directory expires (package certexpiry).
+	CertificateExpiration = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Subsystem: subsystem, Name: "certificate_expiration_timestamp_seconds",
+		Help: "When each certificate in this node's certificates directory expires (Unix time), by its path below the directory without .crt.",
+	}, []string{"certificate"})
 	controllersRunning = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: namespace, Subsystem: subsystem, Name: "controller_running",
 		Help: "1 for each controller this process runs.",
@@ -44,7 +51,7 @@ func init() {
 	Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		syncs, syncDuration, leading, controllersRunning,
+		syncs, syncDuration, leading, controllersRunning, CertificateExpiration,
 		queueDepth, queueAdds, queueLatency, queueWork, queueUnfinished, queueLongest, queueRetries,
 	)
 }

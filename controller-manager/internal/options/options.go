@@ -31,6 +31,19 @@ type Options struct {
 	*serving.Options
 	LogFormat string
 	Verbosity int
+	// CertificateExpiry configures the warnings of this node's certificates
+	// expiring (package certexpiry); off without a directory.
+	CertificateExpiry CertificateExpiry
+}
+
+// CertificateExpiry are the flags of the certificate expiry warnings.
+type CertificateExpiry struct {
+	// Dir is the node's certificates directory; empty turns the check off.
+	Dir string
+	// Node is the Node the Events are about.
+	Node string
+	// WarnDays is how many days before expiry the warnings start.
+	WarnDays int
 }
 
 // New returns options with every default, bound to cfg (DefaultConfig()
@@ -39,7 +52,8 @@ func New(cfg *kcmconfig.KubeControllerManagerConfiguration) *Options {
 	if cfg == nil {
 		cfg = DefaultConfig()
 	}
-	return &Options{Config: cfg, Options: serving.NewOptions(SecurePort, "trireme-controller-manager"), LogFormat: "text"}
+	return &Options{Config: cfg, Options: serving.NewOptions(SecurePort, "trireme-controller-manager"), LogFormat: "text",
+		CertificateExpiry: CertificateExpiry{WarnDays: 30}}
 }
 
 // AddFlags registers the options on fs, with upstream's flag names.
@@ -69,6 +83,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, known []string) {
 	o.Options.AddFlags(fs)
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
 	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity: 0 for what an operator needs, 2 for per-object detail, 4 for debugging.")
+	ce := &o.CertificateExpiry
+	fs.StringVar(&ce.Dir, "certificate-expiry-dir", ce.Dir, "This node's certificates directory: every replica (leader or not) exports when each *.crt below it expires and records a Warning Event on --node-name for one that expires within --certificate-expiry-warning-days. Empty turns it off.")
+	fs.StringVar(&ce.Node, "node-name", ce.Node, "The Node this replica runs on, for the certificate expiry Events.")
+	fs.IntVar(&ce.WarnDays, "certificate-expiry-warning-days", ce.WarnDays, "How many days before a certificate expires the Warning Events start.")
 }
 
 // Validate reports every invalid option. known are the controller names
@@ -96,6 +114,9 @@ func (o *Options) Validate(known []string) []error {
 	errs = append(errs, validateServiceAndCluster(o.Config)...)
 	errs = append(errs, validateWorkloads(o.Config)...)
 	errs = append(errs, o.validateNodes()...)
+	if ce := o.CertificateExpiry; ce.Dir != "" && (ce.Node == "" || ce.WarnDays < 1) {
+		errs = append(errs, fmt.Errorf("--certificate-expiry-dir needs --node-name and a positive --certificate-expiry-warning-days"))
+	}
 	if o.LogFormat != "text" && o.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log-format %q: want text or json", o.LogFormat))
 	}

@@ -31,8 +31,12 @@ type Claimer struct {
 	// and fails if it is gone or being deleted, so that a stale cache
 	// cannot make a deleted owner adopt.
 	CanAdopt func(ctx context.Context) error
-	checked  bool
-	adoptErr error
+	// Finalizers are added to an object with its adoption and removed
+	// with its release, as the Job controller's tracking finalizer is:
+	// an object the owner no longer counts must not stay held by it.
+	Finalizers []string
+	checked    bool
+	adoptErr   error
 }
 
 // Ref returns the controller owner reference to owner of kind.
@@ -109,10 +113,14 @@ func (c *Claimer) adopt(ctx context.Context, o metav1.Object) error {
 	if c.adoptErr != nil {
 		return fmt.Errorf("cannot adopt %s: %w", o.GetName(), c.adoptErr)
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+	meta := map[string]any{
 		"ownerReferences": []metav1.OwnerReference{Ref(c.Owner, c.Kind)},
 		"uid":             o.GetUID(),
-	}})
+	}
+	if len(c.Finalizers) > 0 {
+		meta["finalizers"] = c.Finalizers
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": meta})
 	if err != nil {
 		return err
 	}
@@ -123,7 +131,7 @@ func (c *Claimer) adopt(ctx context.Context, o metav1.Object) error {
 }
 
 func (c *Claimer) release(ctx context.Context, o metav1.Object) error {
-	patch, err := ReleasePatch(c.Owner.GetUID(), o.GetUID())
+	patch, err := ReleasePatch(c.Owner.GetUID(), o.GetUID(), c.Finalizers...)
 	if err != nil {
 		return err
 	}
@@ -134,12 +142,16 @@ func (c *Claimer) release(ctx context.Context, o metav1.Object) error {
 }
 
 // ReleasePatch is the strategic merge patch that removes the owner
-// reference to owner from the object whose UID is uid.
-func ReleasePatch(owner, uid types.UID) ([]byte, error) {
-	return json.Marshal(map[string]any{"metadata": map[string]any{
+// reference to owner, and finalizers, from the object whose UID is uid.
+func ReleasePatch(owner, uid types.UID, finalizers ...string) ([]byte, error) {
+	meta := map[string]any{
 		"ownerReferences": []map[string]any{{"$patch": "delete", "uid": owner}},
 		"uid":             uid,
-	}})
+	}
+	if len(finalizers) > 0 {
+		meta["$deleteFromPrimitiveList/finalizers"] = finalizers
+	}
+	return json.Marshal(map[string]any{"metadata": meta})
 }
 
 // RecheckOwner returns a CanAdopt function: get re-reads the owner, which

@@ -28,26 +28,30 @@ func TestClaim(t *testing.T) {
 		return p
 	}
 	tests := []struct {
-		name      string
-		pod       *corev1.Pod
-		canAdopt  error
-		wantClaim bool
-		wantPatch string
+		name       string
+		pod        *corev1.Pod
+		canAdopt   error
+		finalizers []string
+		wantClaim  bool
+		wantPatch  string
 	}{
-		{"own and matching", pod("a", true, &mine), nil, true, ""},
-		{"own but no longer matching is released", pod("a", false, &mine), nil, false, `"$patch":"delete"`},
-		{"another owner's", pod("a", true, &other), nil, false, ""},
-		{"orphan matching is adopted", pod("a", true, nil), nil, true, `"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"owner","controller":true,"blockOwnerDeletion":true}]`},
-		{"orphan not matching", pod("a", false, nil), nil, false, ""},
-		{"orphan of a deleted owner is left alone", pod("a", true, nil), errors.New("gone"), false, ""},
+		{"own and matching", pod("a", true, &mine), nil, nil, true, ""},
+		{"own but no longer matching is released", pod("a", false, &mine), nil, nil, false, `"$patch":"delete"`},
+		{"released with the owner's finalizers removed", pod("a", false, &mine), nil, []string{"f/x"}, false, `"$deleteFromPrimitiveList/finalizers":["f/x"]`},
+		{"another owner's", pod("a", true, &other), nil, nil, false, ""},
+		{"orphan matching is adopted", pod("a", true, nil), nil, nil, true, `"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"owner","controller":true,"blockOwnerDeletion":true}]`},
+		{"adopted with the owner's finalizers added", pod("a", true, nil), nil, []string{"f/x"}, true, `"finalizers":["f/x"]`},
+		{"orphan not matching", pod("a", false, nil), nil, nil, false, ""},
+		{"orphan of a deleted owner is left alone", pod("a", true, nil), errors.New("gone"), nil, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var patched string
 			c := &Claimer{
 				Owner: owner, Kind: kind, Selector: labels.SelectorFromSet(labels.Set{"app": "web"}),
-				Patch:    func(_ context.Context, _, _ string, p []byte) error { patched = string(p); return nil },
-				CanAdopt: func(context.Context) error { return tt.canAdopt },
+				Patch:      func(_ context.Context, _, _ string, p []byte) error { patched = string(p); return nil },
+				CanAdopt:   func(context.Context) error { return tt.canAdopt },
+				Finalizers: tt.finalizers,
 			}
 			got, _ := Claim(context.Background(), c, []*corev1.Pod{tt.pod})
 			if (len(got) == 1) != tt.wantClaim {

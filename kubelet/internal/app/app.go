@@ -20,10 +20,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
-	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	certlisters "k8s.io/client-go/listers/certificates/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
@@ -42,6 +42,8 @@ import (
 	"trireme.dev/kubelet/internal/kubelet"
 	"trireme.dev/kubelet/internal/nodestatus"
 	"trireme.dev/kubelet/internal/options"
+	"trireme.dev/kubelet/internal/podcertificate"
+	"trireme.dev/kubelet/internal/podcgroup"
 	"trireme.dev/kubelet/internal/prober"
 	"trireme.dev/kubelet/internal/staticpod"
 	"trireme.dev/kubelet/internal/system"
@@ -102,7 +104,18 @@ func run(ctx context.Context, o *options.Options) error {
 		lo.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", nodeName).String()
 	}))
 	services := factory.Core().V1().Services()
-	k := newKubelet(o, rt, api, nodeIPs, services, log)
+	// The node status manager needs the eviction manager, which needs the
+	// kubelet: the kubelet reads the node's allocatable through nodes,
+	// set below before any pod is synced (the pod sources start later).
+	var nodes *nodestatus.Manager
+	allocatable := func() corev1.ResourceList {
+		if nodes == nil {
+			return nil
+		}
+		return nodes.NodeAllocatable()
+	}
+	k, certs := newKubelet(o, rt, api, nodeIPs, factory, allocatable, log)
+	go certs.Run(ctx)
 	podInformer := podFactory.Core().V1().Pods().Informer()
 	if err := feedPods(ctx, podInformer, k); err != nil {
 		return err
@@ -114,7 +127,7 @@ func run(ctx context.Context, o *options.Options) error {
 	}
 	go evictions.Run(ctx, evictionMonitoringPeriod)
 	go runImageGC(ctx, imageGC, log)
-	nodes := newNodeStatus(o, api.client, rt, machine, nodeIPs, evictions, log)
+	nodes = newNodeStatus(o, api.client, rt, machine, nodeIPs, evictions, log)
 
 	var static *staticpod.Source
 	if cfg := o.Config; cfg.StaticPodPath != "" {
@@ -271,11 +284,16 @@ func connectAPI(ctx context.Context, o *options.Options, log logr.Logger) (*apiC
 	return &apiClients{client: client, broadcaster: broadcaster, recorder: recorder}, nil
 }
 
-// newKubelet makes the pod manager, with its prober and volumes.
-func newKubelet(o *options.Options, rt *runtimeClients, api *apiClients, nodeIPs []net.IP, services coreinformers.ServiceInformer, log logr.Logger) *kubelet.Kubelet {
+// newKubelet makes the pod manager, with its prober and volumes, and the
+// issuer of pod certificates the volumes take, to run; factory gives the
+// Services and ClusterTrustBundles it reads.
+func newKubelet(o *options.Options, rt *runtimeClients, api *apiClients, nodeIPs []net.IP, factory informers.SharedInformerFactory, allocatable func() corev1.ResourceList, log logr.Logger) (*kubelet.Kubelet, *podcertificate.Manager) {
 	cfg := o.Config
 	probes := prober.New(rt.runtime, log.WithName("prober"), nil)
 	vols := volume.New(o.RootDir, api.client, nil)
+	bundles := factory.Certificates().V1().ClusterTrustBundles()
+	vols.SetTrustBundles(trustBundleCache{bundles.Lister(), bundles.Informer().HasSynced})
+	services := factory.Core().V1().Services()
 	k := kubelet.New(kubelet.Config{
 		NodeName:      o.HostnameOverride,
 		NodeIPs:       nodeIPs,
@@ -299,11 +317,24 @@ func newKubelet(o *options.Options, rt *runtimeClients, api *apiClients, nodeIPs
 		// pods apart.
 		CgroupParent:  path.Join(cfg.CgroupRoot, "kubepods"),
 		RemoveCgroups: system.RemoveCgroups,
+		PodCgroups:    podcgroup.Writer{Root: "/sys/fs/cgroup", Unified: system.DetectCgroupVersion() == 2},
+		Allocatable:   allocatable,
 	}, log.WithName("pods"))
 	probes.SetOnChange(k.Wake)
 	vols.SetFields(k)
-	return k
+	certs := podcertificate.New(podcertificate.Config{Client: api.client, NodeName: o.HostnameOverride, Recorder: api.recorder, Wake: k.Wake})
+	vols.SetPodCertificates(certs)
+	return k, certs
 }
+
+// trustBundleCache is the ClusterTrustBundle informer's cache, as the
+// volume manager reads it.
+type trustBundleCache struct {
+	certlisters.ClusterTrustBundleLister
+	synced cache.InformerSynced
+}
+
+func (c trustBundleCache) HasSynced() bool { return c.synced() }
 
 // feedPods hands the node's pods from the API server, mirror pods aside,
 // to the kubelet.
@@ -352,7 +383,18 @@ func newNodeStatus(o *options.Options, client kubernetes.Interface, rt *runtimeC
 		MaxImages:       int(*cfg.NodeStatusMaxImages),
 		ProviderID:      cfg.ProviderID,
 		Pressure:        evictions.Pressure,
+		// As upstream: the annotation only when --node-ip was given.
+		ExternalCloudProvider: o.CloudProvider == options.CloudProviderExternal,
+		ProvidedNodeIPs:       providedNodeIPs(o.NodeIP, nodeIPs),
 	}, client, rt.runtime, rt.images, machine, log.WithName("node"))
+}
+
+// providedNodeIPs are the node IPs when --node-ip gave them.
+func providedNodeIPs(flag string, ips []net.IP) []net.IP {
+	if flag == "" {
+		return nil
+	}
+	return ips
 }
 
 func nodeIPs(flag string) ([]net.IP, error) {

@@ -6,9 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
-	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,71 +20,32 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/certificate"
-	"k8s.io/client-go/util/keyutil"
+
+	"trireme.dev/componentbase/testpki"
 )
 
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-}
-
-func newTestCA(t *testing.T) *testCA {
+// pair writes a client certificate for node n1 signed by ca, valid from
+// two hours ago until notAfter, and its key, and returns their paths.
+func pair(t *testing.T, ca *testpki.CA, dir string, notAfter time.Time) (string, string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	subject := ClientSubject("n1")
+	p := ca.Issue(testpki.Cert{
+		CommonName: subject.CommonName, Organization: subject.Organization, Usage: testpki.ClientAuth,
+		NotBefore: time.Now().Add(-2 * time.Hour), NotAfter: notAfter,
+	})
+	certFile, keyFile, err := p.Write(dir, "c")
 	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: "test-ca"}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testCA{cert: cert, key: key}
-}
-
-// sign issues a certificate for pub valid from notBefore to notAfter.
-func (c *testCA) sign(t *testing.T, subject pkix.Name, pub any, notBefore, notAfter time.Time) []byte {
-	t.Helper()
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: subject,
-		NotBefore: notBefore, NotAfter: notAfter,
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, pub, c.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-}
-
-// pair writes a key and a certificate signed by c and returns their paths.
-func (c *testCA) pair(t *testing.T, dir string, notAfter time.Time) (string, string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certPEM := c.sign(t, ClientSubject("n1"), &key.PublicKey, time.Now().Add(-2*time.Hour), notAfter)
-	certFile, keyFile := filepath.Join(dir, "c.crt"), filepath.Join(dir, "c.key")
-	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return certFile, keyFile
 }
 
 func TestUsableKubeconfig(t *testing.T) {
-	ca := newTestCA(t)
+	ca := testpki.NewCA("test-ca")
 	dir := t.TempDir()
-	validCert, validKey := ca.pair(t, t.TempDir(), time.Now().Add(time.Hour))
-	expiredCert, expiredKey := ca.pair(t, t.TempDir(), time.Now().Add(-time.Hour))
+	validCert, validKey := pair(t, ca, t.TempDir(), time.Now().Add(time.Hour))
+	expiredCert, expiredKey := pair(t, ca, t.TempDir(), time.Now().Add(-time.Hour))
 	write := func(name string, cfg *rest.Config) string {
 		path := filepath.Join(dir, name)
 		if err := WriteKubeconfig(path, cfg, ""); err != nil {
@@ -126,7 +85,7 @@ func TestUsableKubeconfig(t *testing.T) {
 // TestRequestClientCertificate runs the bootstrap request against a fake
 // clientset whose "controller-manager" approves and signs the CSR.
 func TestRequestClientCertificate(t *testing.T) {
-	ca := newTestCA(t)
+	ca := testpki.NewCA("test-ca")
 	client := fake.NewClientset()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -149,7 +108,10 @@ func TestRequestClientCertificate(t *testing.T) {
 				}
 				csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
 					Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "Test"})
-				csr.Status.Certificate = ca.sign(t, req.Subject, req.PublicKey, time.Now().Add(-time.Minute), time.Now().Add(time.Hour))
+				csr.Status.Certificate = ca.Issue(testpki.Cert{
+					CommonName: req.Subject.CommonName, Organization: req.Subject.Organization, Usage: testpki.ClientAuth,
+					NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour), PublicKey: req.PublicKey,
+				}).CertPEM
 				if _, err := client.CertificatesV1().CertificateSigningRequests().UpdateStatus(ctx, csr, metav1.UpdateOptions{}); err != nil {
 					t.Errorf("update status: %v", err)
 				}
@@ -188,13 +150,13 @@ func TestRequestClientCertificate(t *testing.T) {
 // TestBootstrapReusesStoredCertificate: a valid pair in the cert dir is
 // used without asking the apiserver (which is unreachable here).
 func TestBootstrapReusesStoredCertificate(t *testing.T) {
-	ca := newTestCA(t)
+	ca := testpki.NewCA("test-ca")
 	dir := t.TempDir()
 	certDir := filepath.Join(dir, "pki")
 	if err := os.MkdirAll(certDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	certFile, keyFile := ca.pair(t, dir, time.Now().Add(time.Hour))
+	certFile, keyFile := pair(t, ca, dir, time.Now().Add(time.Hour))
 	store, err := certificate.NewFileStore(ClientPairName, certDir, certDir, "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +167,7 @@ func TestBootstrapReusesStoredCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	caFile := filepath.Join(dir, "ca.crt")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw}), 0o600); err != nil {
+	if err := os.WriteFile(caFile, ca.CertPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	bootstrap := filepath.Join(dir, "bootstrap.conf")

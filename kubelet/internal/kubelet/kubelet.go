@@ -25,6 +25,7 @@ import (
 
 	"trireme.dev/kubelet/internal/crilist"
 	"trireme.dev/kubelet/internal/metrics"
+	"trireme.dev/kubelet/internal/podcgroup"
 	"trireme.dev/kubelet/internal/podconfig"
 	"trireme.dev/kubelet/internal/podstatus"
 )
@@ -47,6 +48,12 @@ type Prober interface {
 	// LivenessFailed reports a liveness (or startup) failure past its
 	// threshold: the container must be restarted.
 	LivenessFailed(containerID string) bool
+}
+
+// PodCgroupWriter sets the values of a pod's cgroup.
+type PodCgroupWriter interface {
+	// Write sets the cgroup at path (below each hierarchy's root) to v.
+	Write(path string, v podcgroup.Values) error
 }
 
 // Volumes prepares and removes a pod's volumes on the host.
@@ -99,9 +106,16 @@ type Config struct {
 	// RemoveCgroups removes cgroups (paths below each hierarchy's root) and
 	// the empty ones below them; nil leaves pod cgroups in place.
 	RemoveCgroups func(paths ...string) error
+	// PodCgroups writes the cpu and memory values of pod cgroups (the
+	// cgroupfs driver's paths); nil leaves them as the runtime makes them.
+	PodCgroups PodCgroupWriter
 	// Lister lists what relist compares every RelistPeriod; nil lists it
 	// through Runtime, decoding whole CRI messages.
 	Lister Lister
+	// Allocatable returns the node's allocatable resources, which the
+	// downward API reports for limits a container does not set; nil
+	// reports them as 0.
+	Allocatable func() corev1.ResourceList
 	// ParallelSandboxes bounds how many pod sandboxes are created at
 	// once (0: four per CPU, at least 4: much of a sandbox's creation
 	// waits on disk syncs and plugin processes, so fewer leave the CPUs
@@ -164,6 +178,19 @@ func New(cfg Config, log logr.Logger) *Kubelet {
 	for _, ip := range cfg.NodeIPs {
 		hostIPs = append(hostIPs, ip.String())
 	}
+	builder := &podconfig.Builder{
+		PodLogsDir:    cfg.PodLogsDir,
+		CgroupParent:  cfg.CgroupParent,
+		CgroupDriver:  cfg.CgroupDriver,
+		ClusterDNS:    cfg.ClusterDNS,
+		ClusterDomain: cfg.ClusterDomain,
+		ResolvConf:    cfg.ResolvConf,
+		HostIPs:       hostIPs,
+		Client:        cfg.Client,
+		Services:      cfg.Services,
+		PodDirs:       cfg.Volumes,
+		Allocatable:   cfg.Allocatable,
+	}
 	return &Kubelet{
 		sandboxSlots: make(chan struct{}, cfg.ParallelSandboxes),
 		cfg:          cfg,
@@ -172,19 +199,8 @@ func New(cfg Config, log logr.Logger) *Kubelet {
 		imageBO:      flowcontrol.NewBackOff(10*time.Second, 300*time.Second),
 		workers:      map[types.UID]*podWorker{},
 		lastSeen:     map[types.UID]string{},
-		podConfig: &podconfig.Builder{
-			PodLogsDir:    cfg.PodLogsDir,
-			CgroupParent:  cfg.CgroupParent,
-			CgroupDriver:  cfg.CgroupDriver,
-			ClusterDNS:    cfg.ClusterDNS,
-			ClusterDomain: cfg.ClusterDomain,
-			ResolvConf:    cfg.ResolvConf,
-			HostIPs:       hostIPs,
-			Client:        cfg.Client,
-			Services:      cfg.Services,
-			PodDirs:       cfg.Volumes,
-		},
-		statuses: &podstatus.Computer{HostIPs: hostIPs, RuntimeName: cfg.RuntimeName, Probes: cfg.Prober},
+		podConfig:    builder,
+		statuses:     &podstatus.Computer{HostIPs: hostIPs, RuntimeName: cfg.RuntimeName, Probes: cfg.Prober, PodLogDir: builder.PodLogDir},
 	}
 }
 
@@ -205,6 +221,7 @@ func (k *Kubelet) UpsertPod(ctx context.Context, pod *corev1.Pod) {
 		k.log.V(2).Info("SyncLoop ADD", "pod", types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, "podUID", pod.UID)
 		w = newPodWorker(pod.UID)
 		w.steps = &startSteps{last: w.started}
+		w.rejected = k.admitOrReject(pod)
 		k.workers[pod.UID] = w
 		go k.runWorker(ctx, w)
 		w.update(pod)
@@ -590,6 +607,11 @@ type podWorker struct {
 	steps *startSteps
 	// evicted is the eviction message once the pod is evicted.
 	evicted string
+	// rejected is why the kubelet refused to run the pod, nil for a pod
+	// it admitted; set once, when the worker is made.
+	rejected *rejection
+	// resize is the pod's in-place resize bookkeeping.
+	resize resizeState
 }
 
 func newPodWorker(uid types.UID) *podWorker {

@@ -376,3 +376,109 @@ func TestReadinessProbeGatesReady(t *testing.T) {
 		t.Errorf("not Ready after the probe passed: %+v", st.Conditions)
 	}
 }
+
+// TestImageChangeRestartsContainer: a running container whose image the
+// pod's spec changed is restarted with the new image, whatever the
+// restart policy, as upstream restarts a container whose spec changed.
+func TestImageChangeRestartsContainer(t *testing.T) {
+	for _, policy := range []corev1.RestartPolicy{corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever} {
+		t.Run(string(policy), func(t *testing.T) {
+			pod := testPod("img")
+			pod.Spec.RestartPolicy = policy
+			f := newFixture(t, pod)
+			f.images.SetFakeImages([]string{"busybox", "busybox:new"})
+			w := newPodWorker(pod.UID)
+			f.sync(t, w, pod)
+			f.sync(t, w, pod)
+			if n := len(f.containers("app")); n != 1 {
+				t.Fatalf("%d instances before the change", n)
+			}
+			changed := pod.DeepCopy()
+			changed.Spec.Containers[0].Image = "busybox:new"
+			f.sync(t, w, changed)
+			var running []*critesting.FakeContainer
+			for _, c := range f.containers("app") {
+				if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+					running = append(running, c)
+				}
+			}
+			if len(running) != 1 || running[0].Annotations[podconfig.AnnotationContainerImage] != "busybox:new" {
+				t.Fatalf("running instances %d, want one of busybox:new", len(running))
+			}
+			cs := f.apiPod(t, "img").Status.ContainerStatuses[0]
+			if cs.RestartCount != 1 || cs.Image != "busybox:new" {
+				t.Errorf("status restartCount %d image %q", cs.RestartCount, cs.Image)
+			}
+		})
+	}
+}
+
+// TestFailingInitContainer: a failing init container keeps the app
+// containers from starting; under Never it fails the pod, otherwise it is
+// restarted. Initialized names the init containers not done.
+func TestFailingInitContainer(t *testing.T) {
+	tests := []struct {
+		policy      corev1.RestartPolicy
+		wantPhase   corev1.PodPhase
+		wantInits   int // instances of init1 after its failure
+		wantMessage string
+	}{
+		{corev1.RestartPolicyNever, corev1.PodFailed, 1, "containers with incomplete status: [init1 init2]"},
+		{corev1.RestartPolicyOnFailure, corev1.PodPending, 2, "containers with incomplete status: [init1 init2]"},
+		{corev1.RestartPolicyAlways, corev1.PodPending, 2, "containers with incomplete status: [init1 init2]"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.policy), func(t *testing.T) {
+			pod := testPod("initfail")
+			pod.Spec.RestartPolicy = tt.policy
+			pod.Spec.InitContainers = []corev1.Container{{Name: "init1", Image: "busybox"}, {Name: "init2", Image: "busybox"}}
+			f := newFixture(t, pod)
+			w := newPodWorker(pod.UID)
+			f.sync(t, w, pod)
+			f.exit(f.containers("init1")[0], 1)
+			f.sync(t, w, pod)
+			if n := len(f.containers("init1")); n != tt.wantInits {
+				t.Errorf("%d init1 instances, want %d", n, tt.wantInits)
+			}
+			if n := len(f.containers("init2")) + len(f.containers("app")); n != 0 {
+				t.Errorf("%d later containers started after init1 failed", n)
+			}
+			st := f.apiPod(t, "initfail").Status
+			if st.Phase != tt.wantPhase {
+				t.Errorf("phase %s, want %s", st.Phase, tt.wantPhase)
+			}
+			for _, c := range st.Conditions {
+				if c.Type == corev1.PodInitialized && (c.Status != corev1.ConditionFalse || c.Reason != "ContainersNotInitialized" || c.Message != tt.wantMessage) {
+					t.Errorf("Initialized %s %q %q", c.Status, c.Reason, c.Message)
+				}
+			}
+			if w := st.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != "PodInitializing" {
+				t.Errorf("app container %+v, want waiting PodInitializing", st.ContainerStatuses[0].State)
+			}
+		})
+	}
+}
+
+// TestObservedGenerationFollowsSpec: each sync writes the generation of
+// the spec it acted on, in the status and in the kubelet's conditions.
+func TestObservedGenerationFollowsSpec(t *testing.T) {
+	pod := testPod("gen")
+	pod.Generation = 1
+	f := newFixture(t, pod)
+	w := newPodWorker(pod.UID)
+	for _, gen := range []int64{1, 2, 7} {
+		p := pod.DeepCopy()
+		p.Generation = gen
+		p.Spec.ActiveDeadlineSeconds = ptr.To(5000 - gen)
+		f.sync(t, w, p)
+		st := f.apiPod(t, "gen").Status
+		if st.ObservedGeneration != gen {
+			t.Errorf("observedGeneration %d, want %d", st.ObservedGeneration, gen)
+		}
+		for _, c := range st.Conditions {
+			if c.ObservedGeneration != gen {
+				t.Errorf("generation %d: %s observedGeneration %d", gen, c.Type, c.ObservedGeneration)
+			}
+		}
+	}
+}

@@ -67,13 +67,18 @@ func (k *Kubelet) PodField(pod *corev1.Pod, path string) (string, error) {
 	return podconfig.PodField(pod, path, ips, k.podConfig.HostIPs)
 }
 
-// ContainerResource returns a downward API resource field of pod.
+// ContainerResource returns a downward API resource field of pod; unset
+// limits are the node's allocatable.
 func (k *Kubelet) ContainerResource(pod *corev1.Pod, ref *corev1.ResourceFieldSelector) (string, error) {
 	c := podconfig.FindContainer(pod, ref.ContainerName)
 	if c == nil {
 		return "", fmt.Errorf("container %q not found", ref.ContainerName)
 	}
-	return podconfig.ContainerResource(pod, c, ref)
+	var allocatable corev1.ResourceList
+	if k.cfg.Allocatable != nil {
+		allocatable = k.cfg.Allocatable()
+	}
+	return podconfig.ContainerResource(pod, c, ref, allocatable)
 }
 
 // Wake makes the worker of the pod with this UID sync now.

@@ -83,6 +83,13 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 	if pod.DeletionTimestamp != nil {
 		return 0, false, k.terminate(ctx, w, pod, rt)
 	}
+	w.mu.Lock()
+	rejected := w.rejected != nil
+	w.mu.Unlock()
+	if rejected {
+		// A pod the kubelet refused never runs: its status says why.
+		return 0, false, k.writeStatus(ctx, w, pod, k.computeStatus(pod, w, rt))
+	}
 	if w.finished || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		// A terminal pod never runs again: stop what is left.
 		if err := k.killPod(ctx, pod, rt, ptr.To[int64](0)); err != nil {
@@ -99,7 +106,7 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 	}
 
 	changes := &syncChanges{}
-	requeue, err := k.syncRunning(withSyncChanges(ctx, changes), w, pod, rt)
+	requeue, err := k.syncRunning(withSyncChanges(ctx, changes), w, k.allocate(w, pod), rt)
 	steps := stepsFrom(ctx)
 	if rt2, oerr := k.observeAfter(ctx, w.uid, rt, changes, err); oerr == nil {
 		rt = rt2
@@ -113,6 +120,10 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		if d := time.Until(deadline); d > 0 && (requeue == 0 || d < requeue) {
 			requeue = d
 		}
+	}
+	if w.resizePending() && (requeue == 0 || requeue > resizeRetryPeriod) {
+		// A deferred resize is looked at again as other pods leave room.
+		requeue = resizeRetryPeriod
 	}
 	status := k.computeStatus(pod, w, rt)
 	k.cfg.Prober.UpdatePod(pod, status)
@@ -266,8 +277,12 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 		}
 		steps.step("runPodSandbox")
 		log.V(2).Info("Started pod sandbox", "sandbox", id)
+		k.syncPodCgroup(ctx, w, pod, true)
+		defer k.syncPodCgroup(ctx, w, pod, false)
 		return 0, k.startNext(ctx, &podSync{w: w, pod: pod, rt: rt, sandbox: sandboxConfig, sandboxID: id, volumePaths: volumePaths})
 	}
+	k.syncPodCgroup(ctx, w, pod, true)
+	defer k.syncPodCgroup(ctx, w, pod, false)
 	return k.syncContainers(ctx, &podSync{w: w, pod: pod, rt: rt, sandbox: sandboxConfig, sandboxID: sandbox.Id, volumePaths: volumePaths})
 }
 
@@ -323,11 +338,51 @@ func (k *Kubelet) startNext(ctx context.Context, s *podSync) error {
 	return err
 }
 
-// syncContainers runs init containers in order, then the app containers,
-// restarting exited ones as the restart policy and back-off allow.
+// syncContainers starts the ephemeral containers not yet started, runs
+// init containers in order, then the app containers, restarting exited
+// ones as the restart policy and back-off allow.
 func (k *Kubelet) syncContainers(ctx context.Context, s *podSync) (time.Duration, error) {
+	s.podIPs = podstatus.SandboxIPs(s.rt.sandboxStatus)
+	// Ephemeral containers come first, as upstream starts them, so that a
+	// pod stuck on a failing init container can still be debugged; their
+	// failures hold nothing else back.
+	ephemeralErr := k.startEphemeral(ctx, s)
+	requeue, err := k.syncPodContainers(ctx, s)
+	return requeue, errors.Join(ephemeralErr, err)
+}
+
+// startEphemeral starts each ephemeral container that never ran: they run
+// once, and are never restarted.
+func (k *Kubelet) startEphemeral(ctx context.Context, s *podSync) error {
+	var errs []error
+	for i := range s.pod.Spec.EphemeralContainers {
+		ec := &s.pod.Spec.EphemeralContainers[i]
+		if cur, _ := s.rt.latest(ec.Name); cur != nil {
+			continue
+		}
+		cs := &containerSync{spec: podconfig.EphemeralContainer(ec), ctype: podconfig.ContainerTypeEphemeral, policy: corev1.RestartPolicyNever}
+		if ec.TargetContainerName != "" {
+			target, _ := s.rt.latest(ec.TargetContainerName)
+			if target == nil {
+				msg := fmt.Sprintf("unable to find target container %s", ec.TargetContainerName)
+				s.w.setStartErr(ec.Name, "CreateContainerConfigError", msg)
+				k.event(s.pod, corev1.EventTypeWarning, "Failed", "Error: "+msg)
+				errs = append(errs, fmt.Errorf("ephemeral container %s: %s", ec.Name, msg))
+				continue
+			}
+			cs.targetID = target.Id
+		}
+		if err := k.startContainer(ctx, s, cs, 0); err != nil {
+			errs = append(errs, fmt.Errorf("ephemeral container %s: %w", ec.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// syncPodContainers runs init containers in order, then the app
+// containers.
+func (k *Kubelet) syncPodContainers(ctx context.Context, s *podSync) (time.Duration, error) {
 	pod, rt := s.pod, s.rt
-	s.podIPs = podstatus.SandboxIPs(rt.sandboxStatus)
 	var requeue time.Duration
 	earliest := func(d time.Duration) {
 		if d > 0 && (requeue == 0 || d < requeue) {
@@ -379,10 +434,14 @@ func (k *Kubelet) syncContainers(ctx context.Context, s *podSync) (time.Duration
 // containerSync is one container of a podSync to keep running.
 type containerSync struct {
 	spec *corev1.Container
-	// ctype is podconfig.ContainerTypeInit or ContainerTypeRegular;
-	// policy the restart policy the container runs under.
+	// ctype is podconfig.ContainerTypeInit, ContainerTypeRegular or
+	// ContainerTypeEphemeral; policy the restart policy the container
+	// runs under.
 	ctype  string
 	policy corev1.RestartPolicy
+	// targetID is the container whose process namespace an ephemeral
+	// container joins.
+	targetID string
 	// cur is the container's newest instance, nil if it never ran.
 	cur *runtimeapi.ContainerStatus
 }
@@ -398,6 +457,17 @@ func (k *Kubelet) ensureContainer(ctx context.Context, s *podSync, cs *container
 	switch {
 	case cur == nil:
 	case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
+		if img, ok := cur.Annotations[podconfig.AnnotationContainerImage]; ok && img != c.Image {
+			// The pod's spec changed the image (the only mutable field of a
+			// container's spec): upstream restarts the container with it
+			// whatever the restart policy.
+			log.Info("Container image changed, restarting", "image", c.Image)
+			k.event(pod, corev1.EventTypeNormal, "Killing", fmt.Sprintf("Container %s definition changed, will be restarted", c.Name))
+			if err := k.killContainer(ctx, pod, c, cur.Id, ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, 30)); err != nil {
+				return 0, err
+			}
+			return 0, k.startContainer(ctx, s, cs, podconfig.RestartCount(cur.Annotations)+1)
+		}
 		if k.cfg.Prober.LivenessFailed(cur.Id) {
 			log.Info("Container failed its liveness probe, restarting")
 			k.event(pod, corev1.EventTypeNormal, "Killing", fmt.Sprintf("Container %s failed liveness probe, will be restarted", c.Name))
@@ -406,6 +476,9 @@ func (k *Kubelet) ensureContainer(ctx context.Context, s *podSync, cs *container
 				return 0, err
 			}
 			return time.Millisecond, nil
+		}
+		if _, err := k.actuate(ctx, s, cs); err != nil {
+			return 0, err
 		}
 		return 0, nil
 	case cur.State == runtimeapi.ContainerState_CONTAINER_CREATED:
@@ -460,7 +533,7 @@ func (k *Kubelet) startContainer(ctx context.Context, s *podSync, cs *containerS
 	steps.step("image")
 	config, err := k.podConfig.ContainerConfig(ctx, &podconfig.Container{
 		Pod: pod, PodIPs: s.podIPs, VolumePaths: s.volumePaths,
-		Spec: c, Type: cs.ctype, RestartCount: restartCount, ImageRef: imageRef,
+		Spec: c, Type: cs.ctype, TargetID: cs.targetID, RestartCount: restartCount, ImageRef: imageRef,
 	})
 	if err != nil {
 		w.setStartErr(c.Name, "CreateContainerConfigError", err.Error())
@@ -479,6 +552,7 @@ func (k *Kubelet) startContainer(ctx context.Context, s *podSync, cs *containerS
 	steps.step("createContainer")
 	k.event(pod, corev1.EventTypeNormal, "Created", fmt.Sprintf("Created container %s", c.Name))
 	changes.startedContainer(id)
+	w.setActuated(id, c.Resources)
 	if err := k.cfg.Runtime.StartContainer(ctx, id); err != nil {
 		changes.changed()
 		w.setStartErr(c.Name, "RunContainerError", err.Error())

@@ -21,6 +21,10 @@ import (
 // has finished, and why containers failed to start.
 func (k *Kubelet) computeStatus(pod *corev1.Pod, w *podWorker, rt *podRuntime) *corev1.PodStatus {
 	w.mu.Lock()
+	if w.rejected != nil {
+		defer w.mu.Unlock()
+		return rejectedStatus(pod, w.status, w.rejected)
+	}
 	in := &podstatus.Input{
 		Pod:           pod,
 		Last:          w.status,
@@ -29,7 +33,10 @@ func (k *Kubelet) computeStatus(pod *corev1.Pod, w *podWorker, rt *podRuntime) *
 		SandboxReady:  rt.readySandbox() != nil,
 		SandboxStatus: rt.sandboxStatus,
 		Containers:    rt.containers,
+		Allocated:     w.resize.allocated,
+		Actuated:      maps.Clone(w.resize.actuated),
 	}
+	in.ResizeConditions = k.resizeConditions(w, pod, rt)
 	w.mu.Unlock()
 	return k.statuses.Compute(in)
 }

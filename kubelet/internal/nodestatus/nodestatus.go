@@ -9,7 +9,9 @@ import (
 	"fmt"
 	ndftypes "k8s.io/component-helpers/nodedeclaredfeatures/types"
 	"net"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,6 +61,14 @@ type Config struct {
 	MaxImages int
 	// ProviderID is the node's spec.providerID.
 	ProviderID string
+	// ExternalCloudProvider registers the node for a cloud-controller-manager
+	// (--cloud-provider=external), as upstream's kubelet does: with the
+	// uninitialized taint, ProvidedNodeIPs in the provided-node-ip
+	// annotation, and its addresses left to the controller once it has set
+	// them.
+	ExternalCloudProvider bool
+	// ProvidedNodeIPs are the addresses given with --node-ip, if any.
+	ProvidedNodeIPs []net.IP
 	// Pressure reports memory, disk and PID pressure (the eviction
 	// manager's); nil means none.
 	Pressure func() (memory, disk, pid bool)
@@ -136,14 +146,43 @@ func (m *Manager) InitialNode() *corev1.Node {
 	for k, v := range m.cfg.Labels {
 		labels[k] = v
 	}
+	annotations := map[string]string{"volumes.kubernetes.io/controller-managed-attach-detach": "true"}
+	taints := m.cfg.Taints
+	if m.cfg.ExternalCloudProvider {
+		taints = append(slices.Clone(taints), corev1.Taint{Key: TaintExternalCloudProvider, Value: "true", Effect: corev1.TaintEffectNoSchedule})
+		if v := m.providedNodeIP(); v != "" {
+			annotations[AnnotationProvidedNodeIP] = v
+		}
+	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        m.cfg.NodeName,
 			Labels:      labels,
-			Annotations: map[string]string{"volumes.kubernetes.io/controller-managed-attach-detach": "true"},
+			Annotations: annotations,
 		},
-		Spec: corev1.NodeSpec{Taints: m.cfg.Taints, ProviderID: m.cfg.ProviderID},
+		Spec: corev1.NodeSpec{Taints: taints, ProviderID: m.cfg.ProviderID},
 	}
+}
+
+// Names a node registered for a cloud-controller-manager carries, as
+// k8s.io/cloud-provider/api spells them.
+const (
+	// TaintExternalCloudProvider keeps pods off the node until the
+	// cloud-controller-manager has initialized it and removed the taint.
+	TaintExternalCloudProvider = "node.cloudprovider.kubernetes.io/uninitialized"
+	// AnnotationProvidedNodeIP is --node-ip, for the controller to pick the
+	// node's addresses by.
+	AnnotationProvidedNodeIP = "alpha.kubernetes.io/provided-node-ip"
+)
+
+// providedNodeIP is the provided-node-ip annotation's value: the --node-ip
+// addresses, comma-separated.
+func (m *Manager) providedNodeIP() string {
+	var ips []string
+	for _, ip := range m.cfg.ProvidedNodeIPs {
+		ips = append(ips, ip.String())
+	}
+	return strings.Join(ips, ",")
 }
 
 func (m *Manager) register(ctx context.Context) error {
@@ -171,6 +210,13 @@ func (m *Manager) register(ctx context.Context) error {
 			existing.Labels[k] = v
 			changed = true
 		}
+	}
+	if v, ok := node.Annotations[AnnotationProvidedNodeIP]; ok && existing.Annotations[AnnotationProvidedNodeIP] != v {
+		if existing.Annotations == nil {
+			existing.Annotations = map[string]string{}
+		}
+		existing.Annotations[AnnotationProvidedNodeIP] = v
+		changed = true
 	}
 	if changed {
 		if existing, err = m.client.CoreV1().Nodes().Update(ctx, existing, metav1.UpdateOptions{}); err != nil {
@@ -324,6 +370,18 @@ func Allocatable(capacity corev1.ResourceList, kubeReserved, systemReserved, evi
 	return alloc
 }
 
+// NodeAllocatable returns the node's allocatable resources: as last
+// written to its status, or computed now before the first write.
+func (m *Manager) NodeAllocatable() corev1.ResourceList {
+	m.mu.Lock()
+	last := m.lastStatus
+	m.mu.Unlock()
+	if last != nil && last.Allocatable != nil {
+		return last.Allocatable.DeepCopy()
+	}
+	return Allocatable(m.Capacity(), m.cfg.KubeReserved, m.cfg.SystemReserved, m.cfg.EvictionHard)
+}
+
 func (m *Manager) computeStatus(ctx context.Context, node *corev1.Node) corev1.NodeStatus {
 	now := metav1.Now()
 	capacity := m.Capacity()
@@ -342,10 +400,16 @@ func (m *Manager) computeStatus(ctx context.Context, node *corev1.Node) corev1.N
 			KubeletVersion:  version.Get().GitVersion,
 		},
 	}
-	for _, ip := range m.cfg.NodeIPs {
-		st.Addresses = append(st.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip.String()})
+	if m.cfg.ExternalCloudProvider && node != nil && len(node.Status.Addresses) > 0 {
+		// The cloud-controller-manager's addresses win; the kubelet's own
+		// are only a start, so that the node is reachable before it runs.
+		st.Addresses = slices.Clone(node.Status.Addresses)
+	} else {
+		for _, ip := range m.cfg.NodeIPs {
+			st.Addresses = append(st.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip.String()})
+		}
+		st.Addresses = append(st.Addresses, corev1.NodeAddress{Type: corev1.NodeHostName, Address: m.cfg.NodeName})
 	}
-	st.Addresses = append(st.Addresses, corev1.NodeAddress{Type: corev1.NodeHostName, Address: m.cfg.NodeName})
 
 	ready, reason, msg := true, "KubeletReady", "kubelet is posting ready status"
 	v, err := m.runtime.Version(ctx, "v1")

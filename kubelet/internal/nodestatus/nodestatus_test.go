@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"trireme.dev/kubelet/internal/system"
 )
 
 func TestAllocatable(t *testing.T) {
@@ -104,6 +107,31 @@ func TestForeignConditions(t *testing.T) {
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("foreignConditions = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNodeAllocatable(t *testing.T) {
+	m := New(Config{RootDir: t.TempDir(), MaxPods: 110, KubeReserved: map[string]string{"cpu": "1"}}, nil, nil, nil, system.MachineInfo{CPUs: 4, MemoryBytes: 8 << 30}, logr.Discard())
+	tests := []struct {
+		name     string
+		written  *corev1.NodeStatus
+		wantCPU  string
+		wantPods string
+	}{
+		{name: "computed before the first status is written", wantCPU: "3", wantPods: "110"},
+		{name: "as last written", written: &corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2500m")}}, wantCPU: "2500m"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m.lastStatus = tc.written
+			got := m.NodeAllocatable()
+			if q := got[corev1.ResourceCPU]; q.Cmp(resource.MustParse(tc.wantCPU)) != 0 {
+				t.Errorf("cpu = %s, want %s", q.String(), tc.wantCPU)
+			}
+			if q, ok := got[corev1.ResourcePods]; tc.wantPods != "" && (!ok || q.Cmp(resource.MustParse(tc.wantPods)) != 0) {
+				t.Errorf("pods = %s, want %s", q.String(), tc.wantPods)
 			}
 		})
 	}

@@ -37,6 +37,9 @@ type Options struct {
 	CertDir string
 	// NodeLabels is --node-labels.
 	NodeLabels map[string]string
+	// CloudProvider is --cloud-provider: "" or "external", which leaves the
+	// node's initialization to a cloud-controller-manager.
+	CloudProvider string
 	// LogFormat and Verbosity are --log-format and -v.
 	LogFormat string
 	Verbosity int
@@ -66,6 +69,10 @@ type Options struct {
 	rotateCertificates       bool
 }
 
+// CloudProviderExternal is the --cloud-provider value that hands the node
+// to a cloud-controller-manager.
+const CloudProviderExternal = "external"
+
 // New returns options with no flags parsed yet.
 func New() *Options {
 	return &Options{RootDir: "/var/lib/trireme/kubelet", LogFormat: "text"}
@@ -83,6 +90,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.NodeIP, "node-ip", o.NodeIP, "The node's InternalIP; by default the address of the interface holding the default route.")
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "Directory for the kubelet's files (volume mounts, pod state).")
 	fs.StringToStringVar(&o.NodeLabels, "node-labels", o.NodeLabels, "Labels to add when registering the node (key=value,...).")
+	fs.StringVar(&o.CloudProvider, "cloud-provider", o.CloudProvider, `"external" registers the node tainted node.cloudprovider.kubernetes.io/uninitialized for a cloud-controller-manager to initialize, and leaves its addresses to it; empty for none.`)
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
 	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity.")
 	fs.StringVar(&o.containerRuntimeEndpoint, "container-runtime-endpoint", kubeletconfig.DefaultContainerRuntimeEndpoint, "The CRI endpoint (unix:///path/to/socket).")
@@ -186,6 +194,9 @@ func (o *Options) Complete() error {
 	}
 	if errs := kubeletconfig.Validate(cfg); len(errs) > 0 {
 		return fmt.Errorf("invalid kubelet configuration: %v", errs)
+	}
+	if o.CloudProvider != "" && o.CloudProvider != CloudProviderExternal {
+		return fmt.Errorf("--cloud-provider=%q: only %q (or none) is supported; in-tree providers are gone upstream too", o.CloudProvider, CloudProviderExternal)
 	}
 	if o.Kubeconfig == "" {
 		return fmt.Errorf("--kubeconfig is required")

@@ -58,3 +58,22 @@ func TestMissingKubeconfig(t *testing.T) {
 		t.Error("no --kubeconfig accepted")
 	}
 }
+
+func TestCloudProvider(t *testing.T) {
+	for _, tc := range []struct {
+		value   string
+		wantErr bool
+	}{{value: ""}, {value: "external"}, {value: "aws", wantErr: true}} {
+		t.Run(tc.value, func(t *testing.T) {
+			o := New()
+			fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			if err := fs.Parse([]string{"--kubeconfig=/k", "--hostname-override=n", "--cloud-provider=" + tc.value}); err != nil {
+				t.Fatal(err)
+			}
+			if err := o.Complete(); (err != nil) != tc.wantErr {
+				t.Fatalf("Complete() = %v, want an error: %v", err, tc.wantErr)
+			}
+		})
+	}
+}

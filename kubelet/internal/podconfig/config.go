@@ -43,6 +43,17 @@ type Builder struct {
 	// PodDirs gives each pod's directory on the host, where its
 	// /etc/hosts and termination-message files are written.
 	PodDirs PodDirs
+	// Allocatable returns the node's allocatable resources, which the
+	// downward API reports for limits a container does not set; nil
+	// reports such limits as 0.
+	Allocatable func() corev1.ResourceList
+}
+
+func (b *Builder) nodeAllocatable() corev1.ResourceList {
+	if b.Allocatable == nil {
+		return nil
+	}
+	return b.Allocatable()
 }
 
 // PodDirs gives a pod's directory on the host.
@@ -87,7 +98,7 @@ func (b *Builder) SandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.Po
 		Labels:       sandboxLabels(pod),
 		Annotations:  pod.Annotations,
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			CgroupParent: b.podCgroup(pod),
+			CgroupParent: b.PodCgroup(pod),
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 				NamespaceOptions: namespaceOptions(pod),
 				Privileged:       anyPrivileged(pod),
@@ -166,10 +177,10 @@ func anyPrivileged(pod *corev1.Pod) bool {
 	return false
 }
 
-// podCgroup is the pod's cgroup under its QoS class's, as upstream lays
+// PodCgroup is the pod's cgroup under its QoS class's, as upstream lays
 // them out: /kubepods/burstable/pod<uid> with the cgroupfs driver,
 // kubepods-burstable-pod<uid>.slice with systemd's.
-func (b *Builder) podCgroup(pod *corev1.Pod) string {
+func (b *Builder) PodCgroup(pod *corev1.Pod) string {
 	qos := ""
 	switch QOSClass(pod) {
 	case corev1.PodQOSBurstable:
@@ -277,10 +288,14 @@ type Container struct {
 	Pod         *corev1.Pod
 	PodIPs      []string
 	VolumePaths map[string]string
-	// Spec is the container; Type is ContainerTypeInit or
-	// ContainerTypeRegular.
+	// Spec is the container; Type is ContainerTypeInit,
+	// ContainerTypeRegular or ContainerTypeEphemeral.
 	Spec *corev1.Container
 	Type string
+	// TargetID is the runtime ID of the container whose process namespace
+	// an ephemeral container joins (its targetContainerName); empty for
+	// the pod's.
+	TargetID string
 	// RestartCount counts the container's earlier instances; ImageRef is
 	// the image to run, as the runtime resolved it.
 	RestartCount int32
@@ -312,7 +327,7 @@ func (b *Builder) ContainerConfig(ctx context.Context, c *Container) (*runtimeap
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("container log directory: %w", err)
 	}
-	mounts, err := b.mounts(c)
+	mounts, err := b.mounts(c, vars)
 	if err != nil {
 		return nil, err
 	}
@@ -330,27 +345,33 @@ func (b *Builder) ContainerConfig(ctx context.Context, c *Container) (*runtimeap
 		Mounts:     mounts,
 		Labels:     containerLabels(pod, spec.Name, c.Type),
 		Annotations: map[string]string{
-			annotationRestartCount:           strconv.Itoa(int(c.RestartCount)),
-			AnnotationTerminationMessagePath: termPath,
-			annotationTermMsgPolicy:          string(spec.TerminationMessagePolicy),
-			annotationGracePeriod:            strconv.FormatInt(ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, 30), 10),
-			annotationContainerImage:         spec.Image,
+			annotationRestartCount:             strconv.Itoa(int(c.RestartCount)),
+			AnnotationTerminationMessagePath:   termPath,
+			AnnotationTerminationMessagePolicy: string(spec.TerminationMessagePolicy),
+			annotationGracePeriod:              strconv.FormatInt(ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, 30), 10),
+			AnnotationContainerImage:           spec.Image,
 		},
 		LogPath:   filepath.Join(spec.Name, fmt.Sprintf("%d.log", c.RestartCount)),
 		Stdin:     spec.Stdin,
 		StdinOnce: spec.StdinOnce,
 		Tty:       spec.TTY,
 		Linux: &runtimeapi.LinuxContainerConfig{
-			Resources:       linuxResources(spec),
+			Resources:       LinuxResources(spec),
 			SecurityContext: securityContext(pod, spec),
 		},
+	}
+	if ns := cc.Linux.SecurityContext.NamespaceOptions; c.TargetID != "" && ns.Pid == runtimeapi.NamespaceMode_CONTAINER {
+		// A pod sharing its process namespace (or the host's) already
+		// shows the target's processes.
+		ns.Pid = runtimeapi.NamespaceMode_TARGET
+		ns.TargetId = c.TargetID
 	}
 	return cc, nil
 }
 
-// linuxResources turns requests and limits into cgroup settings, as
+// LinuxResources turns requests and limits into cgroup settings, as
 // upstream's kubelet computes them.
-func linuxResources(c *corev1.Container) *runtimeapi.LinuxContainerResources {
+func LinuxResources(c *corev1.Container) *runtimeapi.LinuxContainerResources {
 	r := &runtimeapi.LinuxContainerResources{CpuShares: 2, CpuPeriod: 100000}
 	if q, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
 		r.CpuShares = max(2, q.MilliValue()*1024/1000)
@@ -426,8 +447,9 @@ func capName(c corev1.Capability) string {
 }
 
 // mounts are the container's volume mounts plus /etc/hosts and its
-// termination-message file.
-func (b *Builder) mounts(in *Container) ([]*runtimeapi.Mount, error) {
+// termination-message file; vars are the container's variables, which
+// subPathExpr refers to.
+func (b *Builder) mounts(in *Container, vars map[string]string) ([]*runtimeapi.Mount, error) {
 	pod, c, podIPs := in.Pod, in.Spec, in.PodIPs
 	var out []*runtimeapi.Mount
 	hasHosts := false
@@ -436,8 +458,14 @@ func (b *Builder) mounts(in *Container) ([]*runtimeapi.Mount, error) {
 		if !ok {
 			return nil, fmt.Errorf("volume %q of mount %s is not set up", vm.Name, vm.MountPath)
 		}
-		if vm.SubPath != "" {
-			host = filepath.Join(host, filepath.Clean("/"+vm.SubPath))
+		sub, err := subPath(&vm, vars)
+		if err != nil {
+			return nil, err
+		}
+		if sub != "" {
+			if host, err = subPathOnHost(host, sub, vm.Name, c.Name); err != nil {
+				return nil, err
+			}
 		}
 		if vm.MountPath == "/etc/hosts" {
 			hasHosts = true
@@ -467,6 +495,11 @@ func (b *Builder) mounts(in *Container) ([]*runtimeapi.Mount, error) {
 	}
 	termFile := filepath.Join(termDir, strconv.FormatInt(time.Now().UnixNano(), 36))
 	if err := os.WriteFile(termFile, nil, 0o666); err != nil {
+		return nil, fmt.Errorf("termination message file: %w", err)
+	}
+	// Writable by whichever user the container runs as: the umask took
+	// the group's and others' write bits.
+	if err := os.Chmod(termFile, 0o666); err != nil {
 		return nil, fmt.Errorf("termination message file: %w", err)
 	}
 	termPath := c.TerminationMessagePath

@@ -94,7 +94,7 @@ func (b *Builder) envValueFrom(ctx context.Context, pod *corev1.Pod, c *corev1.C
 		v, err := PodField(pod, from.FieldRef.FieldPath, podIPs, b.HostIPs)
 		return v, false, err
 	case from.ResourceFieldRef != nil:
-		v, err := ContainerResource(pod, c, from.ResourceFieldRef)
+		v, err := ContainerResource(pod, c, from.ResourceFieldRef, b.nodeAllocatable())
 		return v, false, err
 	case from.ConfigMapKeyRef != nil:
 		ref := from.ConfigMapKeyRef
@@ -205,8 +205,9 @@ func formatMap(m map[string]string) string {
 	return b.String()
 }
 
-// FindContainer returns the pod's init or app container with this name,
-// nil if it has none.
+// FindContainer returns the pod's init, app or ephemeral container with
+// this name, nil if it has none. An ephemeral container is returned as
+// the Container its fields make.
 func FindContainer(pod *corev1.Pod, name string) *corev1.Container {
 	for i := range pod.Spec.InitContainers {
 		if pod.Spec.InitContainers[i].Name == name {
@@ -218,13 +219,25 @@ func FindContainer(pod *corev1.Pod, name string) *corev1.Container {
 			return &pod.Spec.Containers[i]
 		}
 	}
+	for i := range pod.Spec.EphemeralContainers {
+		if pod.Spec.EphemeralContainers[i].Name == name {
+			return EphemeralContainer(&pod.Spec.EphemeralContainers[i])
+		}
+	}
 	return nil
 }
 
+// EphemeralContainer is an ephemeral container as a Container: the API
+// keeps their fields alike so that the kubelet runs both the same way.
+func EphemeralContainer(ec *corev1.EphemeralContainer) *corev1.Container {
+	return (*corev1.Container)(&ec.EphemeralContainerCommon)
+}
+
 // ContainerResource returns the downward API value of a resource field,
-// rounded up to the divisor as upstream does; an unset limit is reported
-// as the node's allocatable in upstream, here as 0 meaning unlimited.
-func ContainerResource(pod *corev1.Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector) (string, error) {
+// rounded up to the divisor as upstream does. An unset (or zero) cpu,
+// memory or ephemeral-storage limit is the node's allocatable, as
+// upstream's kubelet reports it: the most the container may use.
+func ContainerResource(pod *corev1.Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector, allocatable corev1.ResourceList) (string, error) {
 	target := c
 	if ref.ContainerName != "" {
 		target = FindContainer(pod, ref.ContainerName)
@@ -246,6 +259,15 @@ func ContainerResource(pod *corev1.Pod, c *corev1.Container, ref *corev1.Resourc
 		return "", fmt.Errorf("unsupported resource %q", ref.Resource)
 	}
 	q := list[corev1.ResourceName(name)]
+	if kind == "limits" && q.IsZero() && defaultsToAllocatable(corev1.ResourceName(name)) {
+		q = allocatable[corev1.ResourceName(name)]
+		// A pod-level limit bounds the container below the node's.
+		if pod.Spec.Resources != nil {
+			if pl := pod.Spec.Resources.Limits[corev1.ResourceName(name)]; !pl.IsZero() {
+				q = pl
+			}
+		}
+	}
 	divisor := ref.Divisor
 	if divisor.IsZero() {
 		divisor = resource.MustParse("1")
@@ -258,6 +280,13 @@ func ContainerResource(pod *corev1.Pod, c *corev1.Container, ref *corev1.Resourc
 		return fmt.Sprint(v), nil
 	}
 	return fmt.Sprint(int64(math.Ceil(float64(q.Value()) / float64(divisor.Value())))), nil
+}
+
+// defaultsToAllocatable says whether an unset limit of the resource reads
+// as the node's allocatable; hugepages are never overcommitted, so their
+// limit is always set.
+func defaultsToAllocatable(name corev1.ResourceName) bool {
+	return name == corev1.ResourceCPU || name == corev1.ResourceMemory || name == corev1.ResourceEphemeralStorage
 }
 
 // expand replaces $(VAR) references with their values; $$ escapes a $,

@@ -66,23 +66,45 @@ func TestContainerResource(t *testing.T) {
 		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")},
 	}}
-	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{*c}}}
+	unlimited := &corev1.Container{Name: "unlimited"}
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{*c, *unlimited}}}
+	podLimited := &corev1.Pod{Spec: corev1.PodSpec{
+		Containers: []corev1.Container{*unlimited},
+		Resources:  &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("32Mi")}},
+	}}
+	allocatable := corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse("4"),
+		corev1.ResourceMemory:           resource.MustParse("8Gi"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("10Gi"),
+		"hugepages-2Mi":                 resource.MustParse("0"),
+	}
 	tests := []struct {
+		name                    string
+		pod                     *corev1.Pod
+		container               *corev1.Container
 		resource, divisor, want string
 	}{
-		{"limits.cpu", "", "2"},
-		{"limits.cpu", "1m", "1500"},
-		{"requests.cpu", "1m", "250"},
-		{"limits.memory", "1Mi", "64"},
-		{"limits.memory", "", "67108864"},
+		{"limits.cpu rounds up", pod, c, "limits.cpu", "", "2"},
+		{"limits.cpu in millicores", pod, c, "limits.cpu", "1m", "1500"},
+		{"requests.cpu", pod, c, "requests.cpu", "1m", "250"},
+		{"limits.memory in Mi", pod, c, "limits.memory", "1Mi", "64"},
+		{"limits.memory", pod, c, "limits.memory", "", "67108864"},
+		{"unset limits.cpu is allocatable", pod, unlimited, "limits.cpu", "", "4"},
+		{"unset limits.cpu in millicores", pod, unlimited, "limits.cpu", "1m", "4000"},
+		{"unset limits.memory is allocatable", pod, unlimited, "limits.memory", "1Gi", "8"},
+		{"unset limits.ephemeral-storage is allocatable", pod, unlimited, "limits.ephemeral-storage", "1Gi", "10"},
+		{"unset requests stay 0", pod, unlimited, "requests.memory", "", "0"},
+		{"unset hugepages limit is not defaulted", pod, unlimited, "limits.hugepages-2Mi", "", "0"},
+		{"pod-level limit bounds an unset one", podLimited, unlimited, "limits.memory", "1Mi", "32"},
+		{"pod-level limit leaves others to allocatable", podLimited, unlimited, "limits.cpu", "", "4"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.resource+"/"+tc.divisor, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			ref := &corev1.ResourceFieldSelector{Resource: tc.resource}
 			if tc.divisor != "" {
 				ref.Divisor = resource.MustParse(tc.divisor)
 			}
-			got, err := ContainerResource(pod, c, ref)
+			got, err := ContainerResource(tc.pod, tc.container, ref, allocatable)
 			if err != nil || got != tc.want {
 				t.Errorf("got %q, %v; want %q", got, err, tc.want)
 			}

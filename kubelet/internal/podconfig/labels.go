@@ -17,21 +17,27 @@ const (
 	LabelPodUID = "io.kubernetes.pod.uid"
 	// LabelContainerName is a container's name in its pod's spec.
 	LabelContainerName = "io.kubernetes.container.name"
-	// LabelContainerType is ContainerTypeInit or ContainerTypeRegular.
+	// LabelContainerType is ContainerTypeInit, ContainerTypeRegular or
+	// ContainerTypeEphemeral.
 	LabelContainerType = "io.kubernetes.container.type"
 
 	annotationRestartCount = "io.kubernetes.container.restartCount"
 	// AnnotationTerminationMessagePath is where in the container its
 	// termination message is written.
 	AnnotationTerminationMessagePath = "io.kubernetes.container.terminationMessagePath"
-	annotationTermMsgPolicy          = "io.kubernetes.container.terminationMessagePolicy"
-	annotationGracePeriod            = "io.kubernetes.pod.terminationGracePeriod"
-	annotationContainerImage         = "io.kubernetes.container.image"
+	// AnnotationTerminationMessagePolicy is the container's
+	// terminationMessagePolicy.
+	AnnotationTerminationMessagePolicy = "io.kubernetes.container.terminationMessagePolicy"
+	annotationGracePeriod              = "io.kubernetes.pod.terminationGracePeriod"
+	// AnnotationContainerImage is the image the container's spec named.
+	AnnotationContainerImage = "io.kubernetes.container.image"
 
 	// ContainerTypeInit labels init containers, sidecars included.
 	ContainerTypeInit = "INIT"
 	// ContainerTypeRegular labels app containers.
 	ContainerTypeRegular = "REGULAR"
+	// ContainerTypeEphemeral labels ephemeral containers (kubectl debug).
+	ContainerTypeEphemeral = "EPHEMERAL"
 )
 
 func sandboxLabels(pod *corev1.Pod) map[string]string {

@@ -1,12 +1,18 @@
 package podstatus
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/cri-client/pkg/logs"
 
 	"trireme.dev/kubelet/internal/podconfig"
 )
@@ -18,6 +24,8 @@ var kubeletConditions = map[corev1.PodConditionType]bool{
 	corev1.PodInitialized:            true,
 	corev1.ContainersReady:           true,
 	corev1.PodReady:                  true,
+	corev1.PodResizePending:          true,
+	corev1.PodResizeInProgress:       true,
 }
 
 // OwnedByKubelet reports whether the kubelet sets pod conditions of type
@@ -44,6 +52,9 @@ type Computer struct {
 	RuntimeName string
 	// Probes gives the verdicts of the containers' probes.
 	Probes Probes
+	// PodLogDir is where a pod's container logs are, for log paths the
+	// runtime reports relative to it; nil takes them as they are.
+	PodLogDir func(*corev1.Pod) string
 }
 
 // Waiting is why a container waits to run: its last start's failure.
@@ -68,6 +79,15 @@ type Input struct {
 	SandboxStatus *runtimeapi.PodSandboxStatus
 	// Containers are the pod's containers in the runtime, newest first.
 	Containers []*runtimeapi.ContainerStatus
+	// Allocated are the resources the kubelet allocated to each init and
+	// app container, by name; a container missing has its spec's.
+	// Actuated are those each container instance runs with, by ID; a
+	// running instance missing runs with its allocation.
+	Allocated map[string]corev1.ResourceRequirements
+	Actuated  map[string]corev1.ResourceRequirements
+	// ResizeConditions are the pod's PodResizePending and
+	// PodResizeInProgress conditions, when it has them.
+	ResizeConditions []corev1.PodCondition
 }
 
 // computation is one Compute call, read by each of its steps in place of
@@ -95,14 +115,19 @@ func (c *Computer) Compute(in *Input) *corev1.PodStatus {
 		old = *in.Last
 	}
 	now := metav1.Now()
-	st := &corev1.PodStatus{QOSClass: podconfig.QOSClass(pod), StartTime: old.StartTime}
+	// The status reports the generation of the spec it was computed
+	// from, as upstream's kubelet does (status.observedGeneration).
+	st := &corev1.PodStatus{QOSClass: podconfig.QOSClass(pod), StartTime: old.StartTime, ObservedGeneration: pod.Generation}
 	if st.StartTime == nil {
 		st.StartTime = &now
 	}
 	p := &computation{c: c, in: in, pod: pod, st: st, old: old, now: now, sandboxReady: in.SandboxReady}
 	p.setIPs(pod.DeletionTimestamp != nil || in.Finished)
-	initDone := p.setInitStatuses()
+	// A pod whose app containers have run was initialized, even while a
+	// sidecar restarts.
+	initDone := p.setInitStatuses() || p.appStarted()
 	counts := p.setContainerStatuses(initDone)
+	p.setEphemeralStatuses()
 	st.Phase = podPhase(pod, initDone, counts, st.InitContainerStatuses)
 	if pod.DeletionTimestamp != nil && counts.running == 0 && st.Phase == corev1.PodRunning {
 		if pod.Spec.RestartPolicy == corev1.RestartPolicyAlways || counts.failed == 0 {
@@ -117,9 +142,20 @@ func (c *Computer) Compute(in *Input) *corev1.PodStatus {
 	if st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
 		p.sandboxReady = false
 	}
-	p.setConditions(initDone, counts.allReady)
+	p.setConditions(initDone)
 	normalizeStatus(st)
 	return st
+}
+
+// appStarted says whether any app container has run in the runtime.
+func (p *computation) appStarted() bool {
+	for i := range p.pod.Spec.Containers {
+		cur, _ := Latest(p.in.Containers, p.pod.Spec.Containers[i].Name)
+		if cur != nil && cur.State != runtimeapi.ContainerState_CONTAINER_CREATED {
+			return true
+		}
+	}
+	return false
 }
 
 // setIPs sets the node's and the pod's addresses: the sandbox's (the
@@ -172,13 +208,13 @@ func (p *computation) setInitStatuses() bool {
 	for i := range p.pod.Spec.InitContainers {
 		c := &p.pod.Spec.InitContainers[i]
 		cs := p.containerStatus(c)
-		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-		if sidecar {
-			if cs.Started == nil || !*cs.Started {
-				initDone = false
-			}
-		} else if cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
+		if !initialized(c, &cs) {
 			initDone = false
+		}
+		if !isSidecar(c) {
+			// A regular init container is ready once it has succeeded,
+			// as upstream's prober manager reports it.
+			cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
 			if cs.State.Waiting != nil && cs.State.Waiting.Reason == "ContainerCreating" {
 				cs.State.Waiting.Reason = "PodInitializing"
 			}
@@ -188,17 +224,31 @@ func (p *computation) setInitStatuses() bool {
 	return initDone
 }
 
+// isSidecar says whether an init container is a sidecar: restarted
+// always, and running beside the app containers.
+func isSidecar(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+// initialized says whether an init container is done with the pod's
+// initialization: a sidecar once started, any other once it succeeded.
+func initialized(c *corev1.Container, cs *corev1.ContainerStatus) bool {
+	if isSidecar(c) {
+		return cs.Started != nil && *cs.Started
+	}
+	return cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
+}
+
 // containerCounts counts a pod's regular containers by state, for its
 // phase.
 type containerCounts struct {
 	running, waiting, stopped, succeeded, failed int
-	allReady                                     bool
 }
 
 // setContainerStatuses sets the regular containers' statuses and counts
 // them.
 func (p *computation) setContainerStatuses(initDone bool) containerCounts {
-	n := containerCounts{allReady: true}
+	var n containerCounts
 	for i := range p.pod.Spec.Containers {
 		c := &p.pod.Spec.Containers[i]
 		cs := p.containerStatus(c)
@@ -222,62 +272,161 @@ func (p *computation) setContainerStatuses(initDone bool) containerCounts {
 		default:
 			n.waiting++
 		}
-		if !cs.Ready {
-			n.allReady = false
-		}
 		p.st.ContainerStatuses = append(p.st.ContainerStatuses, cs)
 	}
 	return n
 }
 
-// setConditions sets the kubelet's pod conditions, keeping each one's
-// transition time while its status holds, and keeps the conditions others
-// own (readiness gates, the scheduler's).
-func (p *computation) setConditions(initDone, allReady bool) {
+// setEphemeralStatuses sets the ephemeral containers' statuses: each
+// runs once, and counts for neither the phase nor readiness.
+func (p *computation) setEphemeralStatuses() {
+	for i := range p.pod.Spec.EphemeralContainers {
+		c := podconfig.EphemeralContainer(&p.pod.Spec.EphemeralContainers[i])
+		p.st.EphemeralContainerStatuses = append(p.st.EphemeralContainerStatuses, p.containerStatus(c))
+	}
+}
+
+// setConditions sets the kubelet's pod conditions, with upstream's
+// reasons and messages and the generation they were computed for,
+// keeping each one's transition time while its status holds, and keeps
+// the conditions others own (readiness gates, the scheduler's).
+func (p *computation) setConditions(initDone bool) {
 	st, pod := p.st, p.pod
-	cond := func(t corev1.PodConditionType, ok bool, reason string) {
-		s := corev1.ConditionFalse
-		if ok {
-			s = corev1.ConditionTrue
-			reason = ""
-		}
-		c := corev1.PodCondition{Type: t, Status: s, Reason: reason, LastTransitionTime: p.now}
+	add := func(c corev1.PodCondition) {
+		c.ObservedGeneration = pod.Generation
+		c.LastTransitionTime = p.now
 		for _, o := range p.old.Conditions {
-			if o.Type == t && o.Status == s {
+			if o.Type == c.Type && o.Status == c.Status {
 				c.LastTransitionTime = o.LastTransitionTime
 			}
 		}
-		if st.Phase == corev1.PodSucceeded && t != corev1.PodReadyToStartContainers && t != corev1.PodInitialized {
-			c.Reason = "PodCompleted"
-		}
 		st.Conditions = append(st.Conditions, c)
 	}
-	gatesOK := true
-	for _, g := range pod.Spec.ReadinessGates {
-		found := false
-		for _, c := range pod.Status.Conditions {
-			if c.Type == g.ConditionType && c.Status == corev1.ConditionTrue {
-				found = true
-			}
-		}
-		gatesOK = gatesOK && found
+	add(boolCondition(corev1.PodReadyToStartContainers, p.sandboxReady))
+	add(p.initializedCondition(initDone))
+	containersReady := p.containersReadyCondition()
+	add(containersReady)
+	add(p.readyCondition(containersReady))
+	for _, c := range p.in.ResizeConditions {
+		// A resize condition reports the generation of its resize.
+		gen := c.ObservedGeneration
+		add(c)
+		st.Conditions[len(st.Conditions)-1].ObservedGeneration = gen
 	}
-	cond(corev1.PodReadyToStartContainers, p.sandboxReady, "")
-	cond(corev1.PodInitialized, initDone, "ContainersNotInitialized")
-	cond(corev1.ContainersReady, allReady && initDone, "ContainersNotReady")
-	readyReason := "ContainersNotReady"
-	if allReady && initDone && !gatesOK {
-		readyReason = "ReadinessGatesNotReady"
-	}
-	cond(corev1.PodReady, allReady && initDone && gatesOK, readyReason)
 	for _, c := range pod.Status.Conditions {
 		if !kubeletConditions[c.Type] {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue {
+				// Upstream's kubelet reports a running pod scheduled at
+				// the generation it acts on, as its own conditions.
+				c.ObservedGeneration = pod.Generation
+			}
 			st.Conditions = append(st.Conditions, c)
 		}
 	}
 	if !hasCondition(st.Conditions, corev1.PodScheduled) {
-		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: *st.StartTime})
+		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: *st.StartTime, ObservedGeneration: pod.Generation})
 	}
+}
+
+func boolCondition(t corev1.PodConditionType, ok bool) corev1.PodCondition {
+	if ok {
+		return corev1.PodCondition{Type: t, Status: corev1.ConditionTrue}
+	}
+	return corev1.PodCondition{Type: t, Status: corev1.ConditionFalse}
+}
+
+// Upstream's reasons for the kubelet's pod conditions.
+const (
+	reasonPodCompleted             = "PodCompleted"
+	reasonPodFailed                = "PodFailed"
+	reasonContainersNotReady       = "ContainersNotReady"
+	reasonContainersNotInitialized = "ContainersNotInitialized"
+	reasonReadinessGatesNotReady   = "ReadinessGatesNotReady"
+)
+
+// initializedCondition is Initialized: true once every init container is
+// done (initDone), and otherwise false naming those that are not.
+func (p *computation) initializedCondition(initDone bool) corev1.PodCondition {
+	c := boolCondition(corev1.PodInitialized, initDone)
+	if p.st.Phase == corev1.PodSucceeded {
+		return corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, Reason: reasonPodCompleted}
+	}
+	if initDone {
+		return c
+	}
+	var incomplete []string
+	for i := range p.pod.Spec.InitContainers {
+		if !initialized(&p.pod.Spec.InitContainers[i], &p.st.InitContainerStatuses[i]) {
+			incomplete = append(incomplete, p.pod.Spec.InitContainers[i].Name)
+		}
+	}
+	c.Reason = reasonContainersNotInitialized
+	c.Message = fmt.Sprintf("containers with incomplete status: %s", nameList(incomplete))
+	return c
+}
+
+// containersReadyCondition is ContainersReady: true when every app
+// container and sidecar is ready; false naming those that are not, or
+// with the terminal phase's reason once the pod has finished.
+func (p *computation) containersReadyCondition() corev1.PodCondition {
+	c := boolCondition(corev1.ContainersReady, false)
+	switch p.st.Phase {
+	case corev1.PodSucceeded:
+		c.Reason = reasonPodCompleted
+		return c
+	case corev1.PodFailed:
+		c.Reason = reasonPodFailed
+		return c
+	}
+	var unready []string
+	for i := range p.pod.Spec.InitContainers {
+		if isSidecar(&p.pod.Spec.InitContainers[i]) && !p.st.InitContainerStatuses[i].Ready {
+			unready = append(unready, p.pod.Spec.InitContainers[i].Name)
+		}
+	}
+	for i := range p.pod.Spec.Containers {
+		if !p.st.ContainerStatuses[i].Ready {
+			unready = append(unready, p.pod.Spec.Containers[i].Name)
+		}
+	}
+	if len(unready) == 0 {
+		return boolCondition(corev1.ContainersReady, true)
+	}
+	c.Reason = reasonContainersNotReady
+	c.Message = fmt.Sprintf("containers with unready status: %s", nameList(unready))
+	return c
+}
+
+// readyCondition is Ready: ContainersReady's verdict, and then the
+// readiness gates'.
+func (p *computation) readyCondition(containersReady corev1.PodCondition) corev1.PodCondition {
+	if containersReady.Status != corev1.ConditionTrue {
+		return corev1.PodCondition{Type: corev1.PodReady, Status: containersReady.Status, Reason: containersReady.Reason, Message: containersReady.Message}
+	}
+	var unready []string
+	for _, g := range p.pod.Spec.ReadinessGates {
+		var found *corev1.PodCondition
+		for i := range p.pod.Status.Conditions {
+			if p.pod.Status.Conditions[i].Type == g.ConditionType {
+				found = &p.pod.Status.Conditions[i]
+			}
+		}
+		switch {
+		case found == nil:
+			unready = append(unready, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", g.ConditionType))
+		case found.Status != corev1.ConditionTrue:
+			unready = append(unready, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %v", g.ConditionType, found.Status))
+		}
+	}
+	if len(unready) > 0 {
+		return corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: reasonReadinessGatesNotReady, Message: strings.Join(unready, ", ")}
+	}
+	return boolCondition(corev1.PodReady, true)
+}
+
+// nameList formats names as upstream's messages do: [a b c].
+func nameList(names []string) string {
+	return "[" + strings.Join(names, " ") + "]"
 }
 
 // normalizeStatus rounds the status's times down to the second, the
@@ -406,6 +555,7 @@ func (p *computation) containerStatus(c *corev1.Container) corev1.ContainerStatu
 		cs.Image = cur.Image.UserSpecifiedImage
 	}
 	cs.ContainerID = p.c.containerID(cur.Id)
+	p.setResources(&cs, c, cur)
 	switch cur.State {
 	case runtimeapi.ContainerState_CONTAINER_RUNNING:
 		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(0, cur.StartedAt))}
@@ -413,7 +563,7 @@ func (p *computation) containerStatus(c *corev1.Container) corev1.ContainerStatu
 		cs.Started = &started
 		cs.Ready = p.c.ready(c, cur.Id) && p.sandboxReady
 	case runtimeapi.ContainerState_CONTAINER_EXITED, runtimeapi.ContainerState_CONTAINER_UNKNOWN:
-		term := terminated(cur, p.c.containerID(cur.Id))
+		term := p.terminated(cur)
 		if r, ok := p.in.Waiting[c.Name]; ok && pod.DeletionTimestamp == nil && willRestart(pod, c, cur) {
 			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: r.Reason, Message: r.Message}
 			cs.LastTerminationState.Terminated = term
@@ -424,7 +574,7 @@ func (p *computation) containerStatus(c *corev1.Container) corev1.ContainerStatu
 		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
 	}
 	if cs.LastTerminationState.Terminated == nil && prev != nil && prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-		cs.LastTerminationState.Terminated = terminated(prev, p.c.containerID(prev.Id))
+		cs.LastTerminationState.Terminated = p.terminated(prev)
 	}
 	return cs
 }
@@ -443,14 +593,17 @@ func willRestart(pod *corev1.Pod, c *corev1.Container, cs *runtimeapi.ContainerS
 	return false
 }
 
-func terminated(cs *runtimeapi.ContainerStatus, id string) *corev1.ContainerStateTerminated {
+// terminated is the state of an exited container instance: the runtime's
+// exit code, reason and message, and the termination message the
+// container left, after the runtime's message as upstream joins them.
+func (p *computation) terminated(cs *runtimeapi.ContainerStatus) *corev1.ContainerStateTerminated {
 	t := &corev1.ContainerStateTerminated{
 		ExitCode:    cs.ExitCode,
 		Reason:      cs.Reason,
 		Message:     cs.Message,
 		StartedAt:   metav1.NewTime(time.Unix(0, cs.StartedAt)),
 		FinishedAt:  metav1.NewTime(time.Unix(0, cs.FinishedAt)),
-		ContainerID: id,
+		ContainerID: p.c.containerID(cs.Id),
 	}
 	if t.Reason == "" {
 		if t.ExitCode == 0 {
@@ -459,26 +612,119 @@ func terminated(cs *runtimeapi.ContainerStatus, id string) *corev1.ContainerStat
 			t.Reason = "Error"
 		}
 	}
-	if t.Message == "" {
-		t.Message = terminationMessage(cs)
+	if msg := p.terminationMessage(cs); msg != "" {
+		if t.Message != "" {
+			t.Message += ": "
+		}
+		t.Message += msg
 	}
 	return t
 }
 
-// terminationMessage reads the file the container wrote at its
-// terminationMessagePath (found through the container's mounts).
-func terminationMessage(cs *runtimeapi.ContainerStatus) string {
+// Upstream's bounds on a termination message: the end of the file, or of
+// the log when the container failed under FallbackToLogsOnError.
+const (
+	maxTerminationMessageBytes    = 4096
+	maxTerminationMessageLogBytes = 2048
+	maxTerminationMessageLogLines = 80
+)
+
+// terminationMessage is what the container wrote at its
+// terminationMessagePath (found through its mounts); under
+// FallbackToLogsOnError, a container that failed and wrote nothing there
+// gets the end of its log instead (one that could not even run has none).
+func (p *computation) terminationMessage(cs *runtimeapi.ContainerStatus) string {
+	msg := ""
 	path := cs.Annotations[podconfig.AnnotationTerminationMessagePath]
 	for _, m := range cs.Mounts {
-		if m.ContainerPath == path {
-			b, err := os.ReadFile(m.HostPath)
-			if err == nil && len(b) > 0 {
-				if len(b) > 4096 {
-					b = b[:4096]
-				}
-				return string(b)
-			}
+		if path != "" && m.ContainerPath == path {
+			msg = readTail(m.HostPath, maxTerminationMessageBytes)
+			break
 		}
 	}
-	return ""
+	fallback := corev1.TerminationMessagePolicy(cs.Annotations[podconfig.AnnotationTerminationMessagePolicy]) == corev1.TerminationMessageFallbackToLogsOnError &&
+		cs.ExitCode != 0 && cs.Reason != "ContainerCannotRun"
+	if msg != "" || !fallback {
+		return msg
+	}
+	logPath := cs.LogPath
+	if logPath != "" && !filepath.IsAbs(logPath) && p.c.PodLogDir != nil {
+		logPath = filepath.Join(p.c.PodLogDir(p.pod), logPath)
+	}
+	return logTail(logPath)
+}
+
+// readTail returns up to max bytes from the end of the file at path;
+// nothing when it cannot be read.
+func readTail(path string, max int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return ""
+	}
+	if fi.Size() > max {
+		if _, err := f.Seek(-max, io.SeekEnd); err != nil {
+			return ""
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// logTail returns the last lines of a container's CRI log, at most
+// maxTerminationMessageLogBytes of them (the latest).
+func logTail(path string) string {
+	if path == "" {
+		return ""
+	}
+	var buf tailBuffer
+	lines := int64(maxTerminationMessageLogLines)
+	if err := logs.ReadLogs(context.Background(), path, "", &logs.LogOptions{TailLines: &lines}, nil, &buf, &buf); err != nil {
+		return fmt.Sprintf("Error on reading termination message from logs: %v", err)
+	}
+	return string(buf.b)
+}
+
+// tailBuffer keeps the last maxTerminationMessageLogBytes written to it.
+type tailBuffer struct{ b []byte }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if over := len(t.b) - maxTerminationMessageLogBytes; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+// setResources sets a container's allocatedResources (its allocated
+// requests) and resources: those the running instance was given, the
+// allocated ones otherwise, as upstream reports them for containers the
+// runtime has.
+func (p *computation) setResources(cs *corev1.ContainerStatus, c *corev1.Container, cur *runtimeapi.ContainerStatus) {
+	allocated, ok := p.in.Allocated[c.Name]
+	if !ok {
+		allocated = c.Resources
+	}
+	r := allocated
+	if a, ok := p.in.Actuated[cur.Id]; ok && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+		r = a
+	}
+	r = *r.DeepCopy()
+	if len(r.Requests) == 0 {
+		r.Requests = nil
+	}
+	if len(r.Limits) == 0 {
+		r.Limits = nil
+	}
+	cs.Resources = &r
+	if len(allocated.Requests) > 0 {
+		cs.AllocatedResources = allocated.Requests.DeepCopy()
+	}
 }

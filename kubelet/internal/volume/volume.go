@@ -1,11 +1,13 @@
 // Package volume makes a pod's volumes on the host, under
 // <root>/pods/<uid>/volumes: emptyDir, hostPath, and the projections
-// (configMap, secret, downwardAPI, projected with service account tokens)
-// written atomically through a ..data symlink swap, as upstream's atomic
-// writer does, so a container never sees half an update.
+// (configMap, secret, downwardAPI, projected with service account tokens,
+// cluster trust bundles and pod certificates) written atomically through
+// a ..data symlink swap, as upstream's atomic writer does, so a container
+// never sees half an update.
 package volume
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -36,11 +38,27 @@ type FieldResolver interface {
 	ContainerResource(pod *corev1.Pod, ref *corev1.ResourceFieldSelector) (string, error)
 }
 
+// PodCertificates issues the credentials of podCertificate sources.
+type PodCertificates interface {
+	// Credentials returns the private key and certificate chain (PEM) of
+	// the index-th source of the pod's projected volume, or why there are
+	// none yet.
+	Credentials(ctx context.Context, pod *corev1.Pod, volume string, index int, p *corev1.PodCertificateProjection) (key, chain []byte, err error)
+	// Forget drops what it keeps of the pod with this UID.
+	Forget(uid types.UID)
+}
+
+// SetPodCertificates sets the issuer of podCertificate sources; without
+// one they fail.
+func (m *Manager) SetPodCertificates(c PodCertificates) { m.certs = c }
+
 // Manager sets up and tears down pod volumes.
 type Manager struct {
-	root   string
-	client kubernetes.Interface
-	fields FieldResolver
+	root    string
+	client  kubernetes.Interface
+	fields  FieldResolver
+	bundles TrustBundles
+	certs   PodCertificates
 
 	mu     sync.Mutex
 	tokens map[string]*authenticationv1.TokenRequestStatus
@@ -105,12 +123,12 @@ func (m *Manager) setupOne(ctx context.Context, pod *corev1.Pod, v *corev1.Volum
 	case v.PersistentVolumeClaim != nil:
 		return m.persistentVolume(ctx, pod, v.PersistentVolumeClaim)
 	case v.ConfigMap != nil, v.Secret != nil, v.DownwardAPI != nil, v.Projected != nil:
-		files, mode, err := m.projection(ctx, pod, v)
+		files, err := m.projection(ctx, pod, v)
 		if err != nil {
 			return "", err
 		}
 		dir := m.volumeDir(pod, pluginName(v), v.Name)
-		if err := WriteAtomic(dir, files, mode); err != nil {
+		if err := WriteAtomic(dir, files, fsGroup(pod)); err != nil {
 			return "", err
 		}
 		return dir, nil
@@ -181,30 +199,40 @@ func (m *Manager) hostPath(hp *corev1.HostPathVolumeSource) (string, error) {
 	return hp.Path, nil
 }
 
-// File is one file of a projected volume.
+// File is one file of a projected volume: its content, mode and, when
+// User is set, its owner.
 type File struct {
 	Data []byte
 	Mode int32
+	User *int64
 }
 
-func (m *Manager) projection(ctx context.Context, pod *corev1.Pod, v *corev1.Volume) (map[string]File, int32, error) {
+func (m *Manager) projection(ctx context.Context, pod *corev1.Pod, v *corev1.Volume) (map[string]File, error) {
 	files := map[string]File{}
 	switch {
 	case v.ConfigMap != nil:
 		mode := ptr.Deref(v.ConfigMap.DefaultMode, corev1.ConfigMapVolumeSourceDefaultMode)
 		err := m.configMapFiles(ctx, pod.Namespace, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional, mode, files)
-		return files, mode, err
+		return files, err
 	case v.Secret != nil:
 		mode := ptr.Deref(v.Secret.DefaultMode, corev1.SecretVolumeSourceDefaultMode)
 		err := m.secretFiles(ctx, pod.Namespace, v.Secret.SecretName, v.Secret.Items, v.Secret.Optional, mode, files)
-		return files, mode, err
+		return files, err
 	case v.DownwardAPI != nil:
 		mode := ptr.Deref(v.DownwardAPI.DefaultMode, corev1.DownwardAPIVolumeSourceDefaultMode)
 		err := m.downwardFiles(pod, v.DownwardAPI.Items, mode, files)
-		return files, mode, err
+		return files, err
 	}
 	mode := ptr.Deref(v.Projected.DefaultMode, corev1.ProjectedVolumeSourceDefaultMode)
-	for _, s := range v.Projected.Sources {
+	// Credentials (tokens, trust bundles, pod certificates) are for the
+	// pod's user alone when it has one: owned by it, or by fsGroup's
+	// group, mode 0600 (0640 once the group's read bit is added).
+	user := fsUser(pod)
+	credMode := mode
+	if user != nil || fsGroup(pod) != nil {
+		credMode = 0o600
+	}
+	for i, s := range v.Projected.Sources {
 		var err error
 		switch {
 		case s.ConfigMap != nil:
@@ -217,20 +245,45 @@ func (m *Manager) projection(ctx context.Context, pod *corev1.Pod, v *corev1.Vol
 			var tok string
 			tok, err = m.serviceAccountToken(ctx, pod, s.ServiceAccountToken)
 			if err == nil {
-				files[s.ServiceAccountToken.Path] = File{Data: []byte(tok), Mode: mode}
+				files[s.ServiceAccountToken.Path] = File{Data: []byte(tok), Mode: credMode, User: user}
 			}
 		case s.ClusterTrustBundle != nil:
 			var data []byte
 			data, err = m.clusterTrustBundle(ctx, s.ClusterTrustBundle)
-			if err == nil && data != nil {
-				files[s.ClusterTrustBundle.Path] = File{Data: data, Mode: mode}
+			if err == nil {
+				files[s.ClusterTrustBundle.Path] = File{Data: data, Mode: credMode, User: user}
 			}
+		case s.PodCertificate != nil:
+			err = m.podCertificateFiles(ctx, pod, v.Name, i, s.PodCertificate, File{Mode: credMode, User: user}, files)
 		}
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 	}
-	return files, mode, nil
+	return files, nil
+}
+
+// podCertificateFiles adds the files of a podCertificate source: the key
+// and chain together, the key, the chain, as its paths ask.
+func (m *Manager) podCertificateFiles(ctx context.Context, pod *corev1.Pod, volume string, index int, p *corev1.PodCertificateProjection, like File, files map[string]File) error {
+	if m.certs == nil {
+		return fmt.Errorf("podCertificate sources are not supported by this kubelet")
+	}
+	key, chain, err := m.certs.Credentials(ctx, pod, volume, index, p)
+	if err != nil {
+		return err
+	}
+	add := func(path string, data ...[]byte) {
+		if path != "" {
+			f := like
+			f.Data = bytes.Join(data, nil)
+			files[path] = f
+		}
+	}
+	add(p.CredentialBundlePath, key, chain)
+	add(p.KeyPath, key)
+	add(p.CertificateChainPath, chain)
+	return nil
 }
 
 func pickItems(data map[string][]byte, items []corev1.KeyToPath, mode int32, kind, name string, files map[string]File) error {
@@ -367,6 +420,9 @@ func (m *Manager) Teardown(uid types.UID) error {
 			}
 		}
 	}
+	if m.certs != nil {
+		m.certs.Forget(uid)
+	}
 	m.mu.Lock()
 	for k := range m.tokens {
 		if strings.HasPrefix(k, string(uid)+"/") {
@@ -391,8 +447,10 @@ func isMountPoint(path string) bool {
 // WriteAtomic makes dir hold exactly files: it writes them into a new
 // timestamped directory, points the ..data symlink at it with a rename
 // (atomic), and keeps one symlink per top-level name pointing through
-// ..data. Nothing is written when the content is unchanged.
-func WriteAtomic(dir string, files map[string]File, defaultMode int32) error {
+// ..data. Nothing is written when the content is unchanged. With a
+// group, the volume is given to it (setOwnership) before the new files
+// show.
+func WriteAtomic(dir string, files map[string]File, group *int64) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -407,6 +465,9 @@ func WriteAtomic(dir string, files map[string]File, defaultMode int32) error {
 	h := sha256.New()
 	for _, n := range names {
 		fmt.Fprintf(h, "%s\x00%o\x00%d\x00", n, files[n].Mode, len(files[n].Data))
+		if u := files[n].User; u != nil {
+			fmt.Fprintf(h, "%d\x00", *u)
+		}
 		h.Write(files[n].Data)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))[:16]
@@ -428,6 +489,16 @@ func WriteAtomic(dir string, files map[string]File, defaultMode int32) error {
 			return err
 		}
 		if err := os.Chmod(p, os.FileMode(files[n].Mode)&0o777); err != nil {
+			return err
+		}
+		if u := files[n].User; u != nil {
+			if err := os.Chown(p, int(*u), -1); err != nil {
+				return err
+			}
+		}
+	}
+	if group != nil {
+		if err := setOwnership(dir, *group); err != nil {
 			return err
 		}
 	}

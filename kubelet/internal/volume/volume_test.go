@@ -22,20 +22,20 @@ func read(t *testing.T, path string) string {
 
 func TestWriteAtomic(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "vol")
-	if err := WriteAtomic(dir, map[string]File{"a": {Data: []byte("1"), Mode: 0o644}, "sub/b": {Data: []byte("2"), Mode: 0o600}}, 0o644); err != nil {
+	if err := WriteAtomic(dir, map[string]File{"a": {Data: []byte("1"), Mode: 0o644}, "sub/b": {Data: []byte("2"), Mode: 0o600}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	first, _ := os.Readlink(filepath.Join(dir, "..data"))
 	if read(t, filepath.Join(dir, "a")) != "1" || read(t, filepath.Join(dir, "sub", "b")) != "2" {
 		t.Fatal("content wrong after the first write")
 	}
-	if err := WriteAtomic(dir, map[string]File{"a": {Data: []byte("1"), Mode: 0o644}, "sub/b": {Data: []byte("2"), Mode: 0o600}}, 0o644); err != nil {
+	if err := WriteAtomic(dir, map[string]File{"a": {Data: []byte("1"), Mode: 0o644}, "sub/b": {Data: []byte("2"), Mode: 0o600}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if again, _ := os.Readlink(filepath.Join(dir, "..data")); again != first {
 		t.Errorf("unchanged content was rewritten: %s -> %s", first, again)
 	}
-	if err := WriteAtomic(dir, map[string]File{"a": {Data: []byte("updated"), Mode: 0o644}}, 0o644); err != nil {
+	if err := WriteAtomic(dir, map[string]File{"a": {Data: []byte("updated"), Mode: 0o644}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if read(t, filepath.Join(dir, "a")) != "updated" {
@@ -47,7 +47,7 @@ func TestWriteAtomic(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, first)); !os.IsNotExist(err) {
 		t.Errorf("old data directory kept: %v", err)
 	}
-	if err := WriteAtomic(dir, map[string]File{"../escape": {Data: []byte("x")}}, 0o644); err == nil {
+	if err := WriteAtomic(dir, map[string]File{"../escape": {Data: []byte("x")}}, nil); err == nil {
 		t.Error("path escaping the volume accepted")
 	}
 }

@@ -13,8 +13,11 @@ import (
 )
 
 // SecurePort is where trireme-netpol serves /healthz and /metrics over
-// HTTPS, next to the other node components' ports.
-const SecurePort = 10262
+// HTTPS, next to the other node components' ports: not 10262, which the
+// control-plane VIP manager holds on 127.0.0.1 (a wildcard bind there
+// would fail on every control-plane node of an HA cluster), nor 10263, the
+// LoadBalancer announcer's.
+const SecurePort = 10264
 
 // Options are the command line.
 type Options struct {

@@ -2,6 +2,7 @@ package ruleset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,12 +10,24 @@ import (
 
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/knftables"
+
+	"trireme.dev/componentbase/nftbatch"
 )
 
 // Writer writes the table through an nftables interface (the nft binary,
-// or a fake in tests).
+// or a fake in tests) and, when Netlink is set, its incremental syncs
+// over nfnetlink.
 type Writer struct {
 	NFT knftables.Interface
+	// Netlink, when set, writes the syncs that change the table rather
+	// than rewrite it: one batch in one sendmsg spares the nft process,
+	// its parsing of every element and its listing of the table, most of
+	// the time one pod's labels take to be in force. The nft binary still
+	// writes the full syncs and what Netlink cannot encode (rules that
+	// log, anonymous sets).
+	Netlink *nftbatch.Netlink
+	// viaNetlink says the last sync went over nfnetlink (for tests).
+	viaNetlink bool
 	// last is what the last sync wrote, when it succeeded: the next sync
 	// writes only the difference. nil makes it read the table and rewrite
 	// it whole.
@@ -25,21 +38,23 @@ type Writer struct {
 // else changed it.
 func (w *Writer) Reset() { w.last = nil }
 
-// NewWriter returns a writer over the nft binary.
+// NewWriter returns a writer over the nft binary and, for its incremental
+// syncs, nfnetlink in the calling thread's network namespace.
 func NewWriter() (*Writer, error) {
 	nft, err := knftables.New(Family, Table)
 	if err != nil {
 		return nil, fmt.Errorf("nftables: %w", err)
 	}
-	return &Writer{NFT: nft}, nil
+	return &Writer{NFT: nft, Netlink: nftbatch.NewNetlink(Family, Table)}, nil
 }
 
 // Sync makes the table hold exactly want, in one transaction, which the
 // kernel applies whole or not at all: when it refuses, the rules in force
 // stay. Named counters that remain keep their values.
 func (w *Writer) Sync(ctx context.Context, want *Objects) (int, error) {
-	var tx *knftables.Transaction
-	if w.last != nil {
+	var tx *nftbatch.Transaction
+	partial := w.last != nil
+	if partial {
 		tx = w.diff(w.last, want)
 	} else {
 		var err error
@@ -50,7 +65,7 @@ func (w *Writer) Sync(ctx context.Context, want *Objects) (int, error) {
 	if tx.NumOperations() == 0 {
 		return 0, nil
 	}
-	if err := w.NFT.Run(ctx, tx); err != nil {
+	if err := w.run(ctx, tx, partial); err != nil {
 		w.last = nil
 		return 0, fmt.Errorf("write table %s: %w", Table, err)
 	}
@@ -58,11 +73,26 @@ func (w *Writer) Sync(ctx context.Context, want *Objects) (int, error) {
 	return tx.NumOperations(), nil
 }
 
+// run writes tx: a partial sync over nfnetlink when it can, the rest
+// through nft. Netlink refuses what it cannot encode before it sends
+// anything, so falling back writes the transaction once.
+func (w *Writer) run(ctx context.Context, tx *nftbatch.Transaction, partial bool) error {
+	w.viaNetlink = false
+	if partial && w.Netlink != nil {
+		err := w.Netlink.Run(ctx, tx)
+		if !errors.Is(err, nftbatch.ErrUnsupported) {
+			w.viaNetlink = true
+			return err
+		}
+	}
+	return nftbatch.Exec{NFT: w.NFT}.Run(ctx, tx)
+}
+
 // diff is the transaction that turns the table, holding old, into want:
 // new objects, changed chains rewritten, elements added and removed one by
 // one, and what went deleted once nothing refers to it.
-func (w *Writer) diff(old, want *Objects) *knftables.Transaction {
-	tx := w.NFT.NewTransaction()
+func (w *Writer) diff(old, want *Objects) *nftbatch.Transaction {
+	tx := nftbatch.NewTransaction(Family, Table)
 	for _, n := range sorted(want.Counters) {
 		if old.Counters[n] == nil {
 			tx.Add(want.Counters[n])
@@ -88,6 +118,9 @@ func (w *Writer) diff(old, want *Objects) *knftables.Transaction {
 		if want.Sets[n] == nil && want.Maps[n] == nil {
 			continue // the whole set goes
 		}
+		if sameElements(old.Elements[n], want.Elements[n]) {
+			continue
+		}
 		keep := elementKeys(want.Elements[n])
 		for _, e := range old.Elements[n] {
 			if !keep[elementKey(e)] {
@@ -110,6 +143,9 @@ func (w *Writer) diff(old, want *Objects) *knftables.Transaction {
 		}
 	}
 	for _, n := range sorted(want.Elements) {
+		if sameElements(old.Elements[n], want.Elements[n]) {
+			continue
+		}
 		had := elementKeys(old.Elements[n])
 		for _, e := range want.Elements[n] {
 			if !had[elementKey(e)] {
@@ -153,6 +189,15 @@ func elementKey(e *knftables.Element) string {
 	return strings.Join(e.Key, " . ") + " : " + strings.Join(e.Value, " ")
 }
 
+// sameElements says whether a and b hold the same elements in the same
+// order, as Render writes an unchanged set: most sets of a sync are, and
+// this spares their keys' strings.
+func sameElements(a, b []*knftables.Element) bool {
+	return slices.EqualFunc(a, b, func(x, y *knftables.Element) bool {
+		return slices.Equal(x.Key, y.Key) && slices.Equal(x.Value, y.Value)
+	})
+}
+
 func elementKeys(es []*knftables.Element) map[string]bool {
 	out := make(map[string]bool, len(es))
 	for _, e := range es {
@@ -171,16 +216,18 @@ func (w *Writer) Check(ctx context.Context, want *Objects) error {
 	if err != nil {
 		return err
 	}
-	return w.NFT.Check(ctx, tx)
+	ktx := w.NFT.NewTransaction()
+	tx.Knftables(ktx)
+	return w.NFT.Check(ctx, ktx)
 }
 
 // transaction is what turns the table as it is into want.
-func (w *Writer) transaction(ctx context.Context, want *Objects) (*knftables.Transaction, error) {
+func (w *Writer) transaction(ctx context.Context, want *Objects) (*nftbatch.Transaction, error) {
 	live, err := w.live(ctx)
 	if err != nil {
 		return nil, err
 	}
-	tx := w.NFT.NewTransaction()
+	tx := nftbatch.NewTransaction(Family, Table)
 	tx.Add(&knftables.Table{Comment: ptr.To("NetworkPolicy enforcement: trireme-netpol")})
 	for _, n := range sorted(want.Chains) {
 		tx.Add(want.Chains[n])

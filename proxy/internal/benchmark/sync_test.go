@@ -16,6 +16,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"trireme.dev/componentbase/nftbatch"
 	"trireme.dev/proxy/internal/backend"
 	"trireme.dev/proxy/internal/iptables"
 	"trireme.dev/proxy/internal/model"
@@ -158,7 +159,7 @@ func backends() map[string]newBackend {
 			if err != nil {
 				panic(err)
 			}
-			return nftables.New(cfg, nftables.Exec{NFT: nft})
+			return nftables.New(cfg, nftbatch.Exec{NFT: nft})
 		},
 		"iptables": func() backend.Interface {
 			return iptables.New(iptables.Config{ClusterCIDR: cidr, MasqueradeBit: 14}, iptables.Commands{})

@@ -255,6 +255,12 @@ func TestTracker(t *testing.T) {
 			src[name] = e
 		}, 1, []string{"10.96.0.10:80->10.0.0.2"}},
 		{"service deleted", func() { delete(src, name) }, 1, []string{"10.96.0.10:80->10.0.0.1"}},
+		{"service appears with endpoints: flows sent before are cleared", func() {
+			src[name] = struct {
+				svc    *v1.Service
+				slices []*discovery.EndpointSlice
+			}{service(udp), []*discovery.EndpointSlice{udpSlice("10.0.0.3")}}
+		}, 1, []string{"10.96.0.10:80->*"}},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {

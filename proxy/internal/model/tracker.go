@@ -102,7 +102,16 @@ type StaleFlow struct {
 	Endpoint  netip.Addr
 }
 
+// staleFlows returns the flows to clear when a UDP ServicePort goes from old
+// to cur (either nil when it appears or goes away). A port that appears
+// with endpoints is treated as one that had none: flows sent to its address
+// before (a client with a fixed source port, refused or unanswered) would
+// otherwise keep missing the new rules, as upstream clears them too.
 func staleFlows(old, cur *ServicePort) []StaleFlow {
+	if old == nil && cur != nil && cur.Protocol == v1.ProtocolUDP && len(cur.AllEndpoints()) > 0 {
+		old = &ServicePort{Protocol: v1.ProtocolUDP, ClusterIP: cur.ClusterIP, ExternalIPs: cur.ExternalIPs,
+			LoadBalancerIPs: cur.LoadBalancerIPs, Port: cur.Port, NodePort: cur.NodePort}
+	}
 	if old == nil || old.Protocol != v1.ProtocolUDP {
 		return nil
 	}

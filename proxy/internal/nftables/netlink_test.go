@@ -2,7 +2,6 @@ package nftables
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 	"sigs.k8s.io/knftables"
 
+	"trireme.dev/componentbase/nftbatch"
 	"trireme.dev/proxy/internal/backend"
 	"trireme.dev/proxy/internal/model"
 	"trireme.dev/proxy/internal/model/modeltest"
@@ -112,7 +112,7 @@ func TestNetlinkMatchesNft(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			run := func(mk func() Writer) (string, []error) {
+			run := func(mk func() nftbatch.Writer) (string, []error) {
 				var errs []error
 				ns := inNetns(t, func() {
 					p := New(tt.cfg, mk())
@@ -144,18 +144,18 @@ func TestNetlinkMatchesNft(t *testing.T) {
 				})
 				return ns, errs
 			}
-			nlNS, errs := run(func() Writer { return NewNetlink(tt.cfg) })
+			nlNS, errs := run(func() nftbatch.Writer { return NewNetlink(tt.cfg) })
 			if len(errs) > 0 {
 				t.Fatalf("netlink: %v", errs)
 			}
 			var nftErr error
-			nftNS, errs := run(func() Writer {
+			nftNS, errs := run(func() nftbatch.Writer {
 				nft, err := NewInterface(tt.cfg)
 				if err != nil {
 					nftErr = err
-					return Exec{knftables.NewFake(knftables.IPv4Family, DefaultTable)}
+					return nftbatch.Exec{NFT: knftables.NewFake(knftables.IPv4Family, DefaultTable)}
 				}
-				return Exec{nft}
+				return nftbatch.Exec{NFT: nft}
 			})
 			if nftErr != nil || len(errs) > 0 {
 				t.Fatalf("nft: %v %v", nftErr, errs)
@@ -224,119 +224,3 @@ func lineDiff(want, got string) string {
 }
 
 var nsCounter atomic.Int32
-
-// TestCompileRule checks that the compiler refuses what it does not know
-// rather than writing something else (what it accepts is checked against
-// nft by TestNetlinkMatchesNft).
-func TestCompileRule(t *testing.T) {
-	ids := func() uint32 { return 1 }
-	for _, tt := range []struct {
-		rule string
-		ip6  bool
-		ok   bool
-	}{
-		{"ip daddr 10.0.0.1 tcp dport 80 ip saddr != 10.0.0.0/8 meta mark set meta mark | 0x4000", false, true},
-		{"meta l4proto udp dnat ip to numgen random mod 3 offset 7 map @service-endpoints-udp-01", false, true},
-		{"meta l4proto tcp dnat ip6 to numgen random mod 3 offset 7 map @m", true, true},
-		{"numgen random mod 2 vmap { 0 : goto a , 1 : goto b }", false, true},
-		{"ip daddr fd00::1 drop", false, false}, // wrong family
-		{"ip6 daddr 10.0.0.1 drop", true, false},
-		{"counter drop", false, false},
-		{"log prefix x", false, false},
-		{"ip daddr 10.0.0.1 tcp dport 99999 drop", false, false},
-		{"meta mark set meta mark & 0x1", false, false},
-		{"dnat ip to numgen random mod x offset 1 map @m", false, false},
-	} {
-		_, _, err := compileRule(tt.ip6, tt.rule, ids)
-		if (err == nil) != tt.ok {
-			t.Errorf("compileRule(%q) = %v, want ok=%v", tt.rule, err, tt.ok)
-		}
-	}
-}
-
-// TestBatchChunks encodes a batch larger than one chunk and checks that
-// every chunk holds whole messages, that no chunk outgrew its capacity,
-// that the batch begins and ends as the kernel wants it, and that only
-// the last message before BATCH_END asks for an acknowledgement.
-func TestBatchChunks(t *testing.T) {
-	for _, streamed := range []bool{true, false} {
-		t.Run(fmt.Sprintf("streamed=%v", streamed), func(t *testing.T) {
-			n := NewNetlink(Config{})
-			tx := &Transaction{family: knftables.IPv4Family, table: DefaultTable}
-			if streamed {
-				enc, err := n.newEncoder()
-				if err != nil {
-					t.Fatal(err)
-				}
-				tx.enc = enc
-			}
-			tx.Add(&knftables.Map{Name: "service-endpoints-tcp-00", TypeOf: "numgen random mod 1 : ip daddr . tcp dport"})
-			for i := range 60000 {
-				ip := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
-				tx.AddEndpoint("service-endpoints-tcp-00", uint32(i), netip.AddrPortFrom(ip, 8080))
-				tx.AddAddrPair(setHairpin, ip)
-				if i%100 == 0 {
-					tx.Add(&knftables.Chain{Name: fmt.Sprintf("service-%d", i)})
-				}
-			}
-			enc := tx.enc
-			if enc == nil {
-				var err error
-				if enc, err = n.newEncoder(); err != nil {
-					t.Fatal(err)
-				}
-				for i := range tx.ops {
-					if err := enc.add(&tx.ops[i]); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			if tx.err != nil {
-				t.Fatal(tx.err)
-			}
-			enc.finish()
-			bufs := append(enc.chunks, enc.buf)
-			if len(bufs) < 3 {
-				t.Fatalf("%d chunks, want several", len(bufs))
-			}
-			var types []uint16
-			var acks []int
-			for c, b := range bufs {
-				if c < len(bufs)-1 && cap(b) > chunkSize {
-					t.Errorf("chunk %d grew to %d bytes", c, cap(b))
-				}
-				off := 0
-				for off < len(b) {
-					l := int(binary.NativeEndian.Uint32(b[off:]))
-					if l < nlmsgHdrLen || off+l > len(b) {
-						t.Fatalf("chunk %d: message at %d of length %d overruns %d bytes", c, off, l, len(b))
-					}
-					types = append(types, binary.NativeEndian.Uint16(b[off+4:]))
-					if binary.NativeEndian.Uint16(b[off+6:])&unix.NLM_F_ACK != 0 {
-						acks = append(acks, len(types)-1)
-					}
-					off += l
-				}
-			}
-			if types[0] != unix.NFNL_MSG_BATCH_BEGIN || types[len(types)-1] != unix.NFNL_MSG_BATCH_END {
-				t.Errorf("batch starts with type %d and ends with %d", types[0], types[len(types)-1])
-			}
-			if _, ok := enc.markLast(); !ok {
-				t.Fatal("no message to acknowledge")
-			}
-			acks = acks[:0]
-			i := 0
-			for _, b := range bufs {
-				for off := 0; off < len(b); off += int(binary.NativeEndian.Uint32(b[off:])) {
-					if binary.NativeEndian.Uint16(b[off+6:])&unix.NLM_F_ACK != 0 {
-						acks = append(acks, i)
-					}
-					i++
-				}
-			}
-			if len(acks) != 1 || acks[0] != len(types)-2 {
-				t.Errorf("acknowledgement asked by messages %v, want only %d", acks, len(types)-2)
-			}
-		})
-	}
-}

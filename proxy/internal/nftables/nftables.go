@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/knftables"
 
+	"trireme.dev/componentbase/nftbatch"
 	"trireme.dev/proxy/internal/backend"
 	"trireme.dev/proxy/internal/model"
 )
@@ -27,6 +28,7 @@ const (
 	chReject         = "reject-chain"
 	chEndpointsCheck = "service-endpoints-check"
 	chNodePortsCheck = "nodeport-endpoints-check"
+	chClusterIPs     = "cluster-ips-check"
 	mapServiceIPs    = "service-ips"
 	mapNodePorts     = "service-nodeports"
 	mapNoEndpoints   = "no-endpoint-services"
@@ -36,6 +38,10 @@ const (
 	endpointBuckets = 256
 	setHairpin      = "hairpin"
 	setNodePortIPs  = "nodeport-ips"
+	// setClusterIPs holds every ClusterIP served: new connections to one
+	// that no port's DNAT took are refused (a port the Service lacks)
+	// rather than routed out of the node, as upstream refuses them.
+	setClusterIPs = "cluster-ips"
 )
 
 // Config is what the rules depend on besides the Services.
@@ -96,7 +102,7 @@ type endpointKey struct {
 // Proxier is the nftables back end. It is not safe for concurrent use.
 type Proxier struct {
 	cfg Config
-	w   Writer
+	w   nftbatch.Writer
 
 	ip, addrType string // "ip"/"ipv4_addr" or "ip6"/"ipv6_addr"
 
@@ -136,7 +142,7 @@ type owner struct {
 
 // New returns a Proxier that writes through w: a Netlink writer, or Exec
 // around the nft binary or knftables.NewFake for tests.
-func New(cfg Config, w Writer) *Proxier {
+func New(cfg Config, w nftbatch.Writer) *Proxier {
 	if cfg.Table == "" {
 		cfg.Table = DefaultTable
 	}
@@ -165,18 +171,28 @@ func NewInterface(cfg Config) (knftables.Interface, error) {
 	return nft, nil
 }
 
-func (p *Proxier) newTransaction() *Transaction {
+func (p *Proxier) newTransaction() *nftbatch.Transaction {
+	if nl, ok := p.w.(*nftbatch.Netlink); ok {
+		return nl.NewTransaction()
+	}
 	fam := knftables.IPv4Family
 	if p.cfg.Family == model.IPv6 {
 		fam = knftables.IPv6Family
 	}
-	tx := &Transaction{family: fam, table: p.cfg.Table}
-	if nl, ok := p.w.(*Netlink); ok {
-		if enc, err := nl.newEncoder(); err == nil {
-			tx.enc = enc
-		}
+	return nftbatch.NewTransaction(fam, p.cfg.Table)
+}
+
+// NewNetlink returns the nfnetlink writer of cfg's table.
+func NewNetlink(cfg Config) *nftbatch.Netlink {
+	fam := knftables.IPv4Family
+	if cfg.Family == model.IPv6 {
+		fam = knftables.IPv6Family
 	}
-	return tx
+	table := cfg.Table
+	if table == "" {
+		table = DefaultTable
+	}
+	return nftbatch.NewNetlink(fam, table)
 }
 
 func (p *Proxier) reset() {
@@ -203,7 +219,7 @@ func (p *Proxier) Sync(ctx context.Context, req backend.Request) (backend.Result
 		// process left.
 		for _, kind := range []string{"chain", "set", "map"} {
 			names, err := p.w.List(ctx, kind)
-			if err != nil && !IsNotFound(err) {
+			if err != nil && !nftbatch.IsNotFound(err) {
 				return backend.Result{}, fmt.Errorf("list nftables %ss: %w", kind, err)
 			}
 			for _, n := range names {
@@ -224,20 +240,20 @@ var baseChains = map[string]bool{
 	"filter-input": true, "filter-forward": true, "filter-output": true,
 	"nat-prerouting": true, "nat-output": true, "nat-postrouting": true,
 	chServices: true, chMasquerading: true, chReject: true,
-	chEndpointsCheck: true, chNodePortsCheck: true,
+	chEndpointsCheck: true, chNodePortsCheck: true, chClusterIPs: true,
 }
 
-func (p *Proxier) addElem(tx *Transaction, k elemKey, v string) {
+func (p *Proxier) addElem(tx *nftbatch.Transaction, k elemKey, v string) {
 	tx.AddElement(k.set, k.key, v, v != "")
 }
 
-func (p *Proxier) delElem(tx *Transaction, k elemKey, v string) {
+func (p *Proxier) delElem(tx *nftbatch.Transaction, k elemKey, v string) {
 	tx.DeleteElement(k.set, k.key, v != "")
 }
 
 // addBase (re)creates the table's fixed objects, emptying the shared maps
 // and sets so that the full sync's elements replace them.
-func (p *Proxier) addBase(tx *Transaction, nodeIPs []netip.Addr) {
+func (p *Proxier) addBase(tx *nftbatch.Transaction, nodeIPs []netip.Addr) {
 	tx.Add(&knftables.Table{Comment: ptr.To("rules for trireme-proxy")})
 	base := func(name string, t knftables.BaseChainType, h knftables.BaseChainHook, prio knftables.BaseChainPriority) {
 		tx.Add(&knftables.Chain{Name: name, Type: ptr.To(t), Hook: ptr.To(h), Priority: ptr.To(prio)})
@@ -249,7 +265,7 @@ func (p *Proxier) addBase(tx *Transaction, nodeIPs []netip.Addr) {
 	base("nat-prerouting", knftables.NATType, knftables.PreroutingHook, knftables.DNATPriority)
 	base("nat-output", knftables.NATType, knftables.OutputHook, knftables.DNATPriority)
 	base("nat-postrouting", knftables.NATType, knftables.PostroutingHook, knftables.SNATPriority)
-	for _, c := range []string{chServices, chMasquerading, chReject, chEndpointsCheck, chNodePortsCheck} {
+	for _, c := range []string{chServices, chMasquerading, chReject, chEndpointsCheck, chNodePortsCheck, chClusterIPs} {
 		tx.Add(&knftables.Chain{Name: c})
 		tx.Flush(&knftables.Chain{Name: c})
 	}
@@ -268,6 +284,8 @@ func (p *Proxier) addBase(tx *Transaction, nodeIPs []netip.Addr) {
 	tx.Flush(&knftables.Set{Name: setHairpin})
 	tx.Add(&knftables.Set{Name: setNodePortIPs, Type: ap})
 	tx.Flush(&knftables.Set{Name: setNodePortIPs})
+	tx.Add(&knftables.Set{Name: setClusterIPs, Type: ap})
+	tx.Flush(&knftables.Set{Name: setClusterIPs})
 	for _, ip := range nodeIPs {
 		tx.Add(&knftables.Element{Set: setNodePortIPs, Key: []string{ip.String()}})
 	}
@@ -276,6 +294,11 @@ func (p *Proxier) addBase(tx *Transaction, nodeIPs []netip.Addr) {
 	rule("filter-input", "ct state new jump "+chNodePortsCheck)
 	for _, c := range []string{"filter-input", "filter-forward", "filter-output"} {
 		rule(c, "ct state new jump "+chEndpointsCheck)
+	}
+	// After DNAT (the filter hooks come after nat's), a new connection
+	// still addressed to a ClusterIP is to a port the Service does not have.
+	for _, c := range []string{"filter-forward", "filter-output"} {
+		rule(c, "ct state new jump "+chClusterIPs)
 	}
 	rule("nat-prerouting", "jump "+chServices)
 	rule("nat-output", "jump "+chServices)
@@ -290,6 +313,7 @@ func (p *Proxier) addBase(tx *Transaction, nodeIPs []netip.Addr) {
 	rule(chReject, "reject")
 	rule(chServices, fmt.Sprintf("%s daddr . meta l4proto . th dport vmap @%s", p.ip, mapServiceIPs))
 	rule(chEndpointsCheck, fmt.Sprintf("%s daddr . meta l4proto . th dport vmap @%s", p.ip, mapNoEndpoints))
+	rule(chClusterIPs, fmt.Sprintf("%s daddr @%s reject", p.ip, setClusterIPs))
 	if nodeIPs == nil {
 		loop := "127.0.0.0/8"
 		if p.cfg.Family == model.IPv6 {
@@ -360,6 +384,7 @@ func (p *Proxier) render(sp *model.ServicePort) *piece {
 	port := strconv.Itoa(int(sp.Port))
 
 	// ClusterIP.
+	elem(setClusterIPs, []string{sp.ClusterIP.String()}, "")
 	cipKey := []string{sp.ClusterIP.String(), proto, port}
 	switch {
 	case len(internal) > 0:
@@ -526,7 +551,7 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 	// "destroy" would not fail on a missing table, but nft before 1.0.8
 	// (Debian 12's 1.0.6) lacks it.
 	tx.Delete(&knftables.Table{})
-	if err := p.w.Run(ctx, tx); err != nil && !IsNotFound(err) {
+	if err := p.w.Run(ctx, tx); err != nil && !nftbatch.IsNotFound(err) {
 		return fmt.Errorf("delete nftables table %s: %w", p.cfg.Table, err)
 	}
 	p.reset()

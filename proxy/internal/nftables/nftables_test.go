@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"trireme.dev/componentbase/golden"
+	"trireme.dev/componentbase/nftbatch"
 
 	"sigs.k8s.io/knftables"
 
@@ -31,10 +32,10 @@ func TestGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			fake := knftables.NewFake(knftables.IPv4Family, DefaultTable)
-			p := New(tt.cfg, Exec{fake})
+			p := New(tt.cfg, nftbatch.Exec{NFT: fake})
 			state := modeltest.State()
 			tx, commit := p.Plan(backend.Request{State: state, Full: true, NodePortIPs: tt.npIP}, true, nil)
-			if err := (Exec{fake}).Run(ctx, tx); err != nil {
+			if err := (nftbatch.Exec{NFT: fake}).Run(ctx, tx); err != nil {
 				t.Fatalf("full sync: %v", err)
 			}
 			commit()
@@ -42,7 +43,7 @@ func TestGolden(t *testing.T) {
 
 			changed := modeltest.Change(state)
 			tx, commit = p.Plan(backend.Request{State: state, Changed: changed, NodePortIPs: tt.npIP}, false, nil)
-			if err := (Exec{fake}).Run(ctx, tx); err != nil {
+			if err := (nftbatch.Exec{NFT: fake}).Run(ctx, tx); err != nil {
 				t.Fatalf("partial sync: %v\n%s", err, tx)
 			}
 			commit()
@@ -52,7 +53,7 @@ func TestGolden(t *testing.T) {
 			// A full sync of the changed state must give what the partial
 			// one left.
 			fresh := knftables.NewFake(knftables.IPv4Family, DefaultTable)
-			if _, err := New(tt.cfg, Exec{fresh}).Sync(ctx, backend.Request{State: state, Full: true, NodePortIPs: tt.npIP}); err != nil {
+			if _, err := New(tt.cfg, nftbatch.Exec{NFT: fresh}).Sync(ctx, backend.Request{State: state, Full: true, NodePortIPs: tt.npIP}); err != nil {
 				t.Fatal(err)
 			}
 			// The fake dumps elements in insertion order; compare as sets of lines.
@@ -76,9 +77,9 @@ func TestGoldenDualStack(t *testing.T) {
 	}{{model.IPv4, knftables.IPv4Family, "dualstack-ipv4.nft"}, {model.IPv6, knftables.IPv6Family, "dualstack-ipv6.nft"}} {
 		t.Run(tt.fam.String(), func(t *testing.T) {
 			fake := knftables.NewFake(tt.kfam, DefaultTable)
-			p := New(Config{Family: tt.fam, ClusterCIDR: modeltest.DualStackCIDR[tt.fam], MasqueradeBit: 14}, Exec{fake})
+			p := New(Config{Family: tt.fam, ClusterCIDR: modeltest.DualStackCIDR[tt.fam], MasqueradeBit: 14}, nftbatch.Exec{NFT: fake})
 			tx, commit := p.Plan(backend.Request{State: modeltest.DualStack(tt.fam), Full: true, NodePortIPs: modeltest.DualStackNodeIPs[tt.fam]}, true, nil)
-			if err := (Exec{fake}).Run(context.Background(), tx); err != nil {
+			if err := (nftbatch.Exec{NFT: fake}).Run(context.Background(), tx); err != nil {
 				t.Fatalf("full sync: %v", err)
 			}
 			commit()

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/knftables"
 
+	"trireme.dev/componentbase/nftbatch"
 	"trireme.dev/proxy/internal/backend"
 	"trireme.dev/proxy/internal/model"
 )
@@ -25,7 +26,7 @@ import (
 // after any failed sync, and the next sync is full again. Starting from
 // that empty state, the incremental steps below have nothing old to undo
 // and write every element anew.
-func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*Transaction, func() int) {
+func (p *Proxier) Plan(req backend.Request, full bool, stale []string) (*nftbatch.Transaction, func() int) {
 	if full {
 		p.reset()
 		p.old = nil
@@ -57,7 +58,7 @@ type plan struct {
 	p    *Proxier
 	req  backend.Request
 	full bool
-	tx   *Transaction
+	tx   *nftbatch.Transaction
 
 	// names are the ports rebuilt, sorted; pieces their new pieces, nil
 	// for a port that is gone.
@@ -300,7 +301,7 @@ func (pl *plan) writeDeletions(stale []string) {
 		switch {
 		case kind == "chain" && !wantChains[name] && !baseChains[name]:
 			chains = append(chains, name)
-		case kind == "set" && !wantSets[name] && name != setHairpin && name != setNodePortIPs:
+		case kind == "set" && !wantSets[name] && name != setHairpin && name != setNodePortIPs && name != setClusterIPs:
 			sets = append(sets, name)
 		case kind == "map" && !pl.newBuckets[name] && strings.HasPrefix(name, mapEndpoints+"-"):
 			bucketMaps = append(bucketMaps, name)

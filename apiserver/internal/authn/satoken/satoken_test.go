@@ -114,6 +114,7 @@ func TestSignAndVerify(t *testing.T) {
 		wantErr     bool
 		wantUser    string
 		wantExtraPo string
+		wantNode    string // node-name and node-uid extras, "name/uid"
 	}{
 		{name: "valid ECDSA token", key: ecKey, wantOK: true, wantUser: "system:serviceaccount:demo:default"},
 		{name: "valid RSA token", key: rsaKey, wantOK: true, wantUser: "system:serviceaccount:demo:default"},
@@ -122,6 +123,14 @@ func TestSignAndVerify(t *testing.T) {
 			r.Secret = &ObjectRef{Name: "s", UID: "secret-uid"}
 			r.Node = &ObjectRef{Name: "n1", UID: "node-uid"}
 		}, wantOK: true, wantUser: "system:serviceaccount:demo:default"},
+		{name: "pod's token names its node", key: ecKey, req: func(r *Request) {
+			r.Pod = &ObjectRef{Name: "web", UID: "pod-uid"}
+			r.Node = &ObjectRef{Name: "n1", UID: "node-uid"}
+		}, wantOK: true, wantUser: "system:serviceaccount:demo:default", wantExtraPo: "web", wantNode: "n1/node-uid"},
+		{name: "pod's node is not checked", key: ecKey, req: func(r *Request) {
+			r.Pod = &ObjectRef{Name: "web", UID: "pod-uid"}
+			r.Node = &ObjectRef{Name: "gone"}
+		}, wantOK: true, wantUser: "system:serviceaccount:demo:default", wantExtraPo: "web", wantNode: "gone/"},
 		{name: "signed by unknown key", key: otherKey, wantErr: true},
 		{name: "tampered payload", key: ecKey, tamper: tamperPayload, wantErr: true},
 		{name: "tampered signature", key: ecKey, tamper: func(tok string) string {
@@ -204,6 +213,12 @@ func TestSignAndVerify(t *testing.T) {
 			}
 			if tc.wantExtraPo != "" && u.GetExtra()[ExtraPodName][0] != tc.wantExtraPo {
 				t.Errorf("pod-name extra = %v", u.GetExtra()[ExtraPodName])
+			}
+			if tc.wantNode != "" {
+				got := strings.Join(u.GetExtra()[ExtraNodeName], ",") + "/" + strings.Join(u.GetExtra()[ExtraNodeUID], ",")
+				if got != tc.wantNode {
+					t.Errorf("node extras = %q, want %q", got, tc.wantNode)
+				}
 			}
 			if !strings.HasPrefix(u.GetExtra()[ExtraCredentialID][0], "JTI=") {
 				t.Errorf("credential-id extra = %v", u.GetExtra()[ExtraCredentialID])

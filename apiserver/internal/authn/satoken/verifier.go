@@ -193,7 +193,15 @@ func (v *Verifier) checkObjects(ctx context.Context, c *tokenClaims) (user.Info,
 			return nil, fmt.Errorf("%w: bound secret %s/%s: %v", errInvalid, ns, k.Secret.Name, err)
 		}
 	}
-	if k.Node != nil {
+	switch {
+	case k.Node != nil && k.Pod != nil:
+		// A pod's token names the pod's node for the record (the Node
+		// authorizer and admission read it); the pod is what binds it.
+		extra[ExtraNodeName] = []string{k.Node.Name}
+		if k.Node.UID != "" {
+			extra[ExtraNodeUID] = []string{k.Node.UID}
+		}
+	case k.Node != nil:
 		node, err := v.objects.Node(ctx, k.Node.Name)
 		if err != nil {
 			return nil, fmt.Errorf("%w: bound node %s: %v", errInvalid, k.Node.Name, err)

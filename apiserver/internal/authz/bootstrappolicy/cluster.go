@@ -57,6 +57,11 @@ func NodeRules() []rbacv1.PolicyRule {
 		allow("create", "get", "list", "watch").in(certificates).on("certificatesigningrequests"),
 		// clusterTrustBundle projected volumes.
 		allow(read...).in(certificates).on("clustertrustbundles"),
+		// podCertificate projected volumes: requests for the node's pods
+		// (NodeRestriction checks them), naming the pod's service account
+		// by UID; the node authorizer narrows both to the node's pods.
+		allow("get", "list", "watch", "create").in(certificates).on("podcertificaterequests"),
+		allow("get").in(core).on("serviceaccounts"),
 		// Node heartbeats.
 		allow("get", "create", "update", "patch", "delete").in(coordination).on("leases"),
 		allow("get").in(storage).on("volumeattachments"),

@@ -249,6 +249,15 @@ func controllerRoles() map[string][]rule {
 			allow("get", "list", "watch", "delete").in(batch).on("jobs"),
 			eventsRule(),
 		},
+		// Lists any resource for the point a migration starts from and
+		// patches its objects to rewrite them.
+		"storage-version-migrator-controller": {
+			allow("list", "patch").in("*").on("*"),
+			allow("get").in("apiextensions.k8s.io").on("customresourcedefinitions"),
+			allow("patch").in("apiextensions.k8s.io").on("customresourcedefinitions/status"),
+			allow("update").in("storagemigration.k8s.io").on("storageversionmigrations/status"),
+			eventsRule(),
+		},
 		"root-ca-cert-publisher": {
 			allow("create", "update").in(core).on("configmaps"),
 			eventsRule(),

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"strings"
 
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/informers"
@@ -141,6 +143,11 @@ func (a *Authorizer) authorizeObject(node string, attrs authorizer.Attributes) (
 			return a.reachable(node, attrs, refKey(kindResourceClaim, ns, name))
 		}
 	case "/serviceaccounts":
+		// A pod's service account is read for its UID, which the pod's
+		// certificate requests name.
+		if sub == "" && verb == "get" {
+			return a.reachable(node, attrs, refKey(kindAccount, ns, name))
+		}
 		if sub != "token" {
 			return 0, "", false
 		}
@@ -148,6 +155,8 @@ func (a *Authorizer) authorizeObject(node string, attrs authorizer.Attributes) (
 			return deny("can only create tokens for individual service accounts")
 		}
 		return a.reachable(node, attrs, refKey(kindAccount, ns, name))
+	case certificatesv1.GroupName + "/podcertificaterequests":
+		return podCertificateRequest(node, attrs)
 	case "/pods":
 		if sub != "status" {
 			return 0, "", false
@@ -194,6 +203,28 @@ func (a *Authorizer) authorizeObject(node string, attrs authorizer.Attributes) (
 		return a.allowIf(ok && va != nil && va.Spec.NodeName == node, attrs)
 	}
 	return 0, "", false
+}
+
+// podCertificateRequest lets a kubelet create requests (NodeRestriction
+// admission checks they are for its pods) and list and watch those naming
+// it, as upstream's node authorizer does.
+func podCertificateRequest(node string, attrs authorizer.Attributes) (authorizer.Decision, string, bool) {
+	if attrs.GetSubresource() != "" {
+		return deny("nodes may not access the status subresource of PodCertificateRequests")
+	}
+	switch attrs.GetVerb() {
+	case "create":
+		return authorizer.DecisionAllow, "", true
+	case "list", "watch":
+		reqs, _ := attrs.GetFieldSelector()
+		for _, r := range reqs {
+			if r.Field == "spec.nodeName" && (r.Operator == selection.Equals || r.Operator == selection.DoubleEquals) && r.Value == node {
+				return authorizer.DecisionAllow, "", true
+			}
+		}
+		return deny("can only list/watch podcertificaterequests with nodeName field selector")
+	}
+	return deny(fmt.Sprintf("nodes may not %s podcertificaterequests", attrs.GetVerb()))
 }
 
 func deny(reason string) (authorizer.Decision, string, bool) {

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 )
@@ -47,6 +48,16 @@ func newTestAuthorizer(t *testing.T) *Authorizer {
 	return New(pods, claims, volumes, attachments)
 }
 
+// withFields sets the request's field selector.
+func withFields(a authorizer.AttributesRecord, selector string) authorizer.AttributesRecord {
+	sel, err := fields.ParseSelector(selector)
+	if err != nil {
+		panic(err)
+	}
+	a.FieldSelectorRequirements = sel.Requirements()
+	return a
+}
+
 func TestNodeAuthorizer(t *testing.T) {
 	a := newTestAuthorizer(t)
 	nodeA := &user.DefaultInfo{Name: "system:node:node-a", Groups: []string{"system:nodes", "system:authenticated"}}
@@ -76,6 +87,16 @@ func TestNodeAuthorizer(t *testing.T) {
 		{"volume bound to own claim", r(nodeA, "get", "", "persistentvolumes", "", "", "pv-data"), allow},
 		{"token for own pod's account", r(nodeA, "create", "", "serviceaccounts", "token", "demo", "web-sa"), allow},
 		{"token for another account", r(nodeA, "create", "", "serviceaccounts", "token", "demo", "default"), none},
+		{"own pod's account", r(nodeA, "get", "", "serviceaccounts", "", "demo", "web-sa"), allow},
+		{"another account", r(nodeA, "get", "", "serviceaccounts", "", "demo", "default"), none},
+		{"listing accounts", r(nodeA, "list", "", "serviceaccounts", "", "demo", ""), none},
+		{"creating a pod certificate request", r(nodeA, "create", "certificates.k8s.io", "podcertificaterequests", "", "demo", ""), allow},
+		{"watching own pod certificate requests", withFields(r(nodeA, "watch", "certificates.k8s.io", "podcertificaterequests", "", "", ""), "spec.nodeName=node-a"), allow},
+		{"listing own pod certificate requests", withFields(r(nodeA, "list", "certificates.k8s.io", "podcertificaterequests", "", "", ""), "spec.nodeName==node-a"), allow},
+		{"listing another node's requests", withFields(r(nodeA, "list", "certificates.k8s.io", "podcertificaterequests", "", "", ""), "spec.nodeName=node-b"), none},
+		{"listing every request", r(nodeA, "list", "certificates.k8s.io", "podcertificaterequests", "", "", ""), none},
+		{"issuing a certificate", r(nodeA, "update", "certificates.k8s.io", "podcertificaterequests", "status", "demo", "req-1"), none},
+		{"deleting a request", r(nodeA, "delete", "certificates.k8s.io", "podcertificaterequests", "", "demo", "req-1"), none},
 		{"status of own pod", r(nodeA, "patch", "", "pods", "status", "demo", "web"), allow},
 		{"status of another node's pod", r(nodeA, "patch", "", "pods", "status", "demo", "other"), none},
 		{"reading pods", r(nodeA, "list", "", "pods", "", "", ""), allow},

@@ -9,9 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,13 +38,8 @@ func TestProxyThroughAPIServer(t *testing.T) {
 	host := newTestHost(t)
 	hostIP := host.IP
 	dir := t.TempDir()
-	pki := proxy.NewTestPKI(t, hostIP)
-	files := map[string][]byte{"kubelet-ca.crt": pki.CAPEM, "kubelet-client.crt": pki.ClientCertPEM, "kubelet-client.key": pki.ClientKeyPEM}
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pki := proxy.NewTestPKI(hostIP)
+	kubeletCA, kubeletCert, kubeletKey := pki.WriteClientFiles(t, dir, "kubelet")
 
 	app := serveOn(t, host, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -62,9 +55,9 @@ func TestProxyThroughAPIServer(t *testing.T) {
 	startCtx, cancelStart := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancelStart()
 	srv, err := testserver.Start(startCtx, testserver.Options{Verbose: testing.Verbose(), Args: []string{
-		"--kubelet-client-certificate", filepath.Join(dir, "kubelet-client.crt"),
-		"--kubelet-client-key", filepath.Join(dir, "kubelet-client.key"),
-		"--kubelet-certificate-authority", filepath.Join(dir, "kubelet-ca.crt"),
+		"--kubelet-client-certificate", kubeletCert,
+		"--kubelet-client-key", kubeletKey,
+		"--kubelet-certificate-authority", kubeletCA,
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +171,7 @@ func serveOn(t *testing.T, host *testHost, tls bool, h http.Handler, pki ...*pro
 	s.Listener.Close()
 	s.Listener = ln
 	if tls {
-		s.TLS = pki[0].ServerTLS(t)
+		s.TLS = pki[0].ServerTLS()
 		s.StartTLS()
 	} else {
 		s.Start()

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"testing"
 )
@@ -36,12 +35,7 @@ func TestKubeletConfigValidate(t *testing.T) {
 
 func TestKubeletTransport(t *testing.T) {
 	dir := t.TempDir()
-	pki := NewTestPKI(t, "127.0.0.1")
-	caFile := filepath.Join(dir, "ca.crt")
-	certFile, keyFile := filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key")
-	writeFile(t, caFile, pki.CAPEM)
-	writeFile(t, certFile, pki.ClientCertPEM)
-	writeFile(t, keyFile, pki.ClientKeyPEM)
+	caFile, certFile, keyFile := NewTestPKI("127.0.0.1").WriteClientFiles(t, dir, "kubelet")
 
 	tests := []struct {
 		name         string
@@ -80,29 +74,18 @@ func TestKubeletTransport(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, path string, data []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestKubeletTransportHandshake talks to a fake kubelet that demands a
 // client certificate from the CA and serves one the CA signed.
 func TestKubeletTransportHandshake(t *testing.T) {
 	dir := t.TempDir()
-	pki := NewTestPKI(t, "127.0.0.1")
+	pki := NewTestPKI("127.0.0.1")
 	kubelet := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, r.TLS.PeerCertificates[0].Subject.CommonName)
 	}))
-	kubelet.TLS = pki.ServerTLS(t)
+	kubelet.TLS = pki.ServerTLS()
 	kubelet.StartTLS()
 	defer kubelet.Close()
-	caFile := filepath.Join(dir, "ca.crt")
-	certFile, keyFile := filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key")
-	writeFile(t, caFile, pki.CAPEM)
-	writeFile(t, certFile, pki.ClientCertPEM)
-	writeFile(t, keyFile, pki.ClientKeyPEM)
+	caFile, certFile, keyFile := pki.WriteClientFiles(t, dir, "kubelet")
 
 	tests := []struct {
 		name    string

@@ -168,6 +168,21 @@ func (s *TokenStore) validate(req *authenticationv1.TokenRequest) field.ErrorLis
 	return errs
 }
 
+// podNode names the node pod runs on, as upstream's pod-bound tokens do;
+// a node that cannot be read is named without its UID.
+func (s *TokenStore) podNode(ctx context.Context, pod *corev1.Pod) *satoken.ObjectRef {
+	if pod.Spec.NodeName == "" {
+		return nil
+	}
+	ref := &satoken.ObjectRef{Name: pod.Spec.NodeName}
+	if obj, err := s.Nodes.Get(ctx, pod.Spec.NodeName, &metav1.GetOptions{}); err == nil {
+		if node, ok := obj.(*corev1.Node); ok {
+			ref.UID = string(node.UID)
+		}
+	}
+	return ref
+}
+
 // bind looks up the bound object and records its name and UID in the token.
 func (s *TokenStore) bind(ctx context.Context, req *authenticationv1.TokenRequest, sa *corev1.ServiceAccount, sign *satoken.Request) error {
 	ref := req.Spec.BoundObjectRef
@@ -195,6 +210,7 @@ func (s *TokenStore) bind(ctx context.Context, req *authenticationv1.TokenReques
 		}
 		meta = &o.ObjectMeta
 		sign.Pod = &satoken.ObjectRef{Name: o.Name, UID: string(o.UID)}
+		sign.Node = s.podNode(ctx, o)
 	case *corev1.Secret:
 		meta = &o.ObjectMeta
 		sign.Secret = &satoken.ObjectRef{Name: o.Name, UID: string(o.UID)}

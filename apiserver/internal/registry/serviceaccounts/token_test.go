@@ -42,8 +42,10 @@ func newStore() (*TokenStore, *recordingSigner) {
 	return &TokenStore{
 		ServiceAccounts: mapGetter{"default": &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", UID: "sa-uid"}}},
 		Pods: mapGetter{
-			"web":   &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "pod-uid"}, Spec: corev1.PodSpec{ServiceAccountName: "default"}},
-			"other": &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "other", UID: "o"}, Spec: corev1.PodSpec{ServiceAccountName: "builder"}},
+			"web":          &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "pod-uid"}, Spec: corev1.PodSpec{ServiceAccountName: "default"}},
+			"other":        &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "other", UID: "o"}, Spec: corev1.PodSpec{ServiceAccountName: "builder"}},
+			"on-n1":        &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "on-n1", UID: "p1"}, Spec: corev1.PodSpec{ServiceAccountName: "default", NodeName: "n1"}},
+			"on-gone-node": &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "on-gone-node", UID: "p2"}, Spec: corev1.PodSpec{ServiceAccountName: "default", NodeName: "gone"}},
 		},
 		Secrets:       mapGetter{"s": &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", UID: "secret-uid"}}},
 		Nodes:         mapGetter{"n1": &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "node-uid"}}},
@@ -71,6 +73,8 @@ func TestTokenStoreCreate(t *testing.T) {
 		{name: "empty audience is invalid", saName: "default", spec: authenticationv1.TokenRequestSpec{Audiences: []string{""}}, wantErr: apierrors.IsInvalid},
 		{name: "missing service account", saName: "ghost", wantErr: apierrors.IsNotFound},
 		{name: "bound to its pod", saName: "default", spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "web"}}, wantLife: time.Hour, wantBound: "pod:web/pod-uid"},
+		{name: "a scheduled pod's token names its node", saName: "default", spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "on-n1"}}, wantLife: time.Hour, wantBound: "pod:on-n1/p1 node:n1/node-uid"},
+		{name: "an unreadable node is named without UID", saName: "default", spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "on-gone-node"}}, wantLife: time.Hour, wantBound: "pod:on-gone-node/p2 node:gone/"},
 		{name: "bound to a secret", saName: "default", spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: "s", UID: "secret-uid"}}, wantLife: time.Hour, wantBound: "secret:s/secret-uid"},
 		{name: "bound to a node", saName: "default", spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Node", APIVersion: "v1", Name: "n1"}}, wantLife: time.Hour, wantBound: "node:n1/node-uid"},
 		{name: "pod of another service account", saName: "default", spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "other"}}, wantErr: apierrors.IsBadRequest},
@@ -122,13 +126,15 @@ func TestTokenStoreCreate(t *testing.T) {
 }
 
 func boundOf(r satoken.Request) string {
-	switch {
-	case r.Pod != nil:
-		return "pod:" + r.Pod.Name + "/" + r.Pod.UID
-	case r.Secret != nil:
-		return "secret:" + r.Secret.Name + "/" + r.Secret.UID
-	case r.Node != nil:
-		return "node:" + r.Node.Name + "/" + r.Node.UID
+	var out []string
+	if r.Pod != nil {
+		out = append(out, "pod:"+r.Pod.Name+"/"+r.Pod.UID)
 	}
-	return ""
+	if r.Secret != nil {
+		out = append(out, "secret:"+r.Secret.Name+"/"+r.Secret.UID)
+	}
+	if r.Node != nil {
+		out = append(out, "node:"+r.Node.Name+"/"+r.Node.UID)
+	}
+	return strings.Join(out, " ")
 }

@@ -3,16 +3,13 @@
 package testcsr
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"net"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"trireme.dev/componentbase/testpki"
 )
 
 // Spec is what a test CSR asks for.
@@ -25,21 +22,14 @@ type Spec struct {
 	Usages                 []certificatesv1.KeyUsage
 }
 
-// Make returns the CSR for s, with a fresh ECDSA key; it panics on a
-// crypto failure, which a test cannot recover from anyway.
+// Make returns the CSR for s, with a fresh key; it panics on a crypto
+// failure, which a test cannot recover from anyway.
 func Make(s Spec) *certificatesv1.CertificateSigningRequest {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		panic(err)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: s.Subject, DNSNames: s.DNS, IPAddresses: s.IPs}, key)
-	if err != nil {
-		panic(err)
-	}
+	req := testpki.NewRequest(testpki.Cert{CommonName: s.Subject.CommonName, Organization: s.Subject.Organization, DNSNames: s.DNS, IPs: s.IPs})
 	return &certificatesv1.CertificateSigningRequest{
 		ObjectMeta: metav1.ObjectMeta{Name: s.Name},
 		Spec: certificatesv1.CertificateSigningRequestSpec{
-			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+			Request:    req.PEM,
 			SignerName: s.Signer, Usages: s.Usages,
 			Username: s.Username, Groups: s.Groups,
 		},

@@ -2,13 +2,9 @@ package csrsigning
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"math/big"
 	"net"
 	"testing"
 	"time"
@@ -21,28 +17,10 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
+	"trireme.dev/componentbase/testpki"
 	"trireme.dev/controller-manager/internal/certificates"
 	"trireme.dev/controller-manager/internal/certificates/testcsr"
 )
-
-func newCA(t *testing.T) *CA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test-ca"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign, SubjectKeyId: []byte{1, 2, 3},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &CA{Cert: cert, Key: key}
-}
 
 func approved(s testcsr.Spec, expiration *int32) *certificatesv1.CertificateSigningRequest {
 	csr := testcsr.Make(s)
@@ -72,7 +50,8 @@ func TestSync(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			ca := newCA(t)
+			testCA := testpki.NewCA("test-ca")
+			ca := &CA{Cert: testCA.Cert, Key: testCA.Key}
 			client := fake.NewClientset(tt.csr)
 			factory := informers.NewSharedInformerFactory(client, 0)
 			cas := map[string]*CA{}
@@ -106,7 +85,7 @@ func TestSync(t *testing.T) {
 			if err := cert.CheckSignatureFrom(ca.Cert); err != nil {
 				t.Errorf("not signed by the CA: %v", err)
 			}
-			// The CA's own expiry caps the 1-year default.
+			// The CA's own expiry (testpki's CAs live a day) caps the 1-year default.
 			if left := time.Until(cert.NotAfter); left > tt.wantTTL || left < tt.wantTTL-2*time.Minute {
 				t.Errorf("valid for %s more, want about %s", left, tt.wantTTL)
 			}

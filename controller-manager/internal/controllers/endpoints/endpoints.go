@@ -112,10 +112,16 @@ func New(o Options) (*Controller, error) {
 		return nil, fmt.Errorf("watch pods: %w", err)
 	}
 	// Someone else writing an Endpoints this controller manages is undone;
-	// the controller's own writes coming back need no second look.
+	// the controller's own writes coming back need no second look, and
+	// an Endpoints of no Service is someone's own, left alone as upstream
+	// does (syncing it would delete it).
 	if _, err := o.Endpoints.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, obj any) {
-			if ep, ok := obj.(*corev1.Endpoints); ok && c.writes.own(ep) {
+			ep, ok := obj.(*corev1.Endpoints)
+			if !ok || c.writes.own(ep) {
+				return
+			}
+			if _, err := c.services.Services(ep.Namespace).Get(ep.Name); err != nil {
 				return
 			}
 			c.loop.AddObject(obj)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -209,5 +210,59 @@ func TestWriteTracker(t *testing.T) {
 				t.Errorf("a key never written is never stale")
 			}
 		})
+	}
+}
+
+// TestLeavesEndpointsOfNoService follows upstream's conformance spec
+// "should test the lifecycle of an Endpoint": an Endpoints made and
+// changed by hand, with no Service of its name, is not the controller's.
+func TestLeavesEndpointsOfNoService(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	manual := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "manual", Namespace: "ns", Labels: map[string]string{"by": "hand"}},
+		Subsets: []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: "10.0.0.24"}}, Ports: []corev1.EndpointPort{{Name: "http", Port: 80}}}}}
+	client := fake.NewClientset(manual)
+	f := informers.NewSharedInformerFactory(client, 0)
+	c, err := New(Options{Client: client, Services: f.Core().V1().Services(), Pods: f.Core().V1().Pods(),
+		Endpoints: f.Core().V1().Endpoints(), Recorder: record.NewFakeRecorder(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Start(ctx.Done())
+	f.WaitForCacheSync(ctx.Done())
+	done := make(chan struct{})
+	go func() { c.Run(ctx, 1); close(done) }()
+	defer func() { cancel(); <-done; f.Shutdown() }()
+
+	patch := `{"metadata":{"labels":{"test":"patched"}},"subsets":[{"addresses":[{"ip":"10.0.0.25"}],"ports":[{"name":"http-test","port":8080}]}]}`
+	if _, err := client.CoreV1().Endpoints("ns").Patch(ctx, "manual", k8stypes.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	eventually("the patch in the cache", func() bool {
+		ep, err := c.endpoints.Endpoints("ns").Get("manual")
+		return err == nil && ep.Labels["test"] == "patched"
+	})
+	// A Service synced after the patch event shows that event was handled.
+	if _, err := client.CoreV1().Services("ns").Create(ctx, service(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually("endpoints of service web", func() bool {
+		_, err := client.CoreV1().Endpoints("ns").Get(ctx, "web", metav1.GetOptions{})
+		return err == nil
+	})
+	ep, err := client.CoreV1().Endpoints("ns").Get(ctx, "manual", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("hand-made endpoints: %v", err)
+	}
+	if ep.Subsets[0].Addresses[0].IP != "10.0.0.25" || ep.Subsets[0].Ports[0].Port != 8080 {
+		t.Errorf("hand-made endpoints rewritten: %+v", ep.Subsets)
 	}
 }

@@ -176,10 +176,12 @@ func (c *Controller) sliceChanged(obj any) {
 
 func (c *Controller) sliceDeleted(obj any) {
 	slice, ok := worker.ObjectAs[*discoveryv1.EndpointSlice](obj)
-	if !ok || !c.reconciler.ManagedByController(slice) {
+	if !ok || !c.reconciler.ManagedByController(slice) || !c.tracker.Has(slice) {
 		return
 	}
-	if c.tracker.HandleDeletion(slice) {
+	// HandleDeletion reports false for a deletion this controller did not
+	// make: someone else deleted a slice, so the Service needs it again.
+	if !c.tracker.HandleDeletion(slice) {
 		c.queueSliceService(slice)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -120,5 +121,55 @@ func TestSync(t *testing.T) {
 				t.Errorf("slices %d ready %d total %d; want %d, %d, %d", len(list.Items), ready, total, tt.wantSlices, tt.wantReady, tt.wantTotal)
 			}
 		})
+	}
+}
+
+// TestRecreatesDeletedSlices follows upstream's conformance spec "should
+// create Endpoints and EndpointSlices for Pods matching a Service": slices
+// someone else deletes are made again.
+func TestRecreatesDeletedSlices(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+	client := fake.NewClientset(node, service(nil), pod(0, true))
+	n := 0
+	client.PrependReactor("create", "endpointslices", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		s := a.(clienttesting.CreateAction).GetObject().(*discoveryv1.EndpointSlice)
+		if s.Name == "" {
+			n++
+			s.Name = fmt.Sprintf("%s%d", s.GenerateName, n)
+			s.UID = types.UID(s.Name)
+		}
+		return false, nil, nil
+	})
+	f := informers.NewSharedInformerFactory(client, 0)
+	c, err := New(Options{Client: client, Services: f.Core().V1().Services(), Pods: f.Core().V1().Pods(),
+		Nodes: f.Core().V1().Nodes(), Slices: f.Discovery().V1().EndpointSlices(), Recorder: record.NewFakeRecorder(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Start(ctx.Done())
+	f.WaitForCacheSync(ctx.Done())
+	done := make(chan struct{})
+	go func() { c.Run(ctx, 1); close(done) }()
+	defer func() { cancel(); <-done; f.Shutdown() }()
+
+	slice := func() string {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			list, err := client.DiscoveryV1().EndpointSlices("ns").List(ctx, metav1.ListOptions{})
+			if err == nil && len(list.Items) == 1 && len(list.Items[0].Endpoints) == 1 {
+				return list.Items[0].Name
+			}
+		}
+		t.Fatal("no slice with the pod's endpoint")
+		return ""
+	}
+	first := slice()
+	if err := client.DiscoveryV1().EndpointSlices("ns").Delete(ctx, first, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if again := slice(); again == first {
+		t.Errorf("slice %s still there after its deletion", first)
 	}
 }

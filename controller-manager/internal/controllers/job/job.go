@@ -11,6 +11,7 @@ package job
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -96,8 +97,9 @@ type Controller struct {
 	backoff  time.Duration
 }
 
-// orphanPrefix marks queue keys of pods whose Job is gone but which still
-// carry the tracking finalizer.
+// orphanPrefix marks queue keys of pods that carry the tracking finalizer
+// but no Job counts any more: their Job is gone or finished, or released
+// them.
 const orphanPrefix = "pod:"
 
 // New returns the controller.
@@ -127,8 +129,15 @@ func New(o Options) (*Controller, error) {
 		return nil, fmt.Errorf("watch jobs: %w", err)
 	}
 	if _, err := o.Pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { c.podChanged(obj, true, false) },
-		UpdateFunc: func(_, obj any) { c.podChanged(obj, false, false) },
+		AddFunc: func(obj any) { c.podChanged(obj, true, false) },
+		UpdateFunc: func(oldObj, obj any) {
+			// A pod whose controller changed (orphaned, or taken by another
+			// owner) leaves its former Job a pod short.
+			if controllerUID(oldObj) != "" && controllerUID(oldObj) != controllerUID(obj) {
+				c.podChanged(oldObj, false, false)
+			}
+			c.podChanged(obj, false, false)
+		},
 		DeleteFunc: func(obj any) { c.podChanged(obj, false, true) },
 	}); err != nil {
 		return nil, fmt.Errorf("watch pods: %w", err)
@@ -147,7 +156,11 @@ func (c *Controller) podChanged(obj any, added, deleted bool) {
 		return
 	}
 	ref := metav1.GetControllerOf(pod)
-	if ref == nil || ref.Kind != Kind.Kind || ref.APIVersion != Kind.GroupVersion().String() {
+	if ref == nil {
+		c.orphanChanged(pod, deleted)
+		return
+	}
+	if ref.Kind != Kind.Kind || ref.APIVersion != Kind.GroupVersion().String() {
 		return
 	}
 	j, err := c.jobs.Jobs(pod.Namespace).Get(ref.Name)
@@ -165,6 +178,41 @@ func (c *Controller) podChanged(obj any, added, deleted bool) {
 		c.exp.DeletionObserved(key, pods.Key(pod))
 	}
 	c.loop.Add(key)
+}
+
+// controllerUID is the UID of the controller of pod obj, or "".
+func controllerUID(obj any) types.UID {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+			return ref.UID
+		}
+	}
+	return ""
+}
+
+// orphanChanged handles a pod without a controller: its tracking
+// finalizer, if any, is left over from a Job that released it or is gone,
+// and the Jobs whose selector matches it may adopt it.
+func (c *Controller) orphanChanged(pod *corev1.Pod, deleted bool) {
+	if deleted {
+		return
+	}
+	if slices.Contains(pod.Finalizers, TrackingFinalizer) {
+		c.loop.Add(orphanPrefix + pods.Key(pod))
+	}
+	if pod.DeletionTimestamp != nil {
+		return
+	}
+	jobs, err := c.jobs.Jobs(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, j := range jobs {
+		sel, err := metav1.LabelSelectorAsSelector(j.Spec.Selector)
+		if err == nil && !sel.Empty() && sel.Matches(labels.Set(pod.Labels)) {
+			c.loop.Add(j.Namespace + "/" + j.Name)
+		}
+	}
 }
 
 func completionsOf(j *batchv1.Job) int32 {
@@ -254,7 +302,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	claimer := &ownership.Claimer{
 		Owner: job, Kind: Kind, Selector: selector,
-		Patch: c.patchPod,
+		Patch:      c.patchPod,
+		Finalizers: []string{TrackingFinalizer},
 		CanAdopt: ownership.RecheckOwner(job.UID, func(ctx context.Context) (metav1.Object, error) {
 			return c.client.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{})
 		}),
@@ -276,8 +325,8 @@ func stringsCutPrefix(s, prefix string) (string, bool) {
 	return s, false
 }
 
-// releaseOrphan removes the tracking finalizer of a pod whose Job is gone,
-// so that the pod can be deleted.
+// releaseOrphan removes the tracking finalizer of a pod no running Job
+// controls, so that the pod can be deleted.
 func (c *Controller) releaseOrphan(ctx context.Context, podKey string) error {
 	ns, name, err := cache.SplitMetaNamespaceKey(podKey)
 	if err != nil {
@@ -290,12 +339,31 @@ func (c *Controller) releaseOrphan(ctx context.Context, podKey string) error {
 	if err != nil {
 		return err
 	}
+	if !slices.Contains(pod.Finalizers, TrackingFinalizer) {
+		return nil
+	}
 	if ref := metav1.GetControllerOf(pod); ref != nil {
-		if j, err := c.jobs.Jobs(ns).Get(ref.Name); err == nil && j.UID == ref.UID {
+		if ref.Kind != Kind.Kind || ref.APIVersion != Kind.GroupVersion().String() {
+			return nil
+		}
+		if j, err := c.jobs.Jobs(ns).Get(ref.Name); err == nil && j.UID == ref.UID && !finished(j) {
 			return nil
 		}
 	}
-	return c.removeFinalizers(ctx, []*corev1.Pod{pod})
+	// The resource version makes the patch fail if a Job adopted the pod
+	// since the cache saw it, instead of taking its new finalizer away.
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion":                     pod.ResourceVersion,
+		"$deleteFromPrimitiveList/finalizers": []string{TrackingFinalizer},
+	}})
+	if err != nil {
+		return err
+	}
+	err = c.patchPod(ctx, ns, name, patch)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove finalizer of pod %s: %w", podKey, err)
+	}
+	return nil
 }
 
 func (c *Controller) patchPod(ctx context.Context, namespace, name string, patch []byte) error {

@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -258,6 +259,102 @@ func TestSync(t *testing.T) {
 				if p.Status.Phase == "" && (len(p.Finalizers) != 1 || p.Finalizers[0] != TrackingFinalizer) {
 					t.Errorf("new pod %s finalizers %v", p.Name, p.Finalizers)
 				}
+			}
+		})
+	}
+}
+
+// TestAdoptAndRelease follows upstream's conformance spec "should adopt
+// matching orphans and release non-matching pods": a running controller
+// takes back a pod whose owner reference was removed, and gives up, with
+// its tracking finalizer, a pod whose labels stop matching.
+func TestAdoptAndRelease(t *testing.T) {
+	job := newJob(func(j *batchv1.Job) { j.Spec.Completions = ptr.To(int32(4)) })
+	running := func(name string) *corev1.Pod { return jobPod(name, job, corev1.PodRunning, 0, "") }
+	cs := fakecluster.Client(job, running("a"), running("b"))
+	f := informers.NewSharedInformerFactory(cs, 0)
+	c, err := New(Options{Client: cs, Jobs: f.Batch().V1().Jobs(), Pods: f.Core().V1().Pods(), Recorder: record.NewFakeRecorder(100)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakecluster.Start(t, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go c.Run(ctx, 1)
+
+	update := func(mutate func(*corev1.Pod)) {
+		t.Helper()
+		p, err := cs.CoreV1().Pods("ns").Get(ctx, "a", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mutate(p)
+		if _, err := cs.CoreV1().Pods("ns").Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitPod := func(what string, cond func(p *corev1.Pod) bool) {
+		t.Helper()
+		var p *corev1.Pod
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if p, err = cs.CoreV1().Pods("ns").Get(ctx, "a", metav1.GetOptions{}); err == nil && cond(p) {
+				return
+			}
+		}
+		t.Fatalf("pod a never %s: owners %v finalizers %v", what, p.OwnerReferences, p.Finalizers)
+	}
+
+	update(func(p *corev1.Pod) { p.OwnerReferences, p.Finalizers = nil, nil })
+	waitPod("adopted with the tracking finalizer", func(p *corev1.Pod) bool {
+		ref := metav1.GetControllerOf(p)
+		return ref != nil && ref.UID == job.UID && slices.Contains(p.Finalizers, TrackingFinalizer)
+	})
+	update(func(p *corev1.Pod) { p.Labels = nil })
+	waitPod("released without the tracking finalizer", func(p *corev1.Pod) bool {
+		return len(p.OwnerReferences) == 0 && len(p.Finalizers) == 0
+	})
+}
+
+func TestReleaseOrphan(t *testing.T) {
+	job := newJob(nil)
+	orphan := func(mutate func(p *corev1.Pod)) *corev1.Pod {
+		p := jobPod("a", job, corev1.PodRunning, 0, "")
+		p.OwnerReferences = nil
+		p.Labels = map[string]string{"other": "x"}
+		p.ResourceVersion = "7"
+		if mutate != nil {
+			mutate(p)
+		}
+		return p
+	}
+	tests := []struct {
+		name          string
+		pod           *corev1.Pod
+		wantFinalizer bool
+	}{
+		{"orphan loses a leftover finalizer", orphan(nil), false},
+		{"pod of a finished Job loses it", orphan(func(p *corev1.Pod) { p.OwnerReferences = []metav1.OwnerReference{ownership.Ref(job, Kind)} }), false},
+		{"pod of another kind of controller keeps it", orphan(func(p *corev1.Pod) {
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ReplicationController", Name: "pi", UID: "job-uid", Controller: ptr.To(true)}}
+		}), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			finished := job.DeepCopy()
+			finished.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+			cs := fakecluster.Client(finished, tt.pod)
+			f := informers.NewSharedInformerFactory(cs, 0)
+			c, err := New(Options{Client: cs, Jobs: f.Batch().V1().Jobs(), Pods: f.Core().V1().Pods(), Recorder: record.NewFakeRecorder(100)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fakecluster.Start(t, f)
+			if err := c.sync(context.Background(), orphanPrefix+"ns/a"); err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			got, _ := cs.CoreV1().Pods("ns").Get(context.Background(), "a", metav1.GetOptions{})
+			if has := slices.Contains(got.Finalizers, TrackingFinalizer); has != tt.wantFinalizer {
+				t.Errorf("finalizers %v, want the tracking finalizer: %v", got.Finalizers, tt.wantFinalizer)
 			}
 		})
 	}

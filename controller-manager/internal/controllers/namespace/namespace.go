@@ -1,9 +1,10 @@
 // Package namespace is the controller that empties a deleted namespace:
 // it discovers every namespaced resource (custom resources included),
-// deletes every object in the namespace, reports progress in the
-// NamespaceDeletion* and NamespaceContentRemaining/NamespaceFinalizersRemaining
-// conditions, and once nothing remains removes the "kubernetes" finalizer
-// through namespaces/finalize so the apiserver can delete it.
+// deletes every object in the namespace (pods first, the rest once no pod
+// is left), reports progress in the NamespaceDeletion* and
+// NamespaceContentRemaining/NamespaceFinalizersRemaining conditions, and
+// once nothing remains removes the "kubernetes" finalizer through
+// namespaces/finalize so the apiserver can delete it.
 package namespace
 
 import (
@@ -50,6 +51,9 @@ const (
 	defaultRemainingRecheck  = 2 * time.Second
 	finalizerKubernetes      = corev1.FinalizerKubernetes
 )
+
+// podsResource is deleted before every other resource.
+var podsResource = corev1.SchemeGroupVersion.WithResource("pods")
 
 // Options configure the controller; every field is required.
 type Options struct {
@@ -164,6 +168,18 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 
 	left := remaining{objects: map[string]int{}, finalizers: map[string]int{}}
 	var delErrs []error
+	// Pods go first, and the rest only once none is left (upstream's
+	// OrderedNamespaceDeletion): what a pod still running uses — its
+	// ConfigMaps, Secrets, claims, service account — stays until it ends.
+	if i := slices.Index(resources, podsResource); i >= 0 {
+		resources = slices.Delete(slices.Clone(resources), i, i+1)
+		if err := c.deleteAll(ctx, podsResource, name, &left); err != nil {
+			delErrs = append(delErrs, err)
+		}
+		if len(left.objects) > 0 {
+			resources = nil
+		}
+	}
 	for _, gvr := range resources {
 		if err := c.deleteAll(ctx, gvr, name, &left); err != nil {
 			delErrs = append(delErrs, err)

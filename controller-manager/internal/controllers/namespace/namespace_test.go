@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -29,8 +30,12 @@ func (d discoveryStub) ServerPreferredNamespacedResources() ([]*metav1.APIResour
 }
 
 func cmMeta(name string, finalizers ...string) *metav1.PartialObjectMetadata {
+	return objMeta("ConfigMap", name, finalizers...)
+}
+
+func objMeta(kind, name string, finalizers ...string) *metav1.PartialObjectMetadata {
 	return &metav1.PartialObjectMetadata{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: kind},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "doomed", Finalizers: finalizers},
 	}
 }
@@ -49,22 +54,28 @@ func TestSync(t *testing.T) {
 		wantFinalize  bool
 		wantRemaining corev1.ConditionStatus
 		wantMessage   string
+		// wantLeft are the objects still there after the sync.
+		wantLeft []string
 	}{
-		{"content deleted, then finalized", []runtime.Object{cmMeta("a"), cmMeta("b")}, true, corev1.ConditionFalse, ""},
-		{"empty namespace finalized", nil, true, corev1.ConditionFalse, ""},
-		{"finalizer holds content", []runtime.Object{cmMeta("held", "example.com/hold")}, false, corev1.ConditionTrue, "example.com/hold"},
+		{"content deleted, then finalized", []runtime.Object{cmMeta("a"), cmMeta("b")}, true, corev1.ConditionFalse, "", nil},
+		{"empty namespace finalized", nil, true, corev1.ConditionFalse, "", nil},
+		{"finalizer holds content", []runtime.Object{cmMeta("held", "example.com/hold")}, false, corev1.ConditionTrue, "example.com/hold", []string{"held"}},
+		{"pods go first, then the rest", []runtime.Object{objMeta("Pod", "p"), cmMeta("a")}, true, corev1.ConditionFalse, "", nil},
+		{"a pod left holds the rest back", []runtime.Object{objMeta("Pod", "p", "example.com/hold"), cmMeta("a")}, false, corev1.ConditionTrue, "example.com/hold", []string{"a", "p"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			client := fake.NewClientset(doomed.DeepCopy())
 			scheme := metadatafake.NewTestScheme()
-			scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, &metav1.PartialObjectMetadata{})
-			scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMapList"}, &metav1.PartialObjectMetadataList{})
+			for _, kind := range []string{"ConfigMap", "Pod"} {
+				scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: kind}, &metav1.PartialObjectMetadata{})
+				scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: kind + "List"}, &metav1.PartialObjectMetadataList{})
+			}
 			meta := metadatafake.NewSimpleMetadataClient(scheme, tt.objs...)
 			// The tracker deletes at once; an object with finalizers must
 			// stay, marked, as the apiserver keeps it.
-			meta.PrependReactor("delete", "configmaps", func(a clienttesting.Action) (bool, runtime.Object, error) {
+			meta.PrependReactor("delete", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
 				name := a.(clienttesting.DeleteAction).GetName()
 				for _, o := range tt.objs {
 					if m := o.(*metav1.PartialObjectMetadata); m.Name == name && len(m.Finalizers) > 0 {
@@ -74,7 +85,10 @@ func TestSync(t *testing.T) {
 				return false, nil, nil
 			})
 			dc := discoveryStub{FakeDiscovery: &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}, lists: []*metav1.APIResourceList{{
-				GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "configmaps", Namespaced: true, Kind: "ConfigMap", Verbs: verbs}},
+				GroupVersion: "v1", APIResources: []metav1.APIResource{
+					{Name: "configmaps", Namespaced: true, Kind: "ConfigMap", Verbs: verbs},
+					{Name: "pods", Namespaced: true, Kind: "Pod", Verbs: verbs},
+				},
 			}}}
 			f := informers.NewSharedInformerFactory(client, 0)
 			c, err := New(Options{Client: client, Metadata: meta, Discovery: dc, Namespaces: f.Core().V1().Namespaces(), Recorder: record.NewFakeRecorder(10)})
@@ -114,6 +128,19 @@ func TestSync(t *testing.T) {
 				if c.Type == corev1.NamespaceFinalizersRemaining && !strings.Contains(c.Message, tt.wantMessage) {
 					t.Errorf("finalizers message %q does not name %q", c.Message, tt.wantMessage)
 				}
+			}
+			var left []string
+			for _, r := range []string{"configmaps", "pods"} {
+				list, err := meta.Resource(corev1.SchemeGroupVersion.WithResource(r)).Namespace("doomed").List(ctx, metav1.ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, o := range list.Items {
+					left = append(left, o.Name)
+				}
+			}
+			if fmt.Sprint(left) != fmt.Sprint(tt.wantLeft) {
+				t.Errorf("left %v, want %v", left, tt.wantLeft)
 			}
 		})
 	}

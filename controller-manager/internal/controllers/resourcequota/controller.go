@@ -2,13 +2,16 @@
 // status current: status.hard mirrors spec.hard, and status.used is the
 // namespace's usage of each named resource, recalculated whenever objects
 // that count change and in full every sync period. ResourceQuota admission
-// refuses requests charged to a quota until its status is filled.
+// refuses requests charged to a quota until its status is filled, and
+// charges what it admits: a recalculation for creations only raises the
+// count, never lowering what admission charged ahead of the cache.
 package resourcequota
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -69,6 +72,15 @@ type Controller struct {
 	counter  *counter
 	synced   []cache.InformerSynced
 	loop     *worker.Loop
+
+	// mayLower holds the keys of quotas queued for a change that can free
+	// usage (a deletion, an update, a new spec, the periodic sync). A sync
+	// for creations alone only raises status.used: admission charged
+	// them already, and the cache may not yet hold other objects it
+	// charged, so a lower count from it would let the next ones past the
+	// quota.
+	mu       sync.Mutex
+	mayLower map[string]bool
 }
 
 // New returns the controller.
@@ -85,6 +97,7 @@ func New(o Options) (*Controller, error) {
 		pods:     o.Pods.Lister(),
 		services: o.Services.Lister(),
 		claims:   o.Claims.Lister(),
+		mayLower: map[string]bool{},
 		synced: []cache.InformerSynced{
 			o.Quotas.Informer().HasSynced, o.Pods.Informer().HasSynced,
 			o.Services.Informer().HasSynced, o.Claims.Informer().HasSynced,
@@ -92,22 +105,32 @@ func New(o Options) (*Controller, error) {
 	}
 	c.loop = worker.New(Name, c.sync)
 	c.counter = &counter{factory: o.Metadata, resolver: o.Resolver, onChange: c.enqueueNamespace, now: o.Now}
+	created := func(obj any) { c.enqueueObjectNamespace(obj, false) }
+	changed := func(obj any) { c.enqueueObjectNamespace(obj, true) }
 
 	handlers := []struct {
 		informer cache.SharedIndexInformer
 		funcs    cache.ResourceEventHandlerFuncs
 	}{
 		{o.Quotas.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.loop.AddObject,
-			UpdateFunc: func(_, obj any) { c.loop.AddObject(obj) },
+			AddFunc: c.enqueueQuota,
+			// Status written by admission or by this controller is no
+			// reason to count again; a new spec is.
+			UpdateFunc: func(oldObj, obj any) {
+				old, ok1 := oldObj.(*corev1.ResourceQuota)
+				cur, ok2 := obj.(*corev1.ResourceQuota)
+				if !ok1 || !ok2 || !equality.Semantic.DeepEqual(old.Spec, cur.Spec) || !equalLists(cur.Spec.Hard, cur.Status.Hard) {
+					c.enqueueQuota(obj)
+				}
+			},
 		}},
 		{o.Pods.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.enqueueObjectNamespace,
+			AddFunc:    created,
 			UpdateFunc: c.podUpdated,
-			DeleteFunc: c.enqueueObjectNamespace,
+			DeleteFunc: changed,
 		}},
-		{o.Services.Informer(), everyChange(c.enqueueObjectNamespace)},
-		{o.Claims.Informer(), everyChange(c.enqueueObjectNamespace)},
+		{o.Services.Informer(), cache.ResourceEventHandlerFuncs{AddFunc: created, UpdateFunc: func(_, obj any) { changed(obj) }, DeleteFunc: changed}},
+		{o.Claims.Informer(), cache.ResourceEventHandlerFuncs{AddFunc: created, UpdateFunc: func(_, obj any) { changed(obj) }, DeleteFunc: changed}},
 	}
 	for _, h := range handlers {
 		if _, err := h.informer.AddEventHandler(h.funcs); err != nil {
@@ -115,10 +138,6 @@ func New(o Options) (*Controller, error) {
 		}
 	}
 	return c, nil
-}
-
-func everyChange(f func(any)) cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{AddFunc: f, UpdateFunc: func(_, obj any) { f(obj) }, DeleteFunc: f}
 }
 
 // Run reconciles with workers goroutines until ctx ends, and queues every
@@ -135,23 +154,51 @@ func (c *Controller) enqueueAll() {
 		return
 	}
 	for _, q := range quotas {
-		c.loop.AddObject(q)
+		c.enqueue(q.Namespace+"/"+q.Name, true)
 	}
 }
 
-func (c *Controller) enqueueNamespace(namespace string) {
+// enqueue queues a quota's key; lower says the change may free usage.
+func (c *Controller) enqueue(key string, lower bool) {
+	if lower {
+		c.mu.Lock()
+		c.mayLower[key] = true
+		c.mu.Unlock()
+	}
+	c.loop.Add(key)
+}
+
+// takeLower reports whether the quota's sync may lower status.used, and
+// clears that until a change that frees usage queues it again.
+func (c *Controller) takeLower(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lower := c.mayLower[key]
+	delete(c.mayLower, key)
+	return lower
+}
+
+func (c *Controller) enqueueQuota(obj any) {
+	if q, ok := worker.ObjectAs[*corev1.ResourceQuota](obj); ok {
+		c.enqueue(q.Namespace+"/"+q.Name, true)
+	}
+}
+
+// enqueueNamespace queues the quotas of namespace; lower says the change
+// may free usage.
+func (c *Controller) enqueueNamespace(namespace string, lower bool) {
 	quotas, err := c.quotas.ResourceQuotas(namespace).List(labels.Everything())
 	if err != nil {
 		return
 	}
 	for _, q := range quotas {
-		c.loop.AddObject(q)
+		c.enqueue(q.Namespace+"/"+q.Name, lower)
 	}
 }
 
-func (c *Controller) enqueueObjectNamespace(obj any) {
+func (c *Controller) enqueueObjectNamespace(obj any, lower bool) {
 	if m, ok := worker.ObjectAs[metav1.Object](obj); ok {
-		c.enqueueNamespace(m.GetNamespace())
+		c.enqueueNamespace(m.GetNamespace(), lower)
 	}
 }
 
@@ -168,12 +215,18 @@ func (c *Controller) podUpdated(oldObj, newObj any) {
 		!equalLists(podUsage(oldPod), podUsage(newPod)) ||
 		bestEffort(oldPod) != bestEffort(newPod) ||
 		!equality.Semantic.DeepEqual(oldPod.DeletionTimestamp, newPod.DeletionTimestamp) {
-		c.enqueueNamespace(newPod.Namespace)
+		c.enqueueNamespace(newPod.Namespace, true)
 	}
 }
 
 // sync writes the quota's status when hard or used changed.
-func (c *Controller) sync(ctx context.Context, key string) error {
+func (c *Controller) sync(ctx context.Context, key string) (err error) {
+	lower := c.takeLower(key)
+	defer func() {
+		if err != nil && lower {
+			c.enqueue(key, true)
+		}
+	}()
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
 		return fmt.Errorf("bad key %q: %w", key, err)
@@ -186,6 +239,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return fmt.Errorf("get resourcequota %s: %w", key, err)
 	}
 	used, pending, calcErr := c.usage(quota)
+	if !lower && quota.Status.Used != nil {
+		for name, q := range used {
+			if charged, ok := quota.Status.Used[name]; ok && charged.Cmp(q) > 0 {
+				used[name] = charged.DeepCopy()
+			}
+		}
+	}
 	hard := quota.Spec.Hard.DeepCopy()
 	if hard == nil {
 		hard = corev1.ResourceList{}

@@ -279,3 +279,33 @@ func TestUnknownResourceIsNotLookedUpAtEverySync(t *testing.T) {
 		t.Errorf("discovery asked %d times after the retry interval, want 2", r.calls)
 	}
 }
+
+// TestCreationsOnlyRaiseUsage: admission charges a quota before the
+// objects it admits reach this controller's cache, so a sync for a
+// creation must not count the quota back down (the next pods would pass
+// it, as upstream's conformance spec "should surface a failure condition
+// on a common issue like exceeded quota" saw); a change that frees usage
+// may.
+func TestCreationsOnlyRaiseUsage(t *testing.T) {
+	q := quota("q", list("pods", "2"))
+	q.Status = corev1.ResourceQuotaStatus{Hard: list("pods", "2"), Used: list("pods", "2")}
+	running := pod("a", nil, nil)
+	running.Status.Phase = corev1.PodRunning
+	h := start(t, []runtime.Object{q, running}, nil)
+	h.c.takeLower("ns/q")
+
+	h.c.enqueue("ns/q", false)
+	if err := h.c.sync(h.ctx, "ns/q"); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.status(t); !equalLists(st.Used, list("pods", "2")) {
+		t.Errorf("after a creation: status.used = %v, want the charged pods=2", st.Used)
+	}
+	h.c.enqueue("ns/q", true)
+	if err := h.c.sync(h.ctx, "ns/q"); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.status(t); !equalLists(st.Used, list("pods", "1")) {
+		t.Errorf("after a deletion: status.used = %v, want the counted pods=1", st.Used)
+	}
+}

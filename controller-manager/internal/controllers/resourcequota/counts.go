@@ -35,7 +35,7 @@ var errUnknownResource = errors.New("resource not served")
 type counter struct {
 	factory  metadatainformer.SharedInformerFactory
 	resolver Resolver
-	onChange func(namespace string)
+	onChange func(namespace string, lower bool)
 
 	mu      sync.Mutex
 	ctx     context.Context
@@ -99,13 +99,15 @@ func (c *counter) informer(gr schema.GroupResource) (informers.GenericInformer, 
 	}
 	delete(c.unknown, gr)
 	inf := c.factory.ForResource(gvr)
-	changed := func(obj any) {
-		if m, ok := worker.ObjectAs[*metav1.PartialObjectMetadata](obj); ok {
-			c.onChange(m.Namespace)
+	changed := func(lower bool) func(obj any) {
+		return func(obj any) {
+			if m, ok := worker.ObjectAs[*metav1.PartialObjectMetadata](obj); ok {
+				c.onChange(m.Namespace, lower)
+			}
 		}
 	}
 	// Only creations and deletions change a count.
-	if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: changed, DeleteFunc: changed}); err != nil {
+	if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: changed(false), DeleteFunc: changed(true)}); err != nil {
 		return nil, fmt.Errorf("watch %s: %w", gr, err)
 	}
 	c.factory.Start(c.ctx.Done())

@@ -403,11 +403,24 @@ func (c *Controller) syncPods(ctx context.Context, set *appsv1.StatefulSet, mine
 // the update revision. It stops early where OrderedReady must wait for a
 // pod.
 func (c *Controller) syncReplicas(ctx context.Context, r *replicaSet) error {
+	// The first unhealthy pod, as upstream picks it: the lowest ordinal
+	// not available among the replicas kept, else among the condemned
+	// (held highest first). OrderedReady scale-down may delete it, but no
+	// other unhealthy pod.
+	now := c.now()
+	available := func(p *corev1.Pod) bool {
+		return healthy(p) && pods.Available(p, r.set.Spec.MinReadySeconds, now)
+	}
 	var firstUnhealthy *corev1.Pod
-	for _, p := range append(slices.Clone(r.slots), r.condemned...) {
-		if p != nil && !healthy(p) {
+	for _, p := range r.slots {
+		if p != nil && !available(p) {
 			firstUnhealthy = p
 			break
+		}
+	}
+	for i := len(r.condemned) - 1; i >= 0 && firstUnhealthy == nil; i-- {
+		if !available(r.condemned[i]) {
+			firstUnhealthy = r.condemned[i]
 		}
 	}
 	if done, err := c.fillSlots(ctx, r); done || err != nil {
@@ -489,7 +502,7 @@ func (c *Controller) removeCondemned(ctx context.Context, r *replicaSet, firstUn
 			}
 			continue
 		}
-		if r.monotonic && !healthy(p) && p != firstUnhealthy {
+		if r.monotonic && p != firstUnhealthy && (!healthy(p) || !pods.Available(p, r.set.Spec.MinReadySeconds, c.now())) {
 			return true, nil
 		}
 		if err := c.ensureClaimOwners(ctx, r.set, p, ordinal(p), true); err != nil {

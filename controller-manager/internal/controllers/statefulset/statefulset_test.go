@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
@@ -173,5 +174,89 @@ func TestRollingUpdateHonoursPartition(t *testing.T) {
 	got, _ := cs.AppsV1().StatefulSets("ns").Get(context.Background(), "db", metav1.GetOptions{})
 	if got.Status.CurrentRevision != oldRev.Name || got.Status.UpdateRevision == oldRev.Name {
 		t.Errorf("revisions current %q update %q", got.Status.CurrentRevision, got.Status.UpdateRevision)
+	}
+}
+
+// TestOrderedReadyHaltsOnUnhealthyPods follows upstream's conformance spec
+// "Scaling should happen in predictable order and halt if any stateful pod
+// is unhealthy", and "Should recreate evicted statefulset": one sync over
+// pods in the states given ("ready", "unready", "failed") creates and
+// deletes what upstream's controller would.
+func TestOrderedReadyHaltsOnUnhealthyPods(t *testing.T) {
+	tests := []struct {
+		name        string
+		replicas    int32
+		pods        []string
+		wantDeleted []string
+		wantCreated []string
+	}{
+		{"scale-up waits for an unready pod", 3, []string{"unready"}, nil, nil},
+		{"scale-up goes on after ready pods", 3, []string{"ready", "ready"}, nil, []string{"db-2"}},
+		{"scale-down waits while the condemned are unready", 0, []string{"unready", "unready", "unready"}, nil, nil},
+		{"scale-down starts from the highest ordinal", 0, []string{"ready", "ready", "ready"}, []string{"db-2"}, nil},
+		{"scale-down deletes a ready top pod above an unready one", 1, []string{"ready", "unready", "ready"}, []string{"db-2"}, nil},
+		{"scale-down deletes the first unhealthy pod", 1, []string{"ready", "ready", "unready"}, []string{"db-2"}, nil},
+		{"scale-down waits for a kept pod that is unready", 1, []string{"unready", "ready", "ready"}, nil, nil},
+		{"a failed pod is deleted to be made again", 2, []string{"failed", "ready"}, []string{"db-0"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := set(appsv1.OrderedReadyPodManagement, nil)
+			s.Spec.Replicas = ptr.To(tt.replicas)
+			s.Spec.VolumeClaimTemplates = nil
+			data, err := history.TemplatePatch(s.Spec.Template)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rev := history.New(s, Kind, s.Spec.Template.Labels, data, 1, ptr.To(int32(0)))
+			s.Status.CurrentRevision, s.Status.UpdateRevision = rev.Name, rev.Name
+			objs := []runtime.Object{s, rev}
+			for i, state := range tt.pods {
+				p, err := newPod(s, rev, i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.UID = types.UID(fmt.Sprintf("pod-%d", i))
+				p.Status.Phase = corev1.PodRunning
+				switch state {
+				case "ready":
+					p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+				case "unready":
+					p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+				case "failed":
+					p.Status.Phase = corev1.PodFailed
+				}
+				objs = append(objs, p)
+			}
+			cs := fakecluster.Client(objs...)
+			f := informers.NewSharedInformerFactory(cs, 0)
+			apps, core := f.Apps().V1(), f.Core().V1()
+			c, err := New(Options{Client: cs, StatefulSets: apps.StatefulSets(), Pods: core.Pods(), Claims: core.PersistentVolumeClaims(),
+				Revisions: apps.ControllerRevisions(), Recorder: record.NewFakeRecorder(100)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fakecluster.Start(t, f)
+			cs.ClearActions()
+			if err := c.sync(context.Background(), "ns/db"); err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			var deleted, created []string
+			for _, a := range cs.Actions() {
+				switch a := a.(type) {
+				case k8stesting.DeleteAction:
+					if a.GetResource().Resource == "pods" {
+						deleted = append(deleted, a.GetName())
+					}
+				case k8stesting.CreateAction:
+					if p, ok := a.GetObject().(*corev1.Pod); ok {
+						created = append(created, p.Name)
+					}
+				}
+			}
+			if fmt.Sprint(deleted) != fmt.Sprint(tt.wantDeleted) || fmt.Sprint(created) != fmt.Sprint(tt.wantCreated) {
+				t.Errorf("deleted %v created %v, want deleted %v created %v", deleted, created, tt.wantDeleted, tt.wantCreated)
+			}
+		})
 	}
 }

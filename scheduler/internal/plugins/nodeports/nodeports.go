@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+
+	"trireme.dev/api/hostports"
 )
 
 // Name is the plugin's name in the configuration.
@@ -33,33 +35,10 @@ type preFilterState []v1.ContainerPort
 
 func (s preFilterState) Clone() fwk.StateData { return s }
 
-// HostPorts lists the host ports pod asks for, sidecars included.
-func HostPorts(pod *v1.Pod) []v1.ContainerPort {
-	var out []v1.ContainerPort
-	for _, c := range pod.Spec.Containers {
-		for _, p := range c.Ports {
-			if p.HostPort > 0 {
-				out = append(out, p)
-			}
-		}
-	}
-	for _, c := range pod.Spec.InitContainers {
-		if c.RestartPolicy == nil || *c.RestartPolicy != v1.ContainerRestartPolicyAlways {
-			continue
-		}
-		for _, p := range c.Ports {
-			if p.HostPort > 0 {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
 // PreFilter implements fwk.PreFilterPlugin; pods without host ports skip
 // the filter.
 func (Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	ports := HostPorts(pod)
+	ports := hostports.Of(pod)
 	if len(ports) == 0 {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
@@ -76,7 +55,7 @@ func (Plugin) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, ni fw
 	if d, err := state.Read(preFilterKey); err == nil {
 		ports = d.(preFilterState)
 	} else {
-		ports = HostPorts(pod)
+		ports = hostports.Of(pod)
 	}
 	if Fits(ports, ni.GetUsedPorts()) {
 		return nil
@@ -113,7 +92,7 @@ func isSchedulableAfterPodDeleted(_ klog.Logger, pod *v1.Pod, oldObj, _ any) (fw
 	if deleted.Spec.NodeName == "" {
 		return fwk.QueueSkip, nil
 	}
-	held := HostPorts(deleted)
+	held := hostports.Of(deleted)
 	if len(held) == 0 {
 		return fwk.QueueSkip, nil
 	}
@@ -121,7 +100,7 @@ func isSchedulableAfterPodDeleted(_ klog.Logger, pod *v1.Pod, oldObj, _ any) (fw
 	for _, p := range held {
 		used.Add(p.HostIP, string(p.Protocol), p.HostPort)
 	}
-	if Fits(HostPorts(pod), used) {
+	if Fits(hostports.Of(pod), used) {
 		return fwk.QueueSkip, nil
 	}
 	return fwk.Queue, nil

@@ -58,6 +58,9 @@ func (p *SignerCheck) ValidateInitialization() error {
 
 // Validate implements admission.ValidationInterface.
 func (p *SignerCheck) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	if a.GetResource().GroupResource() == certificatesv1.Resource("podcertificaterequests") && a.GetSubresource() == "status" && p.verb == "sign" {
+		return p.validatePodCertificate(ctx, a)
+	}
 	if a.GetResource().GroupResource() != certificatesv1.Resource("certificatesigningrequests") || a.GetSubresource() != p.subresource {
 		return nil
 	}
@@ -75,6 +78,20 @@ func (p *SignerCheck) Validate(ctx context.Context, a admission.Attributes, _ ad
 	}
 	if !Allowed(ctx, p.authz, a.GetUserInfo(), p.verb, signer) {
 		return admission.NewForbidden(a, fmt.Errorf("user not permitted to %s requests with signerName %q", p.verb, signer))
+	}
+	return nil
+}
+
+// validatePodCertificate requires "sign" on a PodCertificateRequest's
+// signer for every answer to it, as upstream's registry does: issuing,
+// denying and failing are all the signer's to say.
+func (p *SignerCheck) validatePodCertificate(ctx context.Context, a admission.Attributes) error {
+	old, ok := a.GetOldObject().(*certificatesv1.PodCertificateRequest)
+	if !ok {
+		return nil
+	}
+	if !Allowed(ctx, p.authz, a.GetUserInfo(), p.verb, old.Spec.SignerName) {
+		return admission.NewForbidden(a, fmt.Errorf("user %q is not permitted to %q for signer %q", a.GetUserInfo().GetName(), p.verb, old.Spec.SignerName))
 	}
 	return nil
 }

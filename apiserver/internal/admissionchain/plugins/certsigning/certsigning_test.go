@@ -41,3 +41,31 @@ func TestCertificateSigning(t *testing.T) {
 		})
 	}
 }
+
+func TestPodCertificateSigning(t *testing.T) {
+	old := &certificatesv1.PodCertificateRequest{Spec: certificatesv1.PodCertificateRequestSpec{SignerName: "example.com/mesh"}}
+	denied := old.DeepCopy()
+	denied.Status.Conditions = []metav1.Condition{{Type: certificatesv1.PodCertificateRequestConditionTypeDenied, Status: metav1.ConditionTrue}}
+	tests := []struct {
+		name        string
+		grants      admissiontest.Grants
+		subresource string
+		wantErr     string
+	}{
+		{"signer may answer", admissiontest.Grants{"sign signers example.com/mesh": true}, "status", ""},
+		{"others may not, even to deny", admissiontest.Grants{}, "status", `user "signer" is not permitted to "sign" for signer "example.com/mesh"`},
+		{"the main resource needs nothing", admissiontest.Grants{}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := admission.NewAttributesRecord(denied, old, certificatesv1.SchemeGroupVersion.WithKind("PodCertificateRequest"), "demo", "web-1",
+				certificatesv1.SchemeGroupVersion.WithResource("podcertificaterequests"), tt.subresource, admission.Update, &metav1.UpdateOptions{}, false, &user.DefaultInfo{Name: "signer"})
+			p := New()
+			p.SetAuthorizer(tt.grants.Authorizer())
+			err := p.Validate(context.Background(), a, nil)
+			if (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("got %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}

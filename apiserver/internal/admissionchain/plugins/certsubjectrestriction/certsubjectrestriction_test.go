@@ -2,32 +2,15 @@ package certsubjectrestriction
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"strings"
 	"testing"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
-)
 
-func request(t *testing.T, orgs ...string) []byte {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "u", Organization: orgs}}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
-}
+	"trireme.dev/componentbase/testpki"
+)
 
 func TestCertificateSubjectRestriction(t *testing.T) {
 	tests := []struct {
@@ -42,7 +25,7 @@ func TestCertificateSubjectRestriction(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			csr := &certificatesv1.CertificateSigningRequest{Spec: certificatesv1.CertificateSigningRequestSpec{SignerName: tt.signer, Request: request(t, tt.orgs...)}}
+			csr := &certificatesv1.CertificateSigningRequest{Spec: certificatesv1.CertificateSigningRequestSpec{SignerName: tt.signer, Request: testpki.NewRequest(testpki.Cert{CommonName: "u", Organization: tt.orgs}).PEM}}
 			a := admission.NewAttributesRecord(csr, nil, certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest"), "", "c",
 				certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"), "", admission.Create, &metav1.CreateOptions{}, false, nil)
 			err := (&Plugin{Handler: admission.NewHandler(admission.Create)}).Validate(context.Background(), a, nil)

@@ -40,3 +40,32 @@ func TestDefaultTolerationSeconds(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultTolerationSecondsOnUpdate: the registered plugin handles
+// updates as upstream's does, so that a pod update replacing the
+// tolerations keeps the defaults, which validation requires it to keep.
+func TestDefaultTolerationSecondsOnUpdate(t *testing.T) {
+	plugins := admission.NewPlugins()
+	Register(plugins)
+	pi, err := plugins.InitPlugin(Name, nil, admission.PluginInitializers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []admission.Operation{admission.Create, admission.Update} {
+		t.Run(string(op), func(t *testing.T) {
+			if !pi.Handles(op) {
+				t.Fatalf("plugin does not handle %s", op)
+			}
+			old := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{Tolerations: []corev1.Toleration{{Key: "foo", Operator: corev1.TolerationOpEqual, Value: "bar", Effect: corev1.TaintEffectNoSchedule}}}}
+			a := admission.NewAttributesRecord(pod, old, corev1.SchemeGroupVersion.WithKind("Pod"), "ns", "p",
+				corev1.SchemeGroupVersion.WithResource("pods"), "", op, nil, false, nil)
+			if err := pi.(admission.MutationInterface).Admit(context.Background(), a, nil); err != nil {
+				t.Fatal(err)
+			}
+			if len(pod.Spec.Tolerations) != 3 {
+				t.Errorf("tolerations %+v, want foo and the two defaults", pod.Spec.Tolerations)
+			}
+		})
+	}
+}

@@ -15,6 +15,9 @@ const Name = "DefaultTolerationSeconds"
 // Register adds DefaultTolerationSeconds to plugins.
 func Register(plugins *admission.Plugins) {
 	plugins.Register(Name, func(io.Reader) (admission.Interface, error) {
-		return &Plugin{Handler: admission.NewHandler(admission.Create), seconds: defaultSeconds}, nil
+		// On updates too, as upstream's: a spec that replaces the
+		// tolerations gets the defaults back instead of being refused
+		// for removing them (existing tolerations may not go).
+		return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update), seconds: defaultSeconds}, nil
 	})
 }

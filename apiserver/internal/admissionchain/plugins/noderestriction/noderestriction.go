@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -99,6 +100,61 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 		if a.GetSubresource() == "token" {
 			return p.token(ctx, node, a)
 		}
+	case certificatesv1.Resource("podcertificaterequests"):
+		return p.podCertificateRequest(ctx, node, a)
+	}
+	return nil
+}
+
+// podCertificateRequest lets a kubelet create requests only for a pod
+// running on it (not a mirror pod), naming itself, the pod and the pod's
+// service account by name and UID, as upstream's NodeRestriction does. A
+// UID mismatch may be the informers' lag, so it is not Forbidden: the
+// kubelet retries.
+func (p *Plugin) podCertificateRequest(ctx context.Context, node string, a admission.Attributes) error {
+	if a.GetOperation() != admission.Create {
+		return admission.NewForbidden(a, fmt.Errorf("unexpected operation %v", a.GetOperation()))
+	}
+	if a.GetSubresource() != "" {
+		return admission.NewForbidden(a, fmt.Errorf("unexpected subresource %v", a.GetSubresource()))
+	}
+	req, ok := a.GetObject().(*certificatesv1.PodCertificateRequest)
+	if !ok {
+		return admission.NewForbidden(a, fmt.Errorf("unexpected type %T", a.GetObject()))
+	}
+	ns, spec := a.GetNamespace(), req.Spec
+	if string(spec.NodeName) != node {
+		return admission.NewForbidden(a, fmt.Errorf("PodCertificateRequest.Spec.NodeName=%q, which is not the requesting node %q", spec.NodeName, node))
+	}
+	n, err := p.nodes.Get(node)
+	if err != nil {
+		return fmt.Errorf("while retrieving node %q named in the PodCertificateRequest: %w", node, err)
+	}
+	if n.UID != spec.NodeUID {
+		return fmt.Errorf("PodCertificateRequest for pod %q names node UID %q, inconsistent with the running node (%q)", ns+"/"+spec.PodName, spec.NodeUID, n.UID)
+	}
+	pod, err := p.pods.Pods(ns).Get(spec.PodName)
+	if err != nil {
+		return fmt.Errorf("while retrieving pod %q named in the PodCertificateRequest: %w", ns+"/"+spec.PodName, err)
+	}
+	if pod.UID != spec.PodUID {
+		return fmt.Errorf("PodCertificateRequest for pod %q contains pod UID (%q) which differs from running pod %q", ns+"/"+spec.PodName, spec.PodUID, pod.UID)
+	}
+	if pod.Spec.NodeName != node {
+		return admission.NewForbidden(a, fmt.Errorf("pod %q is not running on node %q named in the PodCertificateRequest", ns+"/"+spec.PodName, node))
+	}
+	if _, mirror := pod.Annotations[mirrorPodKey]; mirror {
+		return admission.NewForbidden(a, fmt.Errorf("pod %q is a mirror pod", ns+"/"+spec.PodName))
+	}
+	if spec.ServiceAccountName != pod.Spec.ServiceAccountName {
+		return admission.NewForbidden(a, fmt.Errorf("PodCertificateRequest for pod %q contains serviceAccountName (%q) that differs from running pod (%q)", ns+"/"+spec.PodName, spec.ServiceAccountName, pod.Spec.ServiceAccountName))
+	}
+	sa, err := p.client.CoreV1().ServiceAccounts(ns).Get(ctx, spec.ServiceAccountName, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("while retrieving service account %q named in the PodCertificateRequest: %w", ns+"/"+spec.ServiceAccountName, err)
+	}
+	if sa.UID != spec.ServiceAccountUID {
+		return fmt.Errorf("PodCertificateRequest for pod %q contains serviceAccountUID (%q) that differs from the service account (%q)", ns+"/"+spec.PodName, spec.ServiceAccountUID, sa.UID)
 	}
 	return nil
 }

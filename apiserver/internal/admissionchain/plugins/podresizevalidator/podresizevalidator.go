@@ -2,10 +2,12 @@ package podresizevalidator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
 	resourcehelper "k8s.io/component-helpers/resource"
 
@@ -38,6 +40,11 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 		// An unscheduled pod's resize is the scheduler's to place.
 		return nil
 	}
+	if old, ok := a.GetOldObject().(*corev1.Pod); ok && old.Generation != 0 && old.Generation == pod.Generation {
+		// The spec did not change (generation moves with it): nothing
+		// was resized, as upstream's plugin skips such writes.
+		return nil
+	}
 	if pod.Spec.OS != nil && pod.Spec.OS.Name == corev1.Windows {
 		return admission.NewForbidden(a, fmt.Errorf("in-place resize of containers is not supported on Windows"))
 	}
@@ -52,9 +59,25 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 		return admission.NewForbidden(a, fmt.Errorf("in-place resize of containers is not supported on Windows node %s", node.Name))
 	}
 	if err := fits(pod, node); err != nil {
-		return admission.NewForbidden(a, err)
+		return withCause(admission.NewForbidden(a, err), causeNodeCapacity)
 	}
 	return nil
+}
+
+// causeNodeCapacity is the cause upstream's plugin gives a resize beyond
+// the node's allocatable; clients tell it from other refusals by it.
+const causeNodeCapacity metav1.CauseType = "NodeCapacity"
+
+// withCause adds cause to a status error's details.
+func withCause(err error, cause metav1.CauseType) error {
+	var status *apierrors.StatusError
+	if errors.As(err, &status) {
+		if status.ErrStatus.Details == nil {
+			status.ErrStatus.Details = &metav1.StatusDetails{}
+		}
+		status.ErrStatus.Details.Causes = append(status.ErrStatus.Details.Causes, metav1.StatusCause{Type: cause})
+	}
+	return err
 }
 
 // fits reports, in the words of the kubelet's Infeasible status, the first

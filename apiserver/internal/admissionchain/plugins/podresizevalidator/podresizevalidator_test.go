@@ -2,10 +2,12 @@ package podresizevalidator
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
@@ -56,6 +58,41 @@ func TestPodResizeValidator(t *testing.T) {
 			err := p.Validate(context.Background(), a, nil)
 			if (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Fatalf("got %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestPodResizeValidatorGenerationAndCause(t *testing.T) {
+	p := New()
+	admissiontest.Init(t, p, node("linux", "linux", "4", "8Gi"))
+	tests := []struct {
+		name           string
+		oldGen, newGen int64
+		wantCause      bool
+	}{
+		{"spec unchanged is not checked", 2, 2, false},
+		{"resize beyond allocatable names NodeCapacity", 1, 2, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cur := pod("linux", "5", "1Gi")
+			cur.Generation = tt.newGen
+			old := cur.DeepCopy()
+			old.Generation = tt.oldGen
+			a := admission.NewAttributesRecord(cur, old, corev1.SchemeGroupVersion.WithKind("Pod"), "ns", "p",
+				corev1.SchemeGroupVersion.WithResource("pods"), "resize", admission.Update, &metav1.UpdateOptions{}, false, nil)
+			err := p.Validate(context.Background(), a, nil)
+			if !tt.wantCause {
+				if err != nil {
+					t.Fatalf("got %v, want none", err)
+				}
+				return
+			}
+			var status *apierrors.StatusError
+			if !errors.As(err, &status) || status.ErrStatus.Details == nil || len(status.ErrStatus.Details.Causes) == 0 ||
+				status.ErrStatus.Details.Causes[0].Type != causeNodeCapacity || status.ErrStatus.Reason != metav1.StatusReasonForbidden {
+				t.Fatalf("got %#v, want a Forbidden status with cause %s", err, causeNodeCapacity)
 			}
 		})
 	}

@@ -79,7 +79,10 @@ spec:
         args:
         - --kube-subnet-mgr
         - --ip-masq
-        - --iface={{ $v.iface | default "$(HOST_IP)" }}
+        {{- with $v.iface }}
+        - --iface={{ . }}
+        {{- end }}
+        - --iface=$(HOST_IP)
         - --subnet-file=/run/flannel/subnet.env
         - --net-config-path=/etc/kube-flannel/net-conf.json
         # Every address, the VXLAN device's too: the helm test reaches it

@@ -1,4 +1,11 @@
-package nftables
+// Package nftbatch writes nftables transactions to the kernel: as one
+// nfnetlink batch, encoded here without the nft binary (Netlink), or
+// through sigs.k8s.io/knftables (Exec: the nft binary, or its fake in
+// tests). A transaction is operations on knftables objects, plus elements
+// held inline for the writers of 10^5 elements; the rules Netlink compiles
+// are a small part of the nft language (see compileRule), and what it
+// cannot write it refuses before sending anything (ErrUnsupported).
+package nftbatch
 
 import (
 	"context"
@@ -65,6 +72,12 @@ const (
 	formEndpoint          // num : ep.Addr() . ep.Port()
 	formAddrPair          // addr . addr
 )
+
+// NewTransaction returns an empty transaction on one table of family,
+// recorded, for any Writer. Netlink.NewTransaction streams instead.
+func NewTransaction(family knftables.Family, table string) *Transaction {
+	return &Transaction{family: family, table: table}
+}
 
 func (t *Transaction) push(o operation) {
 	t.n++

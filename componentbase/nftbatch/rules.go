@@ -1,4 +1,4 @@
-package nftables
+package nftbatch
 
 import (
 	"encoding/binary"
@@ -9,12 +9,14 @@ import (
 
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
+	"sigs.k8s.io/knftables"
 )
 
-// The netlink writer compiles the rules this package renders, which use a
-// small part of the nft language, into kernel expressions. compileRule
-// fails on anything outside that part, and a test writes every golden
-// rule both ways and compares what the kernel lists.
+// The netlink writer compiles the rules its users render (the proxy's and
+// trireme-netpol's), which use a small part of the nft language, into
+// kernel expressions. compileRule fails on anything outside that part, and
+// each user has a test that writes its golden rules both ways and
+// compares what the kernel lists.
 
 // anonMap is an anonymous constant verdict map a rule uses, created in
 // the same batch before the rule.
@@ -31,18 +33,25 @@ type anonElem struct {
 const (
 	regFirst     = 1 // NFT_REG_1: 16 bytes, the same storage as NFT_REG32_00..03
 	reg32Base    = unix.NFT_REG32_00
-	ctStateNew   = 1 << 3 // IP_CT_NEW as a ct state bit
-	ctStatusDNAT = 0x20   // IPS_DST_NAT
-	rtnLocal     = 2      // RTN_LOCAL
+	ctStatusDNAT = 0x20 // IPS_DST_NAT
+	rtnLocal     = 2    // RTN_LOCAL
 )
 
+// ctStates are the conntrack states as ct state bits.
+var ctStates = map[string]uint32{"invalid": 1, "established": 2, "related": 4, "new": 8, "untracked": 64}
+
 type ruleCompiler struct {
-	ip6   bool
-	toks  []string
-	i     int
-	exprs []expr.Any
-	anon  *anonMap
-	newID func() uint32
+	// ip6 says the table is of the ip6 family, inet that it is of the
+	// inet family, where an address match first checks the packet's
+	// family (as nft does) and ip and ip6 are both allowed.
+	ip6, inet bool
+	// nfproto is the family the rule has checked so far, if any.
+	nfproto byte
+	toks    []string
+	i       int
+	exprs   []expr.Any
+	anon    *anonMap
+	newID   func() uint32
 }
 
 func (c *ruleCompiler) peek(n int) string {
@@ -66,8 +75,8 @@ func (c *ruleCompiler) errorf(format string, args ...any) error {
 
 // compileRule turns one rule into expressions, and the anonymous map it
 // needs (or nil).
-func compileRule(ip6 bool, rule string, newID func() uint32) ([]expr.Any, *anonMap, error) {
-	c := &ruleCompiler{ip6: ip6, toks: strings.Fields(rule), newID: newID}
+func compileRule(family knftables.Family, rule string, newID func() uint32) ([]expr.Any, *anonMap, error) {
+	c := &ruleCompiler{ip6: family == knftables.IPv6Family, inet: family == knftables.InetFamily, toks: strings.Fields(rule), newID: newID}
 	for c.i < len(c.toks) {
 		if err := c.step(); err != nil {
 			return nil, nil, err
@@ -100,34 +109,59 @@ func protoNum(s string) (byte, bool) {
 type selector struct {
 	load func(reg uint32) []expr.Any
 	len  uint32
+	// nfproto is the family the packet must be of first (in an inet
+	// table), or 0.
+	nfproto byte
 }
 
-func (c *ruleCompiler) addrSelector(dir string) (selector, error) {
+func (c *ruleCompiler) addrSelector(ip6 bool, dir string) (selector, error) {
 	var off uint32
 	l := uint32(4)
 	switch {
-	case !c.ip6 && dir == "saddr":
+	case !ip6 && dir == "saddr":
 		off = 12
-	case !c.ip6 && dir == "daddr":
+	case !ip6 && dir == "daddr":
 		off = 16
-	case c.ip6 && dir == "saddr":
+	case ip6 && dir == "saddr":
 		off, l = 8, 16
-	case c.ip6 && dir == "daddr":
+	case ip6 && dir == "daddr":
 		off, l = 24, 16
 	default:
 		return selector{}, c.errorf("unknown address %q", dir)
 	}
-	return selector{len: l, load: func(reg uint32) []expr.Any {
+	var nfproto byte
+	switch {
+	case c.inet && ip6:
+		nfproto = unix.NFPROTO_IPV6
+	case c.inet:
+		nfproto = unix.NFPROTO_IPV4
+	}
+	return selector{len: l, nfproto: nfproto, load: func(reg uint32) []expr.Any {
 		return []expr.Any{&expr.Payload{DestRegister: reg, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: l}}
 	}}, nil
+}
+
+// depend checks, once per rule, that the packet is of the family sel
+// reads (nft's dependency for ip and ip6 matches in an inet table).
+func (c *ruleCompiler) depend(sel selector) error {
+	switch {
+	case sel.nfproto == 0 || sel.nfproto == c.nfproto:
+		return nil
+	case c.nfproto != 0:
+		return c.errorf("matches both IPv4 and IPv6")
+	}
+	c.nfproto = sel.nfproto
+	c.add(&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: regFirst},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: regFirst, Data: []byte{sel.nfproto}})
+	return nil
 }
 
 // parseSelector reads "ip daddr", "ip6 saddr", "meta l4proto" or "th dport".
 func (c *ruleCompiler) parseSelector() (selector, error) {
 	a, b := c.next(), c.next()
 	switch {
-	case (a == "ip" && !c.ip6) || (a == "ip6" && c.ip6):
-		return c.addrSelector(b)
+	case (a == "ip" && (c.inet || !c.ip6)) || (a == "ip6" && (c.inet || c.ip6)):
+		return c.addrSelector(a == "ip6", b)
 	case a == "meta" && b == "l4proto":
 		return selector{len: 1, load: func(reg uint32) []expr.Any {
 			return []expr.Any{&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: reg}}
@@ -152,10 +186,25 @@ func (c *ruleCompiler) lookup(set string, verdictMap bool) {
 func (c *ruleCompiler) step() error {
 	t := c.peek(0)
 	switch {
-	case t == "ct" && c.peek(1) == "state" && c.peek(2) == "new":
-		c.ctFlag(expr.CtKeySTATE, ctStateNew)
+	case t == "ct" && c.peek(1) == "state":
+		var bits uint32
+		for _, st := range strings.Split(c.peek(2), ",") {
+			b, ok := ctStates[st]
+			if !ok {
+				return c.errorf("unknown ct state %q", st)
+			}
+			bits |= b
+		}
+		c.ctFlag(expr.CtKeySTATE, bits)
 	case t == "ct" && c.peek(1) == "status" && c.peek(2) == "dnat":
 		c.ctFlag(expr.CtKeySTATUS, ctStatusDNAT)
+	case t == "counter" && c.peek(1) == "name":
+		n, err := strconv.Unquote(c.peek(2))
+		if err != nil {
+			return c.errorf("bad counter name %s", c.peek(2))
+		}
+		c.i += 3
+		c.add(&expr.Objref{Type: nftObjectCounter, Name: n})
 	case t == "meta" && c.peek(1) == "mark" && c.peek(2) == "&":
 		return c.markMatch()
 	case t == "meta" && c.peek(1) == "mark" && c.peek(2) == "set":
@@ -166,7 +215,7 @@ func (c *ruleCompiler) step() error {
 		return c.fibLocal()
 	case t == "numgen" && c.peek(1) == "random" && c.peek(2) == "mod":
 		return c.numgen()
-	case (t == "ip" || t == "ip6" || t == "meta") && (c.peek(2) == "." || (c.peek(2) != "" && strings.HasPrefix(c.peek(2), "@"))):
+	case (t == "ip" || t == "ip6" || t == "meta") && (c.peek(2) == "." || c.peek(2) == "vmap" || strings.HasPrefix(c.peek(2), "@")):
 		return c.concatLookup()
 	case t == "ip" || t == "ip6":
 		sel, err := c.parseSelector()
@@ -315,18 +364,27 @@ func (c *ruleCompiler) numgen() error {
 	}
 }
 
-// portMatch compiles "tcp dport P" (and udp, sctp).
+// portMatch compiles "tcp dport P" and "tcp dport P-Q" (and udp, sctp).
 func (c *ruleCompiler) portMatch() error {
 	p, _ := protoNum(c.peek(0))
-	port, err := strconv.ParseUint(c.peek(2), 10, 16)
-	if err != nil {
+	from, to, isRange := strings.Cut(c.peek(2), "-")
+	port, err := strconv.ParseUint(from, 10, 16)
+	end := port
+	if err == nil && isRange {
+		end, err = strconv.ParseUint(to, 10, 16)
+	}
+	if err != nil || end < port {
 		return c.errorf("bad port")
 	}
 	c.i += 3
 	c.add(&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: regFirst},
 		&expr.Cmp{Op: expr.CmpOpEq, Register: regFirst, Data: []byte{p}},
-		&expr.Payload{DestRegister: regFirst, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: regFirst, Data: be16(uint16(port))})
+		&expr.Payload{DestRegister: regFirst, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2})
+	if isRange {
+		c.add(&expr.Range{Op: expr.CmpOpEq, Register: regFirst, FromData: be16(uint16(port)), ToData: be16(uint16(end))})
+	} else {
+		c.add(&expr.Cmp{Op: expr.CmpOpEq, Register: regFirst, Data: be16(uint16(port))})
+	}
 	return nil
 }
 
@@ -381,6 +439,9 @@ func (c *ruleCompiler) update() error {
 		return err
 	}
 	c.i++
+	if err := c.depend(sel); err != nil {
+		return err
+	}
 	c.add(sel.load(regFirst)...)
 	c.add(&expr.Dynset{SrcRegKey: regFirst, SetName: set, Operation: unix.NFT_DYNSET_OP_UPDATE})
 	return nil
@@ -399,6 +460,9 @@ func (c *ruleCompiler) addrMatch(sel selector, op expr.CmpOp, v string) error {
 	if uint32(pfx.Addr().BitLen()/8) != sel.len {
 		return c.errorf("address %q of the wrong family", v)
 	}
+	if err := c.depend(sel); err != nil {
+		return err
+	}
 	c.add(sel.load(regFirst)...)
 	if pfx.Bits() < pfx.Addr().BitLen() {
 		m := make([]byte, sel.len)
@@ -413,22 +477,32 @@ func (c *ruleCompiler) addrMatch(sel selector, op expr.CmpOp, v string) error {
 
 // concatLookup compiles "SEL [. SEL ...] @set" and "SEL [. SEL ...] vmap @map".
 func (c *ruleCompiler) concatLookup() error {
-	var off uint32
+	var sels []selector
 	for {
 		sel, err := c.parseSelector()
 		if err != nil {
 			return err
 		}
+		sels = append(sels, sel)
+		if c.peek(0) != "." {
+			break
+		}
+		c.i++
+	}
+	// The family checks use the first register: all before the loads.
+	for _, sel := range sels {
+		if err := c.depend(sel); err != nil {
+			return err
+		}
+	}
+	var off uint32
+	for _, sel := range sels {
 		reg := uint32(regFirst)
 		if off > 0 {
 			reg = reg32Base + off/4
 		}
 		c.add(sel.load(reg)...)
 		off += (sel.len + 3) &^ 3
-		if c.peek(0) != "." {
-			break
-		}
-		c.i++
 	}
 	switch t := c.next(); {
 	case strings.HasPrefix(t, "@"):

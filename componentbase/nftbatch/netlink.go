@@ -1,4 +1,4 @@
-package nftables
+package nftbatch
 
 import (
 	"context"
@@ -15,8 +15,6 @@ import (
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 	"sigs.k8s.io/knftables"
-
-	"trireme.dev/proxy/internal/model"
 )
 
 // Netlink is a Writer that talks nfnetlink to the kernel of the calling
@@ -33,16 +31,21 @@ type Netlink struct {
 	intKeys map[string]bool
 }
 
-// NewNetlink returns a Netlink writer for cfg's family and table.
-func NewNetlink(cfg Config) *Netlink {
-	n := &Netlink{family: knftables.IPv4Family, table: cfg.Table, intKeys: map[string]bool{}}
-	if cfg.Family == model.IPv6 {
-		n.family = knftables.IPv6Family
+// NewNetlink returns a Netlink writer for one table of family (ip, ip6 or
+// inet).
+func NewNetlink(family knftables.Family, table string) *Netlink {
+	return &Netlink{family: family, table: table, intKeys: map[string]bool{}}
+}
+
+// NewTransaction returns a transaction streamed into a batch for n as its
+// operations are added (a recorded one if n's family is not supported,
+// which Run then refuses).
+func (n *Netlink) NewTransaction() *Transaction {
+	tx := NewTransaction(n.family, n.table)
+	if enc, err := n.newEncoder(); err == nil {
+		tx.enc = enc
 	}
-	if n.table == "" {
-		n.table = DefaultTable
-	}
-	return n
+	return tx
 }
 
 // Run implements Writer.
@@ -55,15 +58,21 @@ func (n *Netlink) Run(ctx context.Context, tx *Transaction) error {
 		}
 		for i := range tx.ops {
 			if err := enc.add(&tx.ops[i]); err != nil {
-				return err
+				return fmt.Errorf("%w: %w", ErrUnsupported, err)
 			}
 		}
 	} else if tx.err != nil {
-		return tx.err
+		return fmt.Errorf("%w: %w", ErrUnsupported, tx.err)
 	}
 	enc.finish()
 	return enc.send()
 }
+
+// ErrUnsupported is the error Run returns, before it sends anything, for
+// a transaction that uses what the encoder cannot write (rules outside
+// the part of the nft language compileRule knows, among others): the
+// caller may run it through nft instead.
+var ErrUnsupported = errors.New("not supported by the nfnetlink encoder")
 
 // newEncoder starts a batch for n's table.
 func (n *Netlink) newEncoder() (*encoder, error) {
@@ -71,7 +80,7 @@ func (n *Netlink) newEncoder() (*encoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &encoder{fam: fam, table: n.table, ip6: n.family == knftables.IPv6Family, intKeys: n.intKeys, buf: make([]byte, 0, 4096)}
+	e := &encoder{fam: fam, family: n.family, table: n.table, ip6: n.family == knftables.IPv6Family, intKeys: n.intKeys, buf: make([]byte, 0, 4096)}
 	e.end(e.begin(unix.NFNL_MSG_BATCH_BEGIN, 0))
 	return e, nil
 }
@@ -84,8 +93,11 @@ func (n *Netlink) List(ctx context.Context, kind string) ([]string, error) {
 	}
 	defer conn.CloseLasting()
 	fam := gnft.TableFamilyIPv4
-	if n.family == knftables.IPv6Family {
+	switch n.family {
+	case knftables.IPv6Family:
 		fam = gnft.TableFamilyIPv6
+	case knftables.InetFamily:
+		fam = gnft.TableFamilyINet
 	}
 	if _, err := conn.ListTableOfFamily(n.table, fam); err != nil {
 		return nil, fmt.Errorf("table %s: %w", n.table, err)
@@ -124,9 +136,10 @@ func (n *Netlink) List(ctx context.Context, kind string) ([]string, error) {
 // batch only if BATCH_END is in the same skb), but not in one buffer, so
 // a full sync's batch of tens of megabytes is never copied to grow it.
 type encoder struct {
-	fam   byte
-	table string
-	ip6   bool
+	fam    byte
+	family knftables.Family
+	table  string
+	ip6    bool
 	// buf is the chunk being written, after the full ones in chunks.
 	buf     []byte
 	chunks  [][]byte
@@ -162,9 +175,16 @@ const (
 	smallBatch    = 64 << 10
 )
 
+// Attributes and user data types x/sys/unix does not name.
 const (
 	nlmsgHdrLen       = 16
-	nftaTableUserdata = 6 // NFTA_TABLE_USERDATA
+	nftaTableUserdata = 6  // NFTA_TABLE_USERDATA
+	nftaChainUserdata = 12 // NFTA_CHAIN_USERDATA
+	nftaObjUserdata   = 8  // NFTA_OBJ_USERDATA
+	nftObjectCounter  = 1  // NFT_OBJECT_COUNTER
+	// libnftnl's comment TLVs: NFTNL_UDATA_{TABLE,CHAIN,RULE,OBJ}_COMMENT
+	// are 0, NFTNL_UDATA_SET_COMMENT is 7.
+	udataSetComment = 7
 )
 
 func (e *encoder) begin(typ uint16, flags uint16) int {
@@ -382,6 +402,9 @@ func (e *encoder) op(o operation) error {
 				e.endNest(h)
 				e.str(unix.NFTA_CHAIN_TYPE, string(ptrOr(obj.Type, knftables.FilterType)))
 			}
+			if obj.Comment != nil {
+				e.attr(nftaChainUserdata, udataString(0, *obj.Comment))
+			}
 			e.end(m)
 		case verbFlush:
 			m := e.begin(msgType(unix.NFT_MSG_DELRULE), 0)
@@ -395,15 +418,23 @@ func (e *encoder) op(o operation) error {
 			e.end(m)
 		}
 	case *knftables.Set:
-		return e.set(o.verb, obj.Name, obj.Type, obj.Flags, obj.Timeout, false)
+		if obj.TypeOf != "" || obj.Size != nil || obj.Policy != nil || obj.AutoMerge != nil {
+			return fmt.Errorf("set %s: only type, flags, timeout and comment are supported", obj.Name)
+		}
+		return e.set(o.verb, obj.Name, obj.Type, obj.Flags, obj.Timeout, obj.Comment, false)
 	case *knftables.Map:
 		if obj.TypeOf != "" {
 			if o.verb != verbAdd {
-				return e.set(o.verb, obj.Name, "", nil, nil, true)
+				return e.set(o.verb, obj.Name, "", nil, nil, nil, true)
 			}
 			return e.numgenMap(obj.Name, obj.TypeOf)
 		}
-		return e.set(o.verb, obj.Name, obj.Type, obj.Flags, obj.Timeout, true)
+		if obj.Size != nil || obj.Policy != nil {
+			return fmt.Errorf("map %s: only type, flags, timeout and comment are supported", obj.Name)
+		}
+		return e.set(o.verb, obj.Name, obj.Type, obj.Flags, obj.Timeout, obj.Comment, true)
+	case *knftables.Counter:
+		return e.counter(o.verb, obj)
 	case *knftables.Element:
 		// Only flushes get here: set and map flushes are written as
 		// element deletions without elements.
@@ -415,7 +446,7 @@ func (e *encoder) op(o operation) error {
 		if o.verb != verbAdd || obj.Index != nil || obj.Handle != nil {
 			return fmt.Errorf("rule operation not supported: %v", obj.Rule)
 		}
-		exprs, anon, err := compileRule(e.ip6, obj.Rule, func() uint32 { e.ids++; return e.ids })
+		exprs, anon, err := compileRule(e.family, obj.Rule, func() uint32 { e.ids++; return e.ids })
 		if err != nil {
 			return err
 		}
@@ -483,7 +514,38 @@ var datatypes = map[string]struct{ id, len uint32 }{
 	"mark":         {19, 4},
 }
 
-func (e *encoder) set(v verb, name, typ string, flags []knftables.SetFlag, timeout *time.Duration, isMap bool) error {
+// counter adds or deletes a named counter (flushing one is not supported).
+func (e *encoder) counter(v verb, c *knftables.Counter) error {
+	if c.Packets != nil || c.Bytes != nil {
+		return fmt.Errorf("counter %s: initial values are not supported", c.Name)
+	}
+	switch v {
+	case verbAdd:
+		m := e.begin(msgType(unix.NFT_MSG_NEWOBJ), unix.NLM_F_CREATE)
+		e.str(unix.NFTA_OBJ_TABLE, e.table)
+		e.str(unix.NFTA_OBJ_NAME, c.Name)
+		e.u32(unix.NFTA_OBJ_TYPE, nftObjectCounter)
+		d := e.nest(unix.NFTA_OBJ_DATA)
+		e.attr(unix.NFTA_COUNTER_BYTES, make([]byte, 8))
+		e.attr(unix.NFTA_COUNTER_PACKETS, make([]byte, 8))
+		e.endNest(d)
+		if c.Comment != nil {
+			e.attr(nftaObjUserdata, udataString(0, *c.Comment))
+		}
+		e.end(m)
+	case verbDelete:
+		m := e.begin(msgType(unix.NFT_MSG_DELOBJ), 0)
+		e.str(unix.NFTA_OBJ_TABLE, e.table)
+		e.str(unix.NFTA_OBJ_NAME, c.Name)
+		e.u32(unix.NFTA_OBJ_TYPE, nftObjectCounter)
+		e.end(m)
+	default:
+		return fmt.Errorf("counter %s: flush is not supported", c.Name)
+	}
+	return nil
+}
+
+func (e *encoder) set(v verb, name, typ string, flags []knftables.SetFlag, timeout *time.Duration, comment *string, isMap bool) error {
 	switch v {
 	case verbFlush:
 		m := e.begin(msgType(unix.NFT_MSG_DELSETELEM), 0)
@@ -544,6 +606,9 @@ func (e *encoder) set(v verb, name, typ string, flags []knftables.SetFlag, timeo
 	}
 	if timeout != nil {
 		e.attr(unix.NFTA_SET_TIMEOUT, binary.BigEndian.AppendUint64(nil, uint64(timeout.Milliseconds())))
+	}
+	if comment != nil {
+		e.attr(unix.NFTA_SET_USERDATA, udataString(udataSetComment, *comment))
 	}
 	e.end(m)
 	return nil

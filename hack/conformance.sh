@@ -1,0 +1,567 @@
+#!/usr/bin/env bash
+# conformance.sh runs upstream Kubernetes' own conformance suite (the
+# [Conformance] specs of k8s.io/kubernetes/test/e2e) against the cluster of
+# $KUBECONFIG, with nothing pulled from the internet:
+#
+#   hack/conformance.sh [all|build|images|check|run]     (default all)
+#
+#   build   e2e.test, the ginkgo CLI and kubectl of the Kubernetes release the
+#           repository's libraries are at, and the test images' own binaries,
+#           into _output/conformance/ (built in a throw-away module, as
+#           hack/build-upstream.sh builds upstream's components; nothing of
+#           k8s.io/kubernetes is imported by Trireme). Skipped when built at
+#           that release already.
+#   images  every image the [Conformance] specs use, under the names upstream
+#           publishes (e2e.test --list-images), as docker-archives written by
+#           _output/bin/image-build from Go modules and Debian packages, then
+#           imported into containerd's k8s.io namespace, on the host and on
+#           every worker node of `make up WORKERS=N`. Images already there are
+#           left alone.
+#   check   every image present on every node, and the cluster's nodes Ready.
+#   run     the non-[Serial] specs with ginkgo in parallel, then the [Serial]
+#           ones alone ([Disruptive] left out); JUnit reports in
+#           _output/conformance/results/; prints "N passed, N failed,
+#           N skipped" and exits non-zero when a spec failed.
+#
+# Environment:
+#   KUBECONFIG           the cluster (default /etc/trireme/admin.conf, make up's)
+#   CONFORMANCE_FOCUS    regexp replacing the default focus '\[Conformance\]'
+#   CONFORMANCE_SKIP     regexp of specs to leave out besides [Disruptive]
+#   CONFORMANCE_LIST     a file of whole spec names, one per line (# comments),
+#                        run instead of a focus (hack/conformance-ci.txt is CI's)
+#   CONFORMANCE_IMAGES   regexp of the image references to build, import and
+#                        check (default: every one the [Conformance] specs use)
+#   CONFORMANCE_PROCS    ginkgo processes for the non-[Serial] specs (default 4)
+#   CONFORMANCE_TIMEOUT  ginkgo --timeout of each of the two runs (default 4h)
+#   CONFORMANCE_REBUILD  1 rebuilds the binaries, images and archives anyway
+#   CONTAINERD_ADDRESS   the host's containerd socket, as ctr reads it
+#   TRIREME_NODES_DIR    the worker nodes' roots (default /var/lib/trireme-nodes,
+#                        trireme-nodes'); each node's containerd socket is
+#                        <root>/run/containerd/containerd.sock
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
+source "${REPO_ROOT}/hack/lib/upstream.sh"
+source "${REPO_ROOT}/hack/lib/debroot.sh"
+
+OUT="${REPO_ROOT}/_output/conformance"
+# The test images' binaries and laid-out trees, and the Debian packages.
+IMAGE_BIN="${OUT}/image-bin"
+ROOTFS="${OUT}/rootfs"
+ARCHIVES="${OUT}/images"
+DEBS="${OUT}/debs"
+RESULTS="${OUT}/results"
+IMAGE_BUILD="${REPO_ROOT}/_output/bin/image-build"
+REBUILD="${CONFORMANCE_REBUILD:-0}"
+export KUBECONFIG="${KUBECONFIG:-/etc/trireme/admin.conf}"
+
+log() { echo "conformance: $*" >&2; }
+die() {
+  log "$*"
+  exit 1
+}
+
+# The packages built in the throw-away module: the suite and its driver, the
+# kubectl its kubectl specs run, and the binaries of the test images.
+declare -A GO_PACKAGES=(
+  [e2e.test]=k8s.io/kubernetes/test/e2e
+  [ginkgo]=github.com/onsi/ginkgo/v2/ginkgo
+  [kubectl]=k8s.io/kubernetes/cmd/kubectl
+  [image-bin/agnhost]=k8s.io/kubernetes/test/images/agnhost
+  [image-bin/nnp]=k8s.io/kubernetes/test/images/nonewprivs
+  [image-bin/sample-apiserver]=k8s.io/sample-apiserver
+)
+
+conformance::build() {
+  local version out p work kdir
+  version="$(trireme::upstream_version)"
+  if [[ "${REBUILD}" != 1 && -f "${OUT}/VERSION" && "$(<"${OUT}/VERSION")" == "${version}" ]]; then
+    local absent=0
+    for out in "${!GO_PACKAGES[@]}"; do
+      [[ -x "${OUT}/${out}" ]] || absent=1
+    done
+    if ((absent == 0)); then
+      log "e2e.test, ginkgo, kubectl and the image binaries are at ${version}"
+      return
+    fi
+  fi
+  log "building k8s.io/kubernetes ${version}: ${!GO_PACKAGES[*]}"
+  work="$(mktemp -d "${TMPDIR:-/tmp}/conformance-build.XXXXXX")"
+  # shellcheck disable=SC2064 # the directory is known now
+  trap "rm -rf '${work}'" EXIT
+  trireme::upstream_module "${work}" "${version}" "${GO_PACKAGES[@]}"
+  kdir="$(trireme::upstream_dir "${version}")"
+  mkdir -p "${OUT}/image-bin"
+  rm -f "${OUT}/VERSION"
+  local minor="${version#v1.}"
+  minor="${minor%%.*}"
+  local ldflags="-s -w"
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X ${p}.gitVersion=${version} -X ${p}.gitMajor=1 -X ${p}.gitMinor=${minor} -X ${p}.gitTreeState=clean"
+  done
+  # -mod=mod: go mod tidy leaves out what only the tests of a dependency
+  # (e2e's e2e_test.go) import; the throw-away module may record it.
+  local gobuild=(env -C "${work}" GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 go)
+  for out in "${!GO_PACKAGES[@]}"; do
+    p="${GO_PACKAGES[${out}]}"
+    if [[ "${out}" == e2e.test ]]; then
+      "${gobuild[@]}" test -c -vet=off -trimpath -ldflags "${ldflags}" -o "${OUT}/${out}" "${p}"
+    else
+      "${gobuild[@]}" build -trimpath -ldflags "${ldflags}" -o "${OUT}/${out}" "${p}"
+    fi
+  done
+  # The test images' data files, from the same release.
+  rm -rf "${OUT}/image-src"
+  mkdir -p "${OUT}/image-src"
+  for p in kitten nautilus agnhost/porter; do
+    mkdir -p "${OUT}/image-src/${p}"
+    cp -r "${kdir}/test/images/${p}/." "${OUT}/image-src/${p}/"
+  done
+  chmod -R u+w "${OUT}/image-src"
+  echo "${version}" >"${OUT}/VERSION"
+  "${OUT}/kubectl" version --client
+  "${OUT}/ginkgo" version
+}
+
+# conformance::needed_images prints the images of `e2e.test --list-images`
+# that [Conformance] specs run and this script builds: the others (node
+# performance, storage servers, an unreachable registry's) are for other specs.
+conformance::needed_images() {
+  # The loop's status is its last test's: an image without a recipe listed
+  # last must not fail the function under errexit and pipefail.
+  "${OUT}/e2e.test" --list-images | LC_ALL=C sort -u | while IFS= read -r ref; do
+    if [[ -n "$(conformance::recipe "${ref}")" ]] && [[ "${ref}" =~ ${CONFORMANCE_IMAGES:-.} ]]; then echo "${ref}"; fi
+  done
+}
+
+# conformance::recipe prints the function that builds image <ref>, or nothing.
+conformance::recipe() {
+  local ref="$1" repo
+  repo="${ref%:*}"
+  case "${repo}" in
+  registry.k8s.io/e2e-test-images/agnhost) echo image::agnhost ;;
+  registry.k8s.io/e2e-test-images/busybox) echo image::busybox ;;
+  registry.k8s.io/e2e-test-images/nginx) echo image::nginx ;;
+  registry.k8s.io/e2e-test-images/nonroot) echo image::nonroot ;;
+  registry.k8s.io/e2e-test-images/nonewprivs) echo image::nonewprivs ;;
+  registry.k8s.io/e2e-test-images/kitten) echo image::kitten ;;
+  registry.k8s.io/e2e-test-images/nautilus) echo image::nautilus ;;
+  registry.k8s.io/e2e-test-images/sample-apiserver) echo image::sample_apiserver ;;
+  registry.k8s.io/e2e-test-images/glibc-dns-testing) echo image::glibc_dns_testing ;;
+  registry.k8s.io/pause) echo image::pause ;;
+  registry.k8s.io/etcd) echo image::etcd ;;
+  esac
+}
+
+# A recipe changed since its image was first imported under that name has a
+# revision above 1: the archive of an older recipe is not reused, and an image
+# a node imported from one (its revision label lower, or none) is built and
+# imported again.
+declare -A RECIPE_REVISION=(
+  [image::busybox]=2 # sh keeps variables whose names are no shell names
+)
+REVISION_LABEL=trireme.dev/conformance-revision
+
+# revision prints the revision of the recipe of image <ref>.
+revision() { echo "${RECIPE_REVISION[$(conformance::recipe "$1")]:-1}"; }
+
+# archive_name turns an image reference into a file name.
+archive_name() {
+  local rev
+  rev="$(revision "$1")"
+  if ((rev > 1)); then echo "${1//[\/:]/_}.r${rev}.tar"; else echo "${1//[\/:]/_}.tar"; fi
+}
+
+# sockets prints the containerd socket of every node: the host's (empty: ctr's
+# default or CONTAINERD_ADDRESS), then each worker node's below its root.
+sockets() {
+  echo ""
+  local s
+  for s in "${TRIREME_NODES_DIR:-/var/lib/trireme-nodes}"/*/run/containerd/containerd.sock; do
+    [[ -S "${s}" ]] && echo "${s}"
+  done
+  return 0
+}
+
+# ctr_at <socket> <args>... runs ctr against a node's containerd.
+ctr_at() {
+  local s="$1"
+  shift
+  if [[ -n "${s}" ]]; then ctr --address "${s}" "$@"; else ctr "$@"; fi
+}
+
+# imported <socket> prints the image references in a node's containerd's
+# k8s.io namespace, each with the revision of the recipe it was imported from.
+imported() {
+  ctr_at "$1" -n k8s.io images ls | awk -v label="${REVISION_LABEL}" 'NR > 1 {
+    rev = 1
+    if (match($0, label "=[0-9]+")) rev = substr($0, RSTART + length(label) + 1, RLENGTH - length(label) - 1)
+    print $1, rev
+  }'
+}
+
+conformance::images() {
+  [[ -x "${OUT}/e2e.test" ]] || die "${OUT}/e2e.test missing: hack/conformance.sh build"
+  make -C "${REPO_ROOT}" --no-print-directory _output/bin/image-build _output/bin/pause _output/bin/etcd >/dev/null
+  export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git -C "${REPO_ROOT}" log -1 --format=%ct 2>/dev/null || echo 0)}"
+  mkdir -p "${ARCHIVES}" "${ROOTFS}"
+  local refs sock have ref archive where loaded present ctr_up
+  refs="$(conformance::needed_images)"
+  while IFS= read -r sock; do
+    where="${sock:-the host}"
+    loaded=0 present=0 ctr_up=1
+    # Without containerd (no cluster yet) the archives are still written.
+    have="$(imported "${sock}" 2>/dev/null)" || ctr_up=0
+    while IFS= read -r ref; do
+      archive="${ARCHIVES}/$(archive_name "${ref}")"
+      if [[ "${REBUILD}" != 1 ]] && grep -qxF "${ref} $(revision "${ref}")" <<<"${have}"; then
+        present=$((present + 1))
+        continue
+      fi
+      if [[ ! -f "${archive}" || ("${REBUILD}" == 1 && -z "${sock}") ]]; then
+        log "building ${ref}"
+        "$(conformance::recipe "${ref}")" "${ref}" "${archive}.tmp" >/dev/null
+        mv "${archive}.tmp" "${archive}"
+      fi
+      ((ctr_up == 1)) || continue
+      ctr_at "${sock}" -n k8s.io images import "${archive}" >/dev/null
+      if (($(revision "${ref}") > 1)); then
+        ctr_at "${sock}" -n k8s.io images label "${ref}" "${REVISION_LABEL}=$(revision "${ref}")" >/dev/null
+      fi
+      log "imported ${ref} (${where})"
+      loaded=$((loaded + 1))
+    done <<<"${refs}"
+    if ((ctr_up == 0)); then
+      log "containerd of ${where} not reachable: archives written to ${ARCHIVES}, none imported"
+      continue
+    fi
+    log "images on ${where}: ${loaded} imported, ${present} already present"
+  done < <(sockets)
+}
+
+# The rootfs helpers lay a tree out once per run of the script.
+declare -A ROOTFS_DONE=()
+
+# rootfs_agnhost: upstream's agnhost image is Alpine with agnhost and the
+# tools its subcommands and the specs' shell snippets run (dig, nslookup,
+# curl, nc, ip, socat, iperf, bash, getent), its test certificate and the
+# user and group some specs find in the image's /etc/passwd and /etc/group.
+# Debian's packages give the same tools; busybox the rest of a shell's.
+rootfs_agnhost() {
+  local dir="${ROOTFS}/agnhost"
+  [[ -n "${ROOTFS_DONE[agnhost]:-}" ]] && return
+  trireme::debroot "${dir}" "${DEBS}" dash bash bind9-dnsutils bind9-host curl netcat-openbsd iproute2 socat iperf
+  # Debian makes sh and nc alternatives in maintainer scripts, which dpkg -x
+  # skips. sh must not be Debian's busybox: its shell runs its own applets
+  # before the PATH's (busybox's ip and nc instead of iproute2's and netcat's).
+  ln -sf dash "${dir}/bin/sh"
+  ln -sf nc.openbsd "${dir}/bin/nc"
+  trireme::busybox_into "${dir}"
+  mkdir -p "${dir}/uploads" "${dir}/tmp" "${dir}/home/user-defined-in-image" "${dir}/etc"
+  chmod 1777 "${dir}/tmp"
+  cp "${OUT}/image-src/agnhost/porter/localhost.crt" "${OUT}/image-src/agnhost/porter/localhost.key" "${dir}/"
+  cp "${IMAGE_BIN}/agnhost" "${dir}/agnhost"
+  ln -sf agnhost "${dir}/agnhost-2"
+  # Upstream's coredns binary, for the DNS specs that run a server from the image.
+  if [[ -x "${REPO_ROOT}/_output/bin/coredns" ]]; then
+    cp "${REPO_ROOT}/_output/bin/coredns" "${dir}/coredns"
+  fi
+  cat >"${dir}/etc/passwd" <<'EOF'
+root:x:0:0:root:/root:/bin/sh
+nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh
+EOF
+  cat >"${dir}/etc/group" <<'EOF'
+root:x:0:
+nogroup:x:65534:
+user-defined-in-image:x:1000:
+group-defined-in-image:x:50000:user-defined-in-image
+EOF
+  echo 'hosts: files dns' >"${dir}/etc/nsswitch.conf"
+  ROOTFS_DONE[agnhost]=1
+}
+
+# rootfs_busybox: a busybox tree laid out as upstream's busybox image is.
+# Its sh is Debian's static bash, not busybox's: upstream's busybox (1.37)
+# shell hands the commands it runs the variables whose names are no shell
+# names (envFrom's data-1, or keys under prefixes such as "1-" and "#@!",
+# which the ConfigMap and Secret specs print with `sh -c env`); Debian's
+# busybox (1.35) shell, like dash, drops them, and bash keeps them.
+rootfs_busybox() {
+  local dir="${ROOTFS}/busybox"
+  [[ -n "${ROOTFS_DONE[busybox]:-}" ]] && return
+  rm -rf "${dir}"
+  mkdir -p "${dir}/etc" "${dir}/tmp" "${dir}/root" "${dir}/home" "${dir}/var"
+  chmod 1777 "${dir}/tmp"
+  chmod 0700 "${dir}/root"
+  trireme::debunpack "${dir}" "${DEBS}" bash-static
+  rm -rf "${dir}/usr/share"
+  ln -s bash-static "${dir}/bin/sh"
+  trireme::busybox_into "${dir}"
+  cp "${REPO_ROOT}/images/rootfs/busybox/etc/passwd" "${REPO_ROOT}/images/rootfs/busybox/etc/group" "${dir}/etc/"
+  ROOTFS_DONE[busybox]=1
+}
+
+image::agnhost() {
+  rootfs_agnhost
+  "${IMAGE_BUILD}" --name "$1" --out "$2" --base-dir "${ROOTFS}/agnhost" \
+    --entrypoint /agnhost --cmd pause
+}
+
+image::busybox() {
+  rootfs_busybox
+  "${IMAGE_BUILD}" --name "$1" --out "$2" --base-dir "${ROOTFS}/busybox" --cmd sh
+}
+
+# kitten and nautilus are agnhost serving a picture and data.json from /.
+image::kitten() { webserver_image kitten "$@"; }
+image::nautilus() { webserver_image nautilus "$@"; }
+webserver_image() {
+  local name="$1"
+  rootfs_agnhost
+  "${IMAGE_BUILD}" --name "$2" --out "$3" --base-dir "${ROOTFS}/agnhost" \
+    --file "${OUT}/image-src/${name}/html/${name}.jpg=/${name}.jpg:0644" \
+    --file "${OUT}/image-src/${name}/html/data.json=/data.json:0644" \
+    --entrypoint /agnhost --cmd test-webserver
+}
+
+# nginx: Debian's nginx serving /usr/share/nginx/html on port 80 in the
+# foreground, as upstream's (nginx:alpine) does; the StatefulSet specs break
+# and mend readiness by moving its index.html with the image's shell tools.
+image::nginx() {
+  local dir="${ROOTFS}/nginx"
+  if [[ -z "${ROOTFS_DONE[nginx]:-}" ]]; then
+    trireme::debroot "${dir}" "${DEBS}" nginx dash
+    ln -sf dash "${dir}/bin/sh"
+    trireme::busybox_into "${dir}"
+    mkdir -p "${dir}/var/lib/nginx" "${dir}/var/log/nginx" "${dir}/var/cache/nginx" "${dir}/run" "${dir}/tmp"
+    chmod 1777 "${dir}/tmp"
+    cat >"${dir}/etc/nginx/nginx.conf" <<'EOF'
+user www-data;
+worker_processes auto;
+error_log /dev/stderr notice;
+pid /run/nginx.pid;
+events {
+    worker_connections 1024;
+}
+http {
+    include /etc/nginx/mime.types;
+    default_type application/octet-stream;
+    access_log /dev/stdout;
+    sendfile on;
+    keepalive_timeout 65;
+    server {
+        listen 80;
+        server_name localhost;
+        root /usr/share/nginx/html;
+        index index.html index.htm;
+    }
+}
+EOF
+    cat >"${dir}/etc/passwd" <<'EOF'
+root:x:0:0:root:/root:/bin/sh
+www-data:x:33:33:www-data:/var/www:/bin/false
+nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+EOF
+    cat >"${dir}/etc/group" <<'EOF'
+root:x:0:
+www-data:x:33:
+nogroup:x:65534:
+EOF
+    ROOTFS_DONE[nginx]=1
+  fi
+  "${IMAGE_BUILD}" --name "$1" --out "$2" --base-dir "${dir}" \
+    --cmd nginx --cmd -g --cmd 'daemon off;'
+}
+
+# nonroot: a shell image whose default user is 1234 (upstream's USER 1234).
+image::nonroot() {
+  rootfs_busybox
+  "${IMAGE_BUILD}" --name "$1" --out "$2" --base-dir "${ROOTFS}/busybox" --user 1234 --cmd sh
+}
+
+# nonewprivs: upstream's nnp, setuid root, prints its effective uid; the
+# specs run it as a non-root user with and without allowPrivilegeEscalation.
+image::nonewprivs() {
+  rootfs_busybox
+  "${IMAGE_BUILD}" --name "$1" --out "$2" --base-dir "${ROOTFS}/busybox" \
+    --file "${IMAGE_BIN}/nnp=/usr/local/bin/nnp:4755" --cmd nnp
+}
+
+image::sample_apiserver() {
+  rootfs_busybox
+  "${IMAGE_BUILD}" --name "$1" --out "$2" --base-dir "${ROOTFS}/busybox" \
+    --file "${IMAGE_BIN}/sample-apiserver=/sample-apiserver:0755" --entrypoint /sample-apiserver
+}
+
+# glibc-dns-testing: Debian with dig and glibc's getent, for the DNS specs'
+# glibc resolver probes.
+image::glibc_dns_testing() {
+  local dir="${ROOTFS}/glibc-dns-testing"
+  if [[ -z "${ROOTFS_DONE[glibc]:-}" ]]; then
+    trireme::debroot "${dir}" "${DEBS}" bind9-dnsutils bind9-host dash coreutils
+    ln -sf dash "${dir}/bin/sh"
+    trireme::busybox_into "${dir}"
+    mkdir -p "${dir}/tmp"
+    chmod 1777 "${dir}/tmp"
+    if [[ -x "${REPO_ROOT}/_output/bin/coredns" ]]; then
+      cp "${REPO_ROOT}/_output/bin/coredns" "${dir}/coredns"
+    fi
+    cp "${REPO_ROOT}/images/rootfs/busybox/etc/passwd" "${REPO_ROOT}/images/rootfs/busybox/etc/group" "${dir}/etc/"
+    echo 'hosts: files dns' >"${dir}/etc/nsswitch.conf"
+    ROOTFS_DONE[glibc]=1
+  fi
+  "${IMAGE_BUILD}" --name "$1" --out "$2" --base-dir "${dir}" --cmd /bin/bash
+}
+
+# pause: the repository's, as the node's sandbox image (uid 65535, as upstream's).
+image::pause() {
+  "${IMAGE_BUILD}" --name "$1" --out "$2" \
+    --file "${REPO_ROOT}/_output/bin/pause=/pause:0755" --entrypoint /pause --user 65535:65535
+}
+
+# etcd: the repository's etcd build at upstream's path; the aggregator spec
+# runs it beside the sample API server.
+image::etcd() {
+  rootfs_busybox
+  "${IMAGE_BUILD}" --name "$1" --out "$2" --base-dir "${ROOTFS}/busybox" \
+    --file "${REPO_ROOT}/_output/bin/etcd=/usr/local/bin/etcd:0755" --entrypoint /usr/local/bin/etcd
+}
+
+conformance::check() {
+  [[ -x "${OUT}/e2e.test" ]] || die "${OUT}/e2e.test missing: hack/conformance.sh build"
+  local refs sock have ref absent=0
+  refs="$(conformance::needed_images)"
+  while IFS= read -r sock; do
+    have="$(imported "${sock}")" || die "cannot list the images of containerd ${sock:-of the host} (is containerd running? CONTAINERD_ADDRESS?)"
+    while IFS= read -r ref; do
+      if ! grep -qxF "${ref} $(revision "${ref}")" <<<"${have}"; then
+        log "image ${ref} (revision $(revision "${ref}")) missing on ${sock:-the host}: hack/conformance.sh images"
+        absent=1
+      fi
+    done <<<"${refs}"
+  done < <(sockets)
+  ((absent == 0)) || exit 1
+  [[ -r "${KUBECONFIG}" ]] || die "KUBECONFIG ${KUBECONFIG} not readable"
+  local k=("${OUT}/kubectl" --kubeconfig "${KUBECONFIG}")
+  local notready
+  notready="$("${k[@]}" get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}')" ||
+    die "cannot list the nodes of ${KUBECONFIG}"
+  [[ -n "${notready}" ]] || die "the cluster has no nodes"
+  if grep -qv ' True$' <<<"${notready}"; then
+    "${k[@]}" get nodes -o jsonpath='{range .items[*]}{.metadata.name}{":\n"}{range .status.conditions[*]}{"  "}{.type}{"="}{.status}{" "}{.reason}{": "}{.message}{"\n"}{end}{end}' >&2
+    die "nodes not Ready"
+  fi
+  log "images present; nodes Ready: $(awk '{ print $1 }' <<<"${notready}" | paste -sd ' ')"
+}
+
+# report <junit.xml>... prints "N passed, N failed, N skipped" for the runs of
+# the reports and the failed specs. Filtered-out specs are in the report as "skipped" with no
+# reason; a spec that skipped itself carries "skipped - <why>".
+report() {
+  local xml
+  for xml; do
+    [[ -f "${xml}" ]] || { echo "no report ${xml}"; return; }
+  done
+  awk '
+    function unxml(s) {
+      gsub(/&#34;|&quot;/, "\"", s); gsub(/&#39;|&apos;/, "'\''", s)
+      gsub(/&lt;/, "<", s); gsub(/&gt;/, ">", s); gsub(/&amp;/, "\\&", s)
+      return s
+    }
+    /<testcase / {
+      name = $0; sub(/.*<testcase name="/, "", name); sub(/".*/, "", name)
+      status = $0; sub(/.*status="/, "", status); sub(/".*/, "", status)
+      # Suite nodes ([SynchronizedBeforeSuite], [ReportAfterSuite], ...)
+      # count only when they fail.
+      if (status == "passed") { if (name ~ /^\[It\]/) passed++ }
+      else if (status == "skipped") pending = 1
+      else if (status != "pending") { failed++; names[failed] = unxml(name) }
+      next
+    }
+    pending && /<skipped message="skipped - / { skipped++ }
+    /<\/testcase>/ { pending = 0 }
+    END {
+      printf "%d passed, %d failed, %d skipped\n", passed, failed, skipped
+      for (i = 1; i <= failed; i++) print "  FAIL: " names[i]
+    }' "$@"
+}
+
+# list_focus <file> prints a focus regexp matching exactly the spec names the
+# file lists, one per line; a listed name no spec has stops the run, so a
+# renamed spec does not silently leave the list.
+list_focus() {
+  local names
+  names="$(grep -v -e '^#' -e '^[[:space:]]*$' "$1")" || die "no spec names in $1"
+  local known missing
+  known="$("${OUT}/e2e.test" --list-conformance-tests | awk '
+    /^  codename: / { sub(/^  codename: '"'"'/, ""); name = $0; open = 1; next }
+    open && /^  [a-z]+:/ { sub(/'"'"'$/, "", name); gsub(/'"''"'/, "'"'"'", name); print name; open = 0; next }
+    open { sub(/^ +/, ""); name = name " " $0 }')"
+  missing="$(grep -v -x -F -f <(echo "${known}") <<<"${names}" || true)"
+  [[ -z "${missing}" ]] || die "$1 names specs e2e.test does not have:"$'\n'"${missing}"
+  # The names are literal: every regexp metacharacter escaped; each ends the
+  # spec's text (which ginkgo prefixes with more than the listed name).
+  sed -e 's/[][\\.*^$()+?{}|]/\\&/g' -e 's/$/$/' <<<"${names}" | paste -sd '|'
+}
+
+conformance::run() {
+  [[ -x "${OUT}/e2e.test" && -x "${OUT}/ginkgo" ]] || die "e2e.test or ginkgo missing: hack/conformance.sh build"
+  local focus="${CONFORMANCE_FOCUS:-\[Conformance\]}" skip='\[Disruptive\]'
+  if [[ -n "${CONFORMANCE_LIST:-}" ]]; then
+    focus="$(list_focus "${CONFORMANCE_LIST}")" || exit 1
+  fi
+  [[ -n "${CONFORMANCE_SKIP:-}" ]] && skip+="|${CONFORMANCE_SKIP}"
+  local procs="${CONFORMANCE_PROCS:-4}" timeout="${CONFORMANCE_TIMEOUT:-4h}"
+  rm -rf "${RESULTS}"
+  mkdir -p "${RESULTS}"
+  # kubectl specs run the kubectl of --kubectl-path; the suite's own.
+  local e2e_flags=(
+    --kubeconfig="${KUBECONFIG}"
+    --provider=skeleton
+    --kubectl-path="${OUT}/kubectl"
+    --report-dir="${RESULTS}"
+    --e2e-verify-service-account=false
+  )
+  local start rc=0 status=0
+  start="$(date +%s)"
+  log "non-[Serial] specs, ${procs} in parallel: ${CONFORMANCE_LIST:+the specs of ${CONFORMANCE_LIST}, }focus ${focus:0:200}"
+  "${OUT}/ginkgo" --procs="${procs}" --focus="${focus}" --skip="${skip}|\[Serial\]" \
+    --timeout="${timeout}" --no-color --silence-skips \
+    "${OUT}/e2e.test" -- "${e2e_flags[@]}" --report-prefix=parallel_ >"${RESULTS}/parallel.log" 2>&1 || rc=$?
+  tail -n 40 "${RESULTS}/parallel.log"
+  ((rc == 0)) || status=1
+  log "[Serial] specs, one at a time"
+  rc=0
+  "${OUT}/ginkgo" --focus="${focus}" --skip="${skip}" --label-filter='Serial' \
+    --timeout="${timeout}" --no-color --silence-skips \
+    "${OUT}/e2e.test" -- "${e2e_flags[@]}" --report-prefix=serial_ >"${RESULTS}/serial.log" 2>&1 || rc=$?
+  tail -n 40 "${RESULTS}/serial.log"
+  ((rc == 0)) || status=1
+  echo
+  echo "non-[Serial]: $(report "${RESULTS}/junit_parallel_01.xml")"
+  echo "[Serial]: $(report "${RESULTS}/junit_serial_01.xml")"
+  echo "overall: $(report "${RESULTS}/junit_parallel_01.xml" "${RESULTS}/junit_serial_01.xml")"
+  echo "wall time $(($(date +%s) - start))s; reports and logs in ${RESULTS}"
+  return "${status}"
+}
+
+main() {
+  local step="${1:-all}"
+  case "${step}" in
+  build) conformance::build ;;
+  images) conformance::images ;;
+  check) conformance::check ;;
+  run) conformance::run ;;
+  all)
+    conformance::build
+    conformance::images
+    conformance::check
+    conformance::run
+    ;;
+  *) die "unknown step ${step}: want all, build, images, check or run" ;;
+  esac
+}
+
+main "$@"
