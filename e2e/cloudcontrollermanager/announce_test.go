@@ -175,6 +175,7 @@ func TestAnnouncement(t *testing.T) {
 	}
 	tp := newLBTopology(t, 3, 8)
 	cs := tp.cs
+	outer := t
 	svc := createLBService(t, cs, "web", corev1.ServiceExternalTrafficPolicyCluster)
 	ip := waitForIngress(t, cs, svc)
 
@@ -208,7 +209,9 @@ func TestAnnouncement(t *testing.T) {
 		// The node comes back: its announcer clears what it left and the
 		// address returns to it (the hash prefers it again).
 		netns.IP(t, "-n", tp.sw.Netns, "link", "set", tp.nodes[owner].port, "up")
-		tp.nodes[owner].start(t, tp.vip, tp.srv)
+		// Started for the rest of the test, not for this subtest: the
+		// next one needs every node.
+		tp.nodes[owner].start(outer, tp.vip, tp.srv)
 		poll(t, ip+" back on "+owner, func(context.Context) (bool, error) {
 			got := tp.holders(ip)
 			return len(got) == 1 && got[0] == owner && tp.answer(ip) == owner, fmt.Errorf("held by %v", got)
