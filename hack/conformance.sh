@@ -473,17 +473,22 @@ report() {
     /<testcase / {
       name = $0; sub(/.*<testcase name="/, "", name); sub(/".*/, "", name)
       status = $0; sub(/.*status="/, "", status); sub(/".*/, "", status)
+      sig = "(no SIG)"
+      if (match(name, /\[sig-[a-z0-9-]+\]/)) sig = substr(name, RSTART + 1, RLENGTH - 2)
       # Suite nodes ([SynchronizedBeforeSuite], [ReportAfterSuite], ...)
       # count only when they fail.
-      if (status == "passed") { if (name ~ /^\[It\]/) passed++ }
+      if (status == "passed") { if (name ~ /^\[It\]/) { passed++; sigs[sig]; sp[sig]++ } }
       else if (status == "skipped") pending = 1
-      else if (status != "pending") { failed++; names[failed] = unxml(name) }
+      else if (status != "pending") { failed++; names[failed] = unxml(name); sigs[sig]; sf[sig]++ }
       next
     }
-    pending && /<skipped message="skipped - / { skipped++ }
+    pending && /<skipped message="skipped - / { skipped++; sigs[sig]; ss[sig]++ }
     /<\/testcase>/ { pending = 0 }
     END {
       printf "%d passed, %d failed, %d skipped\n", passed, failed, skipped
+      cmd = "sort"
+      for (g in sigs) printf "  %-22s %4d passed, %3d failed, %3d skipped\n", g ":", sp[g], sf[g], ss[g] | cmd
+      close(cmd)
       for (i = 1; i <= failed; i++) print "  FAIL: " names[i]
     }' "$@"
 }
