@@ -421,10 +421,4 @@ func (s *APIServer) Clientset(tb testing.TB) *kubernetes.Clientset {
 }
 
 // LogTail returns the last n lines of the server's log.
-func (s *APIServer) LogTail(n int) string {
-	lines := strings.Split(strings.TrimRight(s.Logs(), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func (s *APIServer) LogTail(n int) string { return Tail(s.Logs(), n) }

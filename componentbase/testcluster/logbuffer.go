@@ -33,8 +33,12 @@ func (l *LogBuffer) String() string {
 }
 
 // Tail returns its last n lines.
-func (l *LogBuffer) Tail(n int) string {
-	lines := strings.Split(strings.TrimRight(l.String(), "\n"), "\n")
+func (l *LogBuffer) Tail(n int) string { return Tail(l.String(), n) }
+
+// Tail returns the last n lines of s, for failure messages that quote a
+// command's or a process's output.
+func Tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}

@@ -46,7 +46,7 @@ func TestConformanceSubset(t *testing.T) {
 			}
 		}
 		if err != nil {
-			t.Fatalf("hack/conformance.sh %s: %v\n%s", step, err, tail(string(out), 60))
+			t.Fatalf("hack/conformance.sh %s: %v\n%s", step, err, testcluster.Tail(string(out), 60))
 		}
 	}
 }

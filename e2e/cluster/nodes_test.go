@@ -179,11 +179,11 @@ func TestMultiNode(t *testing.T) {
 		start := time.Now()
 		if err := w.join(); err != nil {
 			logs, _ := os.ReadFile(w.Log("kubelet"))
-			t.Fatalf("%v\n%s", err, tail(string(logs), 30))
+			t.Fatalf("%v\n%s", err, testcluster.Tail(string(logs), 30))
 		}
 		if _, err := kubectl("wait", "--for=condition=Ready", "node/"+w.Name, "--timeout=120s"); err != nil {
 			logs, _ := os.ReadFile(w.Log("kubelet"))
-			t.Fatalf("%v\n%s", err, tail(string(logs), 30))
+			t.Fatalf("%v\n%s", err, testcluster.Tail(string(logs), 30))
 		}
 		fmt.Printf("e2e/cluster: triremeadm join to a Ready node (%s): %s\n", w.Name, time.Since(start).Round(100*time.Millisecond))
 	}
@@ -283,12 +283,4 @@ func TestMultiNode(t *testing.T) {
 		}
 		return err
 	})
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

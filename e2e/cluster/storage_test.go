@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"trireme.dev/componentbase/testcluster"
 )
 
 // localPathDir is a node's directory of local-path volumes below its root, as
@@ -89,7 +91,7 @@ func TestStorage(t *testing.T) {
 		if _, err := kubectl("-n", "storage", "rollout", "status", "statefulset/web", "--timeout=180s"); err != nil {
 			out, _ := kubectl("-n", "storage", "get", "pods,pvc", "-o", "wide")
 			events, _ := kubectl("get", "events", "-A", "--sort-by=.lastTimestamp")
-			t.Fatalf("%s\n%s\n%v", tail(events, 30), out, err)
+			t.Fatalf("%s\n%s\n%v", testcluster.Tail(events, 30), out, err)
 		}
 	}
 	rollout()

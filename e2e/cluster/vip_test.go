@@ -17,6 +17,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"trireme.dev/componentbase/testcluster"
 )
 
 // The HA cluster's virtual IP, on the suite's bridge.
@@ -125,7 +127,7 @@ func TestHAControlPlane(t *testing.T) {
 		args := append(append([]string{}, join...), "--node-name", n.name, "--node-ip", n.ip, "--config", config)
 		if out, err := n.adm(args...).CombinedOutput(); err != nil {
 			logs, _ := os.ReadFile(filepath.Join(n.root, "var/log/trireme/kubelet.log"))
-			t.Fatalf("join --control-plane of %s: %v\n%s\n%s", n.name, err, out, tail(string(logs), 30))
+			t.Fatalf("join --control-plane of %s: %v\n%s\n%s", n.name, err, out, testcluster.Tail(string(logs), 30))
 		}
 		fmt.Printf("e2e/cluster: HA: triremeadm join --control-plane (%s): %s\n", n.name, time.Since(start).Round(100*time.Millisecond))
 	}

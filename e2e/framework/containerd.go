@@ -258,13 +258,7 @@ func (c *Containerd) PID() int { return c.proc.PID() }
 func (c *Containerd) Dir() string { return c.dir }
 
 // LogTail returns the last lines of containerd's log.
-func (c *Containerd) LogTail(n int) string {
-	lines := strings.Split(strings.TrimRight(c.log.String(), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func (c *Containerd) LogTail(n int) string { return testcluster.Tail(c.log.String(), n) }
 
 // RuntimeService returns a CRI client; the caller closes it.
 func (c *Containerd) RuntimeService(ctx context.Context) (cri.RuntimeService, error) {

@@ -198,7 +198,7 @@ func testPolicies(t *testing.T, root string) {
 			tp.reach(tp.pods["client"], "web", "tcp")
 		}
 		if denied := grep(log.String(), "Denied"); !strings.Contains(denied, `"namespace": "np-prod", "pod": "web", "networkPolicies": ["np-prod/deny"]`) || !strings.Contains(denied, `"dstPort": 80`) {
-			t.Errorf("no denied packet logged with its pod and policy:\n%s\nagent log:\n%s", tail(denied, 5), log.Tail(15))
+			t.Errorf("no denied packet logged with its pod and policy:\n%s\nagent log:\n%s", testcluster.Tail(denied, 5), log.Tail(15))
 		}
 		body := metrics(t, tp)
 		if !strings.Contains(body, `trireme_netpol_dropped_packets_total{direction="ingress",namespace="np-prod",pod="web"}`) {
@@ -402,14 +402,6 @@ func grep(s, substr string) string {
 		}
 	}
 	return strings.Join(out, "\n")
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // insecureTLS trusts the agent's self-signed serving certificate.

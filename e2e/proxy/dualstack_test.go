@@ -101,7 +101,7 @@ func testDualStack(t *testing.T, mode string, k int) {
 		t.Logf("%s: %v", url, counts)
 	}
 	if !strings.Contains(log.String(), `"families": ["IPv4", "IPv6"]`) {
-		t.Errorf("the proxy did not start dual-stack; log:\n%s", tail(log.String(), 20))
+		t.Errorf("the proxy did not start dual-stack; log:\n%s", testcluster.Tail(log.String(), 20))
 	}
 
 	hc := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{DialContext: netns.Dialer(tp.node), DisableKeepAlives: true}}

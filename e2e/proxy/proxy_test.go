@@ -305,16 +305,8 @@ func testMode(t *testing.T, mode string, k int, root string) {
 		}
 	})
 	if t.Failed() {
-		t.Logf("trireme-proxy log:\n%s", tail(log.String(), 60))
+		t.Logf("trireme-proxy log:\n%s", testcluster.Tail(log.String(), 60))
 	}
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // proxyCommand is the ip(8) command line running trireme-proxy with args
@@ -474,7 +466,7 @@ func waitFor(t *testing.T, timeout time.Duration, log *testcluster.LogBuffer, wh
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s; proxy log:\n%s", timeout, what, tail(log.String(), 40))
+			t.Fatalf("timed out after %v waiting for %s; proxy log:\n%s", timeout, what, testcluster.Tail(log.String(), 40))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

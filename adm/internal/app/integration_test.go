@@ -140,7 +140,7 @@ apiServer:
 	logs := testcluster.NewTailBuffer(256 << 10)
 	defer func() {
 		if t.Failed() {
-			t.Logf("process output:\n%s", tail(logs.String(), 60))
+			t.Logf("process output:\n%s", testcluster.Tail(logs.String(), 60))
 		}
 	}()
 	start := func(binary string, args []string) *testcluster.Process {
@@ -353,12 +353,4 @@ func clientset(t *testing.T, kubeconfig string) kubernetes.Interface {
 		t.Fatal(err)
 	}
 	return kubernetes.NewForConfigOrDie(rc)
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

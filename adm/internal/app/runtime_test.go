@@ -18,6 +18,7 @@ import (
 
 	"trireme.dev/adm/internal/containerd"
 	"trireme.dev/adm/internal/supervisor"
+	"trireme.dev/componentbase/testcluster"
 )
 
 // TestContainerRuntimePhase writes containerd's configuration into a temporary root,
@@ -192,5 +193,5 @@ func criOK(plugins string) bool {
 
 func readLog(root string) string {
 	b, _ := os.ReadFile(filepath.Join(root, "var/log/trireme/containerd.log"))
-	return tail(string(b), 40)
+	return testcluster.Tail(string(b), 40)
 }
