@@ -527,7 +527,6 @@ conformance::run() {
     --provider=skeleton
     --kubectl-path="${OUT}/kubectl"
     --report-dir="${RESULTS}"
-    --e2e-verify-service-account=false
   )
   local start rc=0 status=0
   start="$(date +%s)"
