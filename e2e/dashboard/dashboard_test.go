@@ -208,13 +208,14 @@ func TestConsole(t *testing.T) {
 			t.Fatal(err)
 		}
 		wctx, cancel := context.WithCancel(ctx)
-		defer cancel() // before the body's Close, which would wait for the stream
 		req, _ := http.NewRequestWithContext(wctx, "GET", b.base+"/api/watch/apis/apps/v1/namespaces/"+ns+"/deployments?resourceVersion="+d.ResourceVersion, nil)
 		resp, err := b.c.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer func() { _ = resp.Body.Close() }()
+		// The stream is cancelled before its body is closed: a Close
+		// alone would wait for the server to end it.
+		defer func() { cancel(); _ = resp.Body.Close() }()
 		if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 			t.Fatalf("watch content type %q", ct)
 		}
