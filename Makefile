@@ -17,7 +17,7 @@ GO_LDFLAGS    := -s -w \
 	-X k8s.io/component-base/version.gitCommit=$(GIT_COMMIT) \
 	-X k8s.io/component-base/version.gitTreeState=clean
 # Unit and integration tests of every module; the e2e module has its own target.
-TEST_PKGS     := ./api/... ./apiserver/... ./cloud-controller-manager/... ./componentbase/... ./controller-manager/... ./images/... ./adm/... ./kubelet/... ./netpol/... ./proxy/... ./scheduler/...
+TEST_PKGS     := ./api/... ./apiserver/... ./cloud-controller-manager/... ./componentbase/... ./controller-manager/... ./dashboard/... ./images/... ./adm/... ./kubelet/... ./netpol/... ./proxy/... ./scheduler/...
 # Suites written against testcluster.Cluster: `make test` runs them with the
 # components inside the test binary, `make e2e` again against the built
 # binaries (TRIREME_TEST_DEPTH=process).
@@ -32,7 +32,7 @@ TEST_FLAGS    := -ldflags=-w
 all: build
 
 ## build: every binary into _output/bin (static, version stamped)
-build: $(BIN)/trireme-apiserver $(BIN)/trireme-controller-manager $(BIN)/trireme-cloud-controller-manager $(BIN)/trireme-scheduler $(BIN)/trireme-kubelet $(BIN)/trireme-proxy $(BIN)/trireme-netpol $(BIN)/triremeadm $(BIN)/etcd $(BIN)/trireme-vip $(BIN)/trireme-etcd-snapshot
+build: $(BIN)/trireme-apiserver $(BIN)/trireme-controller-manager $(BIN)/trireme-cloud-controller-manager $(BIN)/trireme-scheduler $(BIN)/trireme-kubelet $(BIN)/trireme-proxy $(BIN)/trireme-netpol $(BIN)/trireme-dashboard $(BIN)/triremeadm $(BIN)/etcd $(BIN)/trireme-vip $(BIN)/trireme-etcd-snapshot
 
 $(BIN)/trireme-apiserver: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./apiserver/cmd/trireme-apiserver
@@ -66,6 +66,9 @@ $(BIN)/trireme-proxy: FORCE
 
 $(BIN)/trireme-netpol: FORCE
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./netpol/cmd/trireme-netpol
+
+$(BIN)/trireme-dashboard: FORCE
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $@ ./dashboard/cmd/trireme-dashboard
 
 ## helm: the helm CLIs users drive the addons release with, built from their Go
 ## modules (hack/helm/v4, hack/helm/v3; never downloaded): _output/bin/helm is

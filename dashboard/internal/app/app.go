@@ -1,0 +1,104 @@
+// Package app is trireme-dashboard's command line: flags into options,
+// then the console served until a signal.
+package app
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"trireme.dev/componentbase/command"
+	"trireme.dev/componentbase/logging"
+	"trireme.dev/componentbase/memtrim"
+	"trireme.dev/componentbase/serving"
+	"trireme.dev/dashboard/internal/options"
+	"trireme.dev/dashboard/internal/server"
+	"trireme.dev/dashboard/internal/session"
+	"trireme.dev/dashboard/internal/ui"
+)
+
+// sessionTTL bounds a sign-in; a token that expires sooner is refused by
+// the apiserver first.
+const sessionTTL = 12 * time.Hour
+
+var spec = command.Spec[*options.Options]{
+	Name:       "trireme-dashboard",
+	Short:      "Serve the cluster's web console, acting only as the signed-in user",
+	NewOptions: options.New,
+	AddFlags:   (*options.Options).AddFlags,
+	Run:        run,
+}
+
+// Run parses args and serves until ctx ends. Tests call it directly.
+func Run(ctx context.Context, args []string, streams command.Streams) error {
+	return spec.Execute(ctx, args, streams)
+}
+
+func run(ctx context.Context, o *options.Options) error {
+	if errs := o.Validate(); len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	log, flush, err := logging.New(o.LogFormat, o.Verbosity)
+	if err != nil {
+		return err
+	}
+	defer flush()
+	go memtrim.RunIdleTrimmer(ctx, log, memtrim.IdleInterval, memtrim.IdleAllocations)
+	api, err := apiConfig(o.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	key, err := sessionKey(o.SessionKeyFile)
+	if err != nil {
+		return err
+	}
+	sealer, err := session.New(key, sessionTTL)
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	srv := &server.Server{API: api, Sealer: sealer, Assets: ui.Assets(), Log: log}
+	mux := http.NewServeMux()
+	health := serving.Handler(serving.Endpoints{Metrics: reg})
+	for _, p := range []string{"/healthz", "/healthz/", "/livez", "/livez/", "/readyz", "/readyz/", "/metrics"} {
+		mux.Handle(p, health)
+	}
+	mux.Handle("/", srv.Handler())
+	addr, err := o.Start(ctx, mux)
+	if err != nil {
+		return err
+	}
+	log.Info("Serving the console", "address", addr)
+	<-ctx.Done()
+	return nil
+}
+
+// apiConfig is where the apiserver is and which CA it has, stripped of
+// every credential: each call carries the signed-in user's token.
+func apiConfig(kubeconfig string) (*rest.Config, error) {
+	var c *rest.Config
+	var err error
+	if kubeconfig == "" {
+		c, err = rest.InClusterConfig()
+	} else {
+		c, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rest.AnonymousClientConfig(c), nil
+}
+
+func sessionKey(path string) ([]byte, error) {
+	if path == "" {
+		return session.NewKey()
+	}
+	return session.ReadKey(path)
+}

@@ -1,0 +1,404 @@
+// The console's page. Everything from the cluster is rendered with
+// textContent, never as markup.
+import { el, clear, diffLines } from './dom.js';
+
+const ROW = 23;
+const main = document.getElementById('view');
+const statusBox = document.getElementById('status');
+let stopView = () => {};
+
+function csrf() {
+  const m = document.cookie.match(/(?:^|; )trireme-csrf=([0-9a-f]+)/);
+  return m ? m[1] : '';
+}
+
+class APIError extends Error {
+  constructor(status) { super(status.message || 'request failed'); this.status = status; }
+}
+
+async function call(url, opts = {}) {
+  const r = await fetch(url, { credentials: 'same-origin', ...opts });
+  const text = await r.text();
+  let body = null;
+  try { body = text ? JSON.parse(text) : null; } catch { body = { message: text }; }
+  if (r.status === 401 && !url.startsWith('/login')) { showSignIn(body?.message || 'signed out'); throw new APIError(body || {}); }
+  if (!r.ok) throw new APIError({ code: r.status, ...(body || {}) });
+  return body;
+}
+
+function post(url, data) {
+  return call(url, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf() }, body: JSON.stringify(data) });
+}
+
+function base(gv) { return gv.includes('/') ? `/apis/${gv}` : `/api/${gv}`; }
+
+function setStatus(msg) { statusBox.textContent = msg; }
+
+function errorBox(err) {
+  const st = err.status || { message: String(err) };
+  const box = el('div', { class: 'error', role: 'alert' });
+  const head = st.code === 403 ? `Forbidden: ${st.message}` : `${st.reason || 'Error'} (${st.code || '?'}): ${st.message}`;
+  box.append(el('p', {}, head));
+  const causes = st.details?.causes || [];
+  if (causes.length) {
+    const ul = el('ul');
+    for (const c of causes) ul.append(el('li', {}, `${c.field || ''}: ${c.message || c.reason || ''}`));
+    box.append(ul);
+  }
+  return box;
+}
+
+function showSignIn(reason) {
+  stopView();
+  document.getElementById('signin').hidden = false;
+  document.getElementById('nav').hidden = true;
+  document.getElementById('signout').hidden = true;
+  main.hidden = true;
+  document.getElementById('who').textContent = '';
+  document.getElementById('reason').textContent = reason || '';
+}
+
+async function signIn(ev) {
+  ev.preventDefault();
+  const form = new URLSearchParams({ token: document.getElementById('token').value });
+  try {
+    await call('/login', { method: 'POST', headers: { 'X-CSRF-Token': csrf() }, body: form });
+    document.getElementById('token').value = '';
+    await start();
+  } catch (e) {
+    document.getElementById('reason').textContent = `Sign-in refused: ${e.message}`;
+  }
+}
+
+async function signOut() {
+  await call('/logout', { method: 'POST', headers: { 'X-CSRF-Token': csrf() } });
+  showSignIn('Signed out');
+}
+
+async function canI(checks) {
+  try { return await post('/api/can-i', checks); } catch (e) { return checks.map(c => ({ ...c, allowed: false, reason: e.message })); }
+}
+
+function parseHash() {
+  const h = location.hash.replace(/^#\/?/, '') || 'overview';
+  const [path, query] = h.split('?');
+  return { parts: path.split('/').map(decodeURIComponent), q: new URLSearchParams(query || '') };
+}
+
+async function route() {
+  stopView();
+  stopView = () => {};
+  setStatus('');
+  clear(main);
+  const { parts, q } = parseHash();
+  try {
+    if (parts[0] === 'overview') await overview();
+    else if (parts[0] === 'list') await listView(parts.slice(1, -1).join('/'), parts[parts.length - 1], q);
+    else if (parts[0] === 'obj') await objectView('/' + parts.slice(1).join('/'), q);
+    else if (parts[0] === 'crds') await crdView();
+    else main.append(el('p', {}, 'No such view.'));
+  } catch (e) {
+    if (e instanceof APIError) main.append(errorBox(e)); else throw e;
+  }
+}
+
+async function listAll(path) {
+  let items = [], cont = '';
+  do {
+    const r = await call(`/api/k8s${path}?limit=500${cont ? '&continue=' + encodeURIComponent(cont) : ''}`);
+    items = items.concat(r.items || []);
+    cont = r.metadata?.continue;
+  } while (cont);
+  return items;
+}
+
+async function overview() {
+  main.append(el('h2', {}, 'Overview'));
+  const [nodes, pods, events] = await Promise.all([
+    listAll('/api/v1/nodes'), listAll('/api/v1/pods'),
+    call('/api/k8s/api/v1/events?fieldSelector=type%3DWarning&limit=50'),
+  ]);
+  let usage = {};
+  try {
+    const m = await call('/api/k8s/apis/metrics.k8s.io/v1beta1/nodes');
+    for (const n of m.items || []) usage[n.metadata.name] = n.usage;
+  } catch { usage = null; }
+  const nt = el('table', { 'aria-label': 'Nodes' });
+  nt.append(el('tr', {}, [el('th', {}, 'Node'), el('th', {}, 'Ready'), el('th', {}, 'CPU'), el('th', {}, 'Memory')]));
+  for (const n of nodes) {
+    const ready = (n.status?.conditions || []).find(c => c.type === 'Ready')?.status || 'Unknown';
+    const u = usage?.[n.metadata.name];
+    nt.append(el('tr', {}, [el('td', {}, el('a', { href: `#/obj/api/v1/nodes/${n.metadata.name}` }, n.metadata.name)), el('td', {}, ready),
+      el('td', {}, u ? u.cpu : 'n/a'), el('td', {}, u ? u.memory : 'n/a')]));
+  }
+  main.append(el('h3', {}, `Nodes (${nodes.length})`), nt);
+  if (usage === null) main.append(el('p', {}, 'metrics.k8s.io is not available: no CPU or memory figures.'));
+  const phases = {};
+  for (const p of pods) phases[p.status?.phase || 'Unknown'] = (phases[p.status?.phase || 'Unknown'] || 0) + 1;
+  const pt = el('table', { 'aria-label': 'Pods by phase' });
+  pt.append(el('tr', {}, [el('th', {}, 'Phase'), el('th', {}, 'Pods')]));
+  for (const [k, v] of Object.entries(phases)) pt.append(el('tr', {}, [el('td', {}, k), el('td', {}, String(v))]));
+  main.append(el('h3', {}, `Pods (${pods.length})`), pt);
+  const et = el('table', { 'aria-label': 'Warning events' });
+  et.append(el('tr', {}, [el('th', {}, 'Object'), el('th', {}, 'Reason'), el('th', {}, 'Message'), el('th', {}, 'Count')]));
+  for (const e of (events.items || []).slice(-50).reverse()) {
+    et.append(el('tr', {}, [el('td', {}, `${e.involvedObject?.kind}/${e.involvedObject?.namespace || ''}/${e.involvedObject?.name}`),
+      el('td', {}, e.reason || ''), el('td', {}, e.message || ''), el('td', {}, String(e.count || 1))]));
+  }
+  main.append(el('h3', {}, 'Recent Warning events'), et);
+}
+
+// listView shows the server-side Table of a resource, kept live by a
+// watch and rendered as a window of rows so thousands stay fast.
+async function listView(gv, resource, q) {
+  const ns = q.get('ns') || '';
+  const path = `${base(gv)}${ns ? `/namespaces/${encodeURIComponent(ns)}` : ''}/${resource}`;
+  main.append(el('h2', {}, resource));
+  const nsInput = el('input', { id: 'ns', value: ns, placeholder: 'all namespaces' });
+  const filter = el('form', {}, [el('label', { for: 'ns' }, 'Namespace '), nsInput, el('button', { type: 'submit' }, 'Filter')]);
+  filter.addEventListener('submit', ev => { ev.preventDefault(); location.hash = `#/list/${gv}/${resource}${nsInput.value ? '?ns=' + encodeURIComponent(nsInput.value) : ''}`; });
+  const count = el('p', { 'aria-live': 'polite' });
+  const scroller = el('div', { class: 'scroller', tabindex: '0', role: 'region', 'aria-label': `${resource} list` });
+  main.append(filter, count, scroller);
+
+  let columns = [];
+  const rows = new Map();
+  let order = [];
+  let rv = '';
+  let dirty = false;
+  const table = el('table');
+  const spacer = el('div');
+  scroller.append(spacer);
+  spacer.append(table);
+
+  const key = r => r.object?.metadata?.uid || `${r.object?.metadata?.namespace}/${r.object?.metadata?.name}`;
+  const objPath = r => {
+    const m = r.object?.metadata || {};
+    return `${base(gv)}${m.namespace ? `/namespaces/${m.namespace}` : ''}/${resource}/${m.name}`;
+  };
+  function paint() {
+    dirty = false;
+    if (order.length !== rows.size) order = [...rows.keys()];
+    count.textContent = `${rows.size} ${resource}`;
+    spacer.style.height = `${(order.length + 1) * ROW}px`;
+    const first = Math.max(0, Math.floor(scroller.scrollTop / ROW) - 5);
+    const n = Math.ceil((scroller.clientHeight || 600) / ROW) + 10;
+    clear(table);
+    table.style.transform = `translateY(${first * ROW}px)`;
+    const head = el('tr', {}, [el('th', {}, 'Namespace'), ...columns.map(c => el('th', {}, c.name))]);
+    table.append(head);
+    for (const k of order.slice(first, first + n)) {
+      const r = rows.get(k);
+      if (!r) continue;
+      const cells = r.cells.map((c, i) => el('td', {}, i === 0 ? el('a', { href: `#/obj${objPath(r)}` }, String(c)) : (typeof c === 'object' ? JSON.stringify(c) : String(c ?? ''))));
+      table.append(el('tr', { 'data-name': String(r.cells[0]) }, [el('td', {}, r.object?.metadata?.namespace || ''), ...cells]));
+    }
+  }
+  const schedule = () => { if (!dirty) { dirty = true; requestAnimationFrame(paint); } };
+  scroller.addEventListener('scroll', schedule);
+
+  async function relist() {
+    rows.clear(); order = [];
+    let cont = '';
+    do {
+      const t = await call(`/api/k8s${path}?as=table&includeObject=Metadata&limit=500${cont ? '&continue=' + encodeURIComponent(cont) : ''}`);
+      columns = (t.columnDefinitions || []).filter(c => c.priority === 0 || c.priority === undefined);
+      const idx = (t.columnDefinitions || []).map((c, i) => (c.priority ? -1 : i)).filter(i => i >= 0);
+      for (const r of t.rows || []) rows.set(key(r), { ...r, cells: idx.map(i => r.cells[i]) });
+      rv = t.metadata?.resourceVersion || rv;
+      cont = t.metadata?.continue;
+      order = [...rows.keys()];
+      paint();
+    } while (cont);
+  }
+  await relist();
+  document.body.dataset.listPainted = String(performance.now());
+
+  let source = null, stopped = false;
+  function watch() {
+    source = new EventSource(`/api/watch${path}?as=table&includeObject=Metadata&resourceVersion=${encodeURIComponent(rv)}`);
+    source.onmessage = m => {
+      const ev = JSON.parse(m.data);
+      if (ev.type === 'ERROR') { source.close(); lost('watch expired'); return; }
+      const md = ev.object?.metadata;
+      if (md?.resourceVersion) rv = md.resourceVersion;
+      if (ev.type === 'BOOKMARK') return;
+      const allCols = ev.object?.columnDefinitions;
+      for (const r of ev.object?.rows || []) {
+        const cells = allCols && allCols.length ? r.cells.filter((_, i) => !allCols[i].priority) : r.cells.slice(0, columns.length);
+        if (ev.type === 'DELETED') rows.delete(key(r)); else rows.set(key(r), { ...r, cells });
+      }
+      setStatus('');
+      schedule();
+    };
+    source.onerror = () => { source.close(); lost('connection lost'); };
+  }
+  async function lost(why) {
+    if (stopped) return;
+    setStatus(`Live updates interrupted (${why}); reconnecting…`);
+    await new Promise(r => setTimeout(r, 1000));
+    if (stopped) return;
+    try { await relist(); watch(); setStatus('Live updates reconnected.'); } catch { lost(why); }
+  }
+  watch();
+  stopView = () => { stopped = true; source?.close(); };
+}
+
+const actionsFor = {
+  deployments: ['scale', 'restart', 'delete'], statefulsets: ['scale', 'restart', 'delete'],
+  replicasets: ['scale', 'delete'], daemonsets: ['restart', 'delete'], nodes: ['cordon', 'uncordon', 'delete'],
+};
+
+function describe(path) {
+  const p = path.split('/').filter(Boolean);
+  const core = p[0] === 'api';
+  const group = core ? '' : p[1];
+  const rest = core ? p.slice(2) : p.slice(3);
+  let namespace = '';
+  if (rest[0] === 'namespaces' && rest.length > 2) { namespace = rest[1]; rest.splice(0, 2); }
+  return { group, resource: rest[0], name: rest[1], namespace };
+}
+
+async function objectView(path, q) {
+  const d = describe(path);
+  const obj = await call(`/api/k8s${path}`);
+  main.append(el('h2', {}, `${obj.kind} ${d.namespace ? d.namespace + '/' : ''}${d.name}`));
+  const verbs = actionsFor[d.resource] || ['delete'];
+  const checkOf = v => ({ verb: v === 'delete' ? 'delete' : 'patch', group: d.group, resource: d.resource,
+    subresource: v === 'scale' ? 'scale' : '', namespace: d.namespace, name: d.name });
+  const checks = [...verbs.map(checkOf), { ...checkOf('apply'), verb: 'patch' }];
+  const answers = await canI(checks);
+  const bar = el('div', { role: 'toolbar', 'aria-label': 'Actions' });
+  const out = el('div', { 'aria-live': 'polite' });
+  verbs.forEach((v, i) => {
+    const a = answers[i];
+    if (!a.allowed) { bar.append(el('span', { class: 'denied' }, `${v}: not allowed (${a.reason}) `)); return; }
+    const b = el('button', { type: 'button', 'data-action': v }, v);
+    b.addEventListener('click', async () => {
+      const body = { path };
+      if (v === 'scale') {
+        const n = prompt('Replicas', String(obj.spec?.replicas ?? 1));
+        if (n === null) return;
+        body.replicas = Number(n);
+      }
+      if (v === 'delete' && !confirm(`Delete ${d.name}?`)) return;
+      clear(out);
+      try { await post(`/api/action/${v}`, body); out.append(el('p', {}, `${v}: done`)); if (v === 'delete') history.back(); else route(); }
+      catch (e) { out.append(errorBox(e)); }
+    });
+    bar.append(b);
+  });
+  main.append(bar, out);
+
+  if (d.resource === 'pods') podDetails(obj, d);
+  if (d.resource === 'secrets') {
+    const values = el('div');
+    const show = el('button', { type: 'button' }, 'Show values');
+    show.addEventListener('click', () => {
+      clear(values);
+      for (const [k, v] of Object.entries(obj.data || {})) values.append(el('p', {}, [el('strong', {}, k + ': '), el('code', {}, atob(v))]));
+    });
+    main.append(el('h3', {}, `Data keys: ${Object.keys(obj.data || {}).join(', ')}`), show, values);
+    obj.data = Object.fromEntries(Object.keys(obj.data || {}).map(k => [k, '(hidden)']));
+  }
+
+  // The edit view: JSON is YAML, and server-side apply takes it as is.
+  const editable = structuredClone(obj);
+  delete editable.status;
+  if (editable.metadata) { delete editable.metadata.managedFields; delete editable.metadata.resourceVersion; }
+  const original = JSON.stringify(editable, null, 2);
+  const area = el('textarea', { id: 'yaml', rows: '24', 'aria-label': 'Object as YAML (JSON)' });
+  area.value = original;
+  const applyAllowed = answers[answers.length - 1].allowed;
+  const result = el('div', { 'aria-live': 'polite' });
+  const dry = el('button', { type: 'button', id: 'dryrun' }, 'Dry run and diff');
+  const apply = el('button', { type: 'button', id: 'apply', disabled: '' }, 'Apply');
+  let tried = '';
+  dry.addEventListener('click', async () => {
+    clear(result);
+    try {
+      const got = await post('/api/action/apply', { path, body: area.value, dryRun: true });
+      delete got.status; if (got.metadata) { delete got.metadata.managedFields; delete got.metadata.resourceVersion; }
+      const pre = el('pre', { 'aria-label': 'Diff' });
+      for (const l of diffLines(original, JSON.stringify(got, null, 2))) pre.append(el('div', {}, l));
+      result.append(el('p', {}, 'Dry run accepted. Changes:'), pre);
+      tried = area.value; apply.removeAttribute('disabled');
+    } catch (e) { result.append(errorBox(e)); }
+  });
+  apply.addEventListener('click', async () => {
+    clear(result);
+    if (area.value !== tried) { result.append(el('p', {}, 'Run the dry run again: the text changed.')); return; }
+    try { await post('/api/action/apply', { path, body: area.value }); result.append(el('p', {}, 'Applied.')); }
+    catch (e) { result.append(errorBox(e)); }
+  });
+  main.append(el('h3', {}, 'YAML'), el('label', { for: 'yaml' }, 'Edit the object, then dry-run it'), area);
+  if (applyAllowed) main.append(dry, apply); else main.append(el('p', {}, `Editing not allowed: ${answers[answers.length - 1].reason}`));
+  main.append(result);
+}
+
+function podDetails(pod, d) {
+  const ct = el('table', { 'aria-label': 'Containers' });
+  ct.append(el('tr', {}, [el('th', {}, 'Container'), el('th', {}, 'Image'), el('th', {}, 'Ready'), el('th', {}, 'Restarts')]));
+  for (const c of pod.spec?.containers || []) {
+    const s = (pod.status?.containerStatuses || []).find(x => x.name === c.name) || {};
+    ct.append(el('tr', {}, [el('td', {}, c.name), el('td', {}, c.image), el('td', {}, String(!!s.ready)), el('td', {}, String(s.restartCount || 0))]));
+  }
+  const labels = el('ul', { 'aria-label': 'Labels' });
+  for (const [k, v] of Object.entries(pod.metadata?.labels || {})) labels.append(el('li', { class: 'label' }, `${k}=${v}`));
+  main.append(el('p', {}, `Phase: ${pod.status?.phase || ''}, node: ${pod.spec?.nodeName || '(none)'}`), el('h3', {}, 'Labels'), labels, el('h3', {}, 'Containers'), ct);
+
+  const sel = el('select', { id: 'container' }, (pod.spec?.containers || []).map(c => el('option', { value: c.name }, c.name)));
+  const follow = el('input', { type: 'checkbox', id: 'follow', checked: '' });
+  const previous = el('input', { type: 'checkbox', id: 'previous' });
+  const search = el('input', { id: 'search', type: 'search' });
+  const show = el('button', { type: 'button' }, 'Show logs');
+  const pre = el('pre', { 'aria-label': 'Log', tabindex: '0' });
+  let src = null;
+  show.addEventListener('click', () => {
+    src?.close(); clear(pre);
+    const q = new URLSearchParams({ container: sel.value, tailLines: '500' });
+    if (follow.checked) q.set('follow', 'true');
+    if (previous.checked) q.set('previous', 'true');
+    src = new EventSource(`/api/logs/${encodeURIComponent(d.namespace)}/${encodeURIComponent(d.name)}?${q}`);
+    src.onmessage = m => { const line = JSON.parse(m.data); if (!search.value || line.includes(search.value)) pre.append(el('div', {}, line)); };
+    src.onerror = () => { src.close(); };
+  });
+  const prev = stopView;
+  stopView = () => { prev(); src?.close(); };
+  main.append(el('h3', {}, 'Logs'), el('label', { for: 'container' }, 'Container '), sel,
+    el('label', { for: 'follow' }, ' Follow '), follow, el('label', { for: 'previous' }, ' Previous '), previous,
+    el('label', { for: 'search' }, ' Search '), search, show, pre);
+  call(`/api/k8s/api/v1/namespaces/${encodeURIComponent(d.namespace)}/events?fieldSelector=${encodeURIComponent('involvedObject.name=' + d.name)}`).then(evs => {
+    const ul = el('ul', { 'aria-label': 'Events' });
+    for (const e of evs.items || []) ul.append(el('li', {}, `${e.type} ${e.reason}: ${e.message}`));
+    main.append(el('h3', {}, 'Events'), ul);
+  }).catch(() => {});
+}
+
+async function crdView() {
+  main.append(el('h2', {}, 'Custom resources'));
+  const crds = await listAll('/apis/apiextensions.k8s.io/v1/customresourcedefinitions');
+  const ul = el('ul');
+  for (const c of crds) {
+    const v = (c.spec.versions || []).find(x => x.storage) || c.spec.versions[0];
+    ul.append(el('li', {}, el('a', { href: `#/list/${c.spec.group}/${v.name}/${c.spec.names.plural}` }, `${c.spec.names.kind} (${c.spec.group})`)));
+  }
+  main.append(ul);
+}
+
+async function start() {
+  try {
+    const u = await call('/api/session');
+    document.getElementById('signin').hidden = true;
+    document.getElementById('nav').hidden = false;
+    document.getElementById('signout').hidden = false;
+    main.hidden = false;
+    document.getElementById('who').textContent = `Signed in as ${u.username}`;
+    await route();
+  } catch { /* showSignIn already ran */ }
+}
+
+document.getElementById('signin').addEventListener('submit', signIn);
+document.getElementById('signout').addEventListener('click', signOut);
+window.addEventListener('hashchange', route);
+start();
