@@ -1,4 +1,4 @@
-// Package app is triremeadm's command line: init (and its phases), join, reset,
+// Package app is triremeadm's command line: init (and its phases), join, reset, upgrade,
 // token, certs, images and the hidden supervise command.
 package app
 
@@ -44,6 +44,7 @@ func newCommand(out io.Writer) *cobra.Command {
 		newCertsCommand(g, out),
 		newImagesCommand(g, out),
 		newEtcdCommand(g, out),
+		newUpgradeCommand(g, out),
 		newSuperviseCommand(),
 		&cobra.Command{Use: "version", Short: "Print triremeadm's version", Run: func(c *cobra.Command, _ []string) {
 			fmt.Fprintln(c.OutOrStdout(), version.Version)

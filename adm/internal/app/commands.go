@@ -208,6 +208,42 @@ func newCertsCommand(g *global, out io.Writer) *cobra.Command {
 // wait-control-plane gives the whole control plane.
 const restartTimeout = controlPlaneTimeout
 
+// renewCertificates renews the certificates and kubeconfigs name selects
+// (all, or one as check-expiration names it) and returns the static pods that
+// load them.
+func renewCertificates(p paths.Paths, certDir, name string, out io.Writer) (map[string]bool, error) {
+	specs, err := pki.Specs(pki.Inputs{ServiceSubnet: v1alpha1.DefaultServiceSubnet})
+	if err != nil {
+		return nil, err
+	}
+	targets, err := renew.Select(renew.Targets(specs), name)
+	if err != nil {
+		return nil, err
+	}
+	dirs := renew.Dirs{PKI: p.In(certDir), Config: p.ConfigDir()}
+	now := time.Now()
+	restartSet := map[string]bool{}
+	renewed := 0
+	for _, t := range targets {
+		notAfter, err := renew.Renew(dirs, t, now)
+		if errors.Is(err, renew.ErrMissing) && len(targets) > 1 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		renewed++
+		fmt.Fprintf(out, "[certs] %s renewed, expires %s\n", t.Name, notAfter.UTC().Format("Jan 02, 2006 15:04 MST"))
+		for _, u := range t.Users {
+			restartSet[u] = true
+		}
+	}
+	if renewed == 0 {
+		return nil, fmt.Errorf("no certificate to renew in %s or %s", dirs.PKI, dirs.Config)
+	}
+	return restartSet, nil
+}
+
 func newCertsRenewCommand(g *global, out io.Writer) *cobra.Command {
 	var (
 		certDir string
@@ -223,34 +259,9 @@ func newCertsRenewCommand(g *global, out io.Writer) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p := paths.Paths{Root: g.root}
-			specs, err := pki.Specs(pki.Inputs{ServiceSubnet: v1alpha1.DefaultServiceSubnet})
+			restartSet, err := renewCertificates(p, certDir, args[0], out)
 			if err != nil {
 				return err
-			}
-			targets, err := renew.Select(renew.Targets(specs), args[0])
-			if err != nil {
-				return err
-			}
-			dirs := renew.Dirs{PKI: p.In(certDir), Config: p.ConfigDir()}
-			now := time.Now()
-			restartSet := map[string]bool{}
-			renewed := 0
-			for _, t := range targets {
-				notAfter, err := renew.Renew(dirs, t, now)
-				if errors.Is(err, renew.ErrMissing) && len(targets) > 1 {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				renewed++
-				fmt.Fprintf(out, "[certs] %s renewed, expires %s\n", t.Name, notAfter.UTC().Format("Jan 02, 2006 15:04 MST"))
-				for _, u := range t.Users {
-					restartSet[u] = true
-				}
-			}
-			if renewed == 0 {
-				return fmt.Errorf("no certificate to renew in %s or %s", dirs.PKI, dirs.Config)
 			}
 			if !restart {
 				fmt.Fprintln(out, "\nRestart the static pods that use them (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, ...) so that they load them.")

@@ -110,3 +110,24 @@ func Ensure(ctx context.Context, socket string, refs []string, progress func(for
 	}
 	return nil
 }
+
+// Held returns the references (repo:tag) of every image containerd's CRI at
+// socket holds.
+func Held(ctx context.Context, socket string) (map[string]bool, error) {
+	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", socket, err)
+	}
+	defer conn.Close()
+	list, err := runtimeapi.NewImageServiceClient(conn).ListImages(ctx, &runtimeapi.ListImagesRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("list images at %s: %w", socket, err)
+	}
+	held := map[string]bool{}
+	for _, img := range list.Images {
+		for _, t := range img.RepoTags {
+			held[t] = true
+		}
+	}
+	return held, nil
+}

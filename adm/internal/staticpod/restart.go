@@ -43,20 +43,30 @@ func Restart(manifestsDir, component string, now time.Time) (*corev1.Pod, error)
 		pod.Annotations = map[string]string{}
 	}
 	pod.Annotations[RestartedAtAnnotation] = now.UTC().Format(time.RFC3339Nano)
-	data, err := yaml.Marshal(pod)
-	if err != nil {
-		return nil, err
-	}
-	// A dot file, which the kubelet skips, renamed into place: it never reads
-	// half a manifest.
-	tmp := filepath.Join(manifestsDir, "."+component+".yaml.tmp")
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return nil, fmt.Errorf("restart %s: %w", component, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := Replace(manifestsDir, component, pod); err != nil {
 		return nil, fmt.Errorf("restart %s: %w", component, err)
 	}
 	return pod, nil
+}
+
+// Replace writes pod as component's manifest in one step.
+func Replace(manifestsDir, component string, pod *corev1.Pod) error {
+	data, err := yaml.Marshal(pod)
+	if err != nil {
+		return err
+	}
+	return ReplaceFile(manifestsDir, component, data)
+}
+
+// ReplaceFile writes data as component's manifest in one step: a dot file,
+// which the kubelet skips, renamed into place, so it never reads half a
+// manifest.
+func ReplaceFile(manifestsDir, component string, data []byte) error {
+	tmp := filepath.Join(manifestsDir, "."+component+".yaml.tmp")
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, Path(manifestsDir, component))
 }
 
 // HealthEndpoint is the endpoint of pod's liveness probe, which answers once
