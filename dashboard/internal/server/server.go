@@ -272,6 +272,11 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, path string, q ur
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	fl, _ := w.(http.Flusher)
+	if fl != nil {
+		// The headers go now, not with the first event: a quiet watch
+		// would otherwise leave the page waiting for its answer.
+		fl.Flush()
+	}
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := resp.Body.Read(buf)
