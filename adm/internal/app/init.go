@@ -448,10 +448,8 @@ func waitControlPlane(ctx context.Context, cfg *options.Config, s *workflow.Stat
 		{Name: "kube-controller-manager", URL: "https://127.0.0.1:" + strconv.Itoa(staticpod.ControllerManagerPort) + "/healthz"},
 		{Name: "kube-scheduler", URL: "https://127.0.0.1:" + strconv.Itoa(staticpod.SchedulerPort) + "/livez"},
 	}
-	if cfg.ExternalCloudProvider() {
-		endpoints = append(endpoints, clusterphases.Endpoint{Name: "cloud-controller-manager",
-			URL: "https://127.0.0.1:" + strconv.Itoa(staticpod.CloudControllerManagerPort) + "/healthz"})
-	}
+	// The cloud-controller-manager is not waited for here: it cannot
+	// start before upload-config grants it its RBAC, which waits for it.
 	start := time.Now()
 	err = clusterphases.WaitHealthy(ctx, endpoints, controlPlaneTimeout, func(waiting []string) {
 		s.Progress("waiting for %s (%s)", strings.Join(waiting, ", "), time.Since(start).Round(time.Second))
@@ -534,6 +532,17 @@ func (d *initData) uploadConfig(ctx context.Context, s *workflow.Status) error {
 			return err
 		}
 		s.Printf("bound %s to %s", clusterphases.CloudControllerManagerRole, kubeconfig.CloudControllerManagerUser)
+		// It exited at start without that RBAC; the kubelet restarts it
+		// with back-off.
+		start := time.Now()
+		ccm := []clusterphases.Endpoint{{Name: "cloud-controller-manager",
+			URL: "https://127.0.0.1:" + strconv.Itoa(staticpod.CloudControllerManagerPort) + "/healthz"}}
+		if err := clusterphases.WaitHealthy(ctx, ccm, controlPlaneTimeout, func(waiting []string) {
+			s.Progress("waiting for %s (%s)", strings.Join(waiting, ", "), time.Since(start).Round(time.Second))
+		}); err != nil {
+			return err
+		}
+		s.Printf("cloud-controller-manager healthy after %s", time.Since(start).Round(100*time.Millisecond))
 	}
 	return nil
 }
