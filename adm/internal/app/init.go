@@ -450,12 +450,18 @@ func waitControlPlane(ctx context.Context, cfg *options.Config, s *workflow.Stat
 	}
 	// The cloud-controller-manager is not waited for here: it cannot
 	// start before upload-config grants it its RBAC, which waits for it.
+	return waitHealthy(ctx, s, "control plane", endpoints)
+}
+
+// waitHealthy waits for endpoints with progress, then says how long what
+// they serve took to become healthy.
+func waitHealthy(ctx context.Context, s *workflow.Status, what string, endpoints []clusterphases.Endpoint) error {
 	start := time.Now()
-	err = clusterphases.WaitHealthy(ctx, endpoints, controlPlaneTimeout, func(waiting []string) {
+	err := clusterphases.WaitHealthy(ctx, endpoints, controlPlaneTimeout, func(waiting []string) {
 		s.Progress("waiting for %s (%s)", strings.Join(waiting, ", "), time.Since(start).Round(time.Second))
 	})
 	if err == nil {
-		s.Printf("control plane healthy after %s", time.Since(start).Round(100*time.Millisecond))
+		s.Printf("%s healthy after %s", what, time.Since(start).Round(100*time.Millisecond))
 	}
 	return err
 }
@@ -534,15 +540,8 @@ func (d *initData) uploadConfig(ctx context.Context, s *workflow.Status) error {
 		s.Printf("bound %s to %s", clusterphases.CloudControllerManagerRole, kubeconfig.CloudControllerManagerUser)
 		// It exited at start without that RBAC; the kubelet restarts it
 		// with back-off.
-		start := time.Now()
-		ccm := []clusterphases.Endpoint{{Name: "cloud-controller-manager",
-			URL: "https://127.0.0.1:" + strconv.Itoa(staticpod.CloudControllerManagerPort) + "/healthz"}}
-		if err := clusterphases.WaitHealthy(ctx, ccm, controlPlaneTimeout, func(waiting []string) {
-			s.Progress("waiting for %s (%s)", strings.Join(waiting, ", "), time.Since(start).Round(time.Second))
-		}); err != nil {
-			return err
-		}
-		s.Printf("cloud-controller-manager healthy after %s", time.Since(start).Round(100*time.Millisecond))
+		return waitHealthy(ctx, s, "cloud-controller-manager", []clusterphases.Endpoint{{Name: "cloud-controller-manager",
+			URL: "https://127.0.0.1:" + strconv.Itoa(staticpod.CloudControllerManagerPort) + "/healthz"}})
 	}
 	return nil
 }

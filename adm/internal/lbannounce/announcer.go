@@ -315,11 +315,6 @@ func (a *Announcer) Handler() http.Handler {
 	return vip.StatusHandler(a.status.watchdog, a.status.registry)
 }
 
-// watchdogTimeout is how long past a missed renewal /healthz still says
-// ok: as the control-plane manager's, a holder that cannot renew lets its
-// addresses go by itself.
-const watchdogTimeout = 20 * time.Second
-
 type status struct {
 	registry    *prometheus.Registry
 	leading     prometheus.Gauge
@@ -354,7 +349,7 @@ func newStatus() *status {
 			Help:    "Time to compute the assignment and change this node's addresses.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 8),
 		}),
-		watchdog: clientleaderelection.NewLeaderHealthzAdaptor(watchdogTimeout),
+		watchdog: clientleaderelection.NewLeaderHealthzAdaptor(vip.WatchdogTimeout),
 	}
 	s.registry.MustRegister(s.leading, s.addresses, s.transitions, s.failures, s.syncs,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

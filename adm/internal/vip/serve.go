@@ -25,11 +25,11 @@ const DefaultPort = 10262
 // answer without authentication.
 var DefaultBindAddress = net.JoinHostPort("127.0.0.1", strconv.Itoa(DefaultPort))
 
-// watchdogTimeout is how long past a missed renewal /healthz still says ok:
-// a holder that cannot renew gives the address up by itself within the
-// renew deadline, so failing later would only restart a manager that
-// already let go.
-const watchdogTimeout = 20 * time.Second
+// WatchdogTimeout is how long past a missed renewal /healthz still says ok,
+// in every mode of trireme-vip: a holder that cannot renew gives its
+// addresses up by itself within the renew deadline, so failing later would
+// only restart a process that already let go.
+const WatchdogTimeout = 20 * time.Second
 
 // status is what the manager exports: Prometheus metrics and the leader
 // election's health.
@@ -57,7 +57,7 @@ func newStatus() *status {
 			Namespace: "trireme", Subsystem: "vip", Name: "failures_total",
 			Help: "Failed operations on the virtual IP, by operation (add, delete, announce).",
 		}, []string{"operation"}),
-		watchdog: leaderelection.NewLeaderHealthzAdaptor(watchdogTimeout),
+		watchdog: leaderelection.NewLeaderHealthzAdaptor(WatchdogTimeout),
 	}
 	s.registry.MustRegister(s.holding, s.transitions, s.failures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
