@@ -91,6 +91,20 @@ func (p *Process) Stop(timeout time.Duration) error {
 	}
 }
 
+// Kill sends SIGKILL to the process group, as a crash or a lost machine ends
+// it (no graceful shutdown, no Lease released), and waits for it to exit.
+func (p *Process) Kill() error {
+	if err := p.signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("pid %d did not exit after SIGKILL", p.PID())
+	}
+}
+
 // signal sends sig to the process group led by the process.
 func (p *Process) signal(sig syscall.Signal) error {
 	err := syscall.Kill(-p.PID(), sig)

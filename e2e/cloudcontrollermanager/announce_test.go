@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -160,7 +159,9 @@ func (tp *lbTopology) holders(ip string) []string { return tp.held()[ip] }
 // link cut.
 func (tp *lbTopology) kill(tb testing.TB, node string) {
 	tb.Helper()
-	_ = syscall.Kill(-tp.nodes[node].announcer.PID(), syscall.SIGKILL)
+	if err := tp.nodes[node].announcer.Kill(); err != nil {
+		tb.Log(err)
+	}
 	netns.IP(tb, "-n", tp.sw.Netns, "link", "set", tp.nodes[node].port, "down")
 }
 

@@ -220,15 +220,7 @@ func TestCloudControllerManager(t *testing.T) {
 	suite := t // the CCM restarted by a subtest outlives it
 
 	t.Run("serving", func(t *testing.T) {
-		client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-		poll(t, "GET /healthz", func(context.Context) (bool, error) {
-			resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d/healthz", c.port))
-			if err != nil {
-				return false, err
-			}
-			resp.Body.Close()
-			return resp.StatusCode == http.StatusOK, nil
-		})
+		waitHealthy(t, c)
 		poll(t, "Lease kube-system/cloud-controller-manager", func(ctx context.Context) (bool, error) {
 			l, err := cs.CoordinationV1().Leases("kube-system").Get(ctx, "cloud-controller-manager", metav1.GetOptions{})
 			return err == nil && ptr.Deref(l.Spec.HolderIdentity, "") != "", err
@@ -414,6 +406,70 @@ func TestCloudControllerManager(t *testing.T) {
 		}
 	})
 
+	t.Run("shared IPs: one address for one key and different ports", func(t *testing.T) {
+		share := func(key string) map[string]string {
+			return map[string]string{lbv1alpha1.AnnotationAddressPool: "extra", lbv1alpha1.AnnotationAllowSharedIP: key}
+		}
+		extra := map[string]string{"pool": "extra"}
+		createLB(t, cs, ns, "share-http", extra, share("front"), 80)
+		createLB(t, cs, ns, "share-https", extra, share("front"), 443)
+		createLB(t, cs, ns, "share-clash", extra, share("front"), 80)
+		createLB(t, cs, ns, "share-other", extra, share("back"), 443)
+		plain, secure := waitIngress(t, cs, ns, "share-http"), waitIngress(t, cs, ns, "share-https")
+		if plain != secure {
+			t.Fatalf("share-http has %s and share-https %s: one key, different ports must share", plain, secure)
+		}
+		clash, other := waitIngress(t, cs, ns, "share-clash"), waitIngress(t, cs, ns, "share-other")
+		if clash == plain {
+			t.Fatalf("share-clash got %s, shared with share-http on the same port 80", clash)
+		}
+		if other == plain || other == clash {
+			t.Fatalf("share-other (key back) got %s, held under key front", other)
+		}
+	})
+
+	t.Run("leader killed: the standby takes over and reassigns nothing", func(t *testing.T) {
+		before := ingresses(t, cs, ns)
+		standby := startCCM(suite, srv, config)
+		waitHealthy(t, standby)
+		lease := func(ctx context.Context) (string, error) {
+			l, err := cs.CoordinationV1().Leases("kube-system").Get(ctx, "cloud-controller-manager", metav1.GetOptions{})
+			if err != nil {
+				return "", err
+			}
+			return ptr.Deref(l.Spec.HolderIdentity, ""), nil
+		}
+		leader, err := lease(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.proc.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		c.proc = nil
+		c = standby
+		poll(t, "the standby holds the Lease", func(ctx context.Context) (bool, error) {
+			holder, err := lease(ctx)
+			return err == nil && holder != "" && holder != leader, fmt.Errorf("holder %q (was %q): %v", holder, leader, err)
+		})
+		// The default pool is full: a new Service waits rather than get an
+		// address someone holds, and takes the one a deletion frees.
+		createLB(t, cs, ns, "after-failover", nil, nil)
+		if err := cs.CoreV1().Services(ns).Delete(ctx, "pending", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if ip := waitIngress(t, cs, ns, "after-failover"); ip != before["pending"] {
+			t.Fatalf("after-failover got %s, want %s (pending's, the only free one)", ip, before["pending"])
+		}
+		delete(before, "pending")
+		after := ingresses(t, cs, ns)
+		for name, ip := range before {
+			if after[name] != ip {
+				t.Errorf("%s had %s before the failover and %s after", name, ip, after[name])
+			}
+		}
+	})
+
 	t.Run("reload: unlisted NotReady node deleted", func(t *testing.T) {
 		if err := os.WriteFile(config, []byte("not: [valid"), 0o600); err != nil {
 			t.Fatal(err)
@@ -435,16 +491,52 @@ func TestCloudControllerManager(t *testing.T) {
 	})
 }
 
+// waitHealthy waits for c's /healthz to answer 200.
+func waitHealthy(t *testing.T, c *ccm) {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	poll(t, "GET /healthz", func(context.Context) (bool, error) {
+		resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d/healthz", c.port))
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, fmt.Errorf("status %s", resp.Status)
+	})
+}
+
+// ingresses maps each LoadBalancer Service of ns that has an address to it.
+func ingresses(t *testing.T, cs kubernetes.Interface, ns string) map[string]string {
+	t.Helper()
+	list, err := cs.CoreV1().Services(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, s := range list.Items {
+		if in := s.Status.LoadBalancer.Ingress; len(in) > 0 {
+			out[s.Name] = in[0].IP
+		}
+	}
+	return out
+}
+
 func hasTaint(n *corev1.Node, key string) bool {
 	return slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == key })
 }
 
-func createLB(t *testing.T, cs kubernetes.Interface, ns, name string, labels, annotations map[string]string) {
+// createLB creates a LoadBalancer Service on ports (80 when none is given).
+func createLB(t *testing.T, cs kubernetes.Interface, ns, name string, labels, annotations map[string]string, ports ...int32) {
 	t.Helper()
+	if len(ports) == 0 {
+		ports = []int32{80}
+	}
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels, Annotations: annotations},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": name},
-			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}}},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": name}},
+	}
+	for _, p := range ports {
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: fmt.Sprint("p", p), Port: p, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP})
 	}
 	if _, err := cs.CoreV1().Services(ns).Create(context.Background(), svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
