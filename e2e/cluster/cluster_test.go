@@ -64,6 +64,10 @@ var addonBudgets = []struct {
 	{"metrics-server", []string{"metrics-server"}, 40},
 	{"local-path-provisioner", []string{"local-path-provisioner"}, 30},
 	{"trireme-netpol", []string{"trireme-netpol"}, 30},
+	// Issue 25's: the cloud-controller-manager's static pod, and the
+	// loadbalancer DaemonSet's announcer (trireme-vip's DaemonSet mode).
+	{"cloud-controller-manager", []string{"trireme-cloud-controller-manager"}, 40},
+	{"trireme-lb-announcer", []string{"trireme-vip"}, 25},
 }
 
 // reportAddonRSS prints the resident memory of each addon pod on the host

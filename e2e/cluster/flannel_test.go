@@ -2,9 +2,7 @@ package cluster
 
 import (
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/netip"
 	"os/exec"
 	"strconv"
@@ -166,22 +164,8 @@ func checkNodePort(t *testing.T, byNode map[string][2]string) {
 	for _, w := range workers {
 		ips[w.Name] = w.IP.String()
 	}
-	client := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	for node, ip := range ips {
-		seen := map[string]bool{}
-		eventually(t, 60*time.Second, "NodePort on "+node+" reaching pods on every node", func() error {
-			resp, err := client.Get("http://" + net.JoinHostPort(ip, port) + "/")
-			if err != nil {
-				return err
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			seen[strings.TrimSpace(string(body))] = true
-			if len(seen) < len(byNode) {
-				return fmt.Errorf("answers so far from %v", seen)
-			}
-			return nil
-		})
+		answersFromEveryPod(t, "NodePort on "+node, "http://"+net.JoinHostPort(ip, port)+"/", len(byNode))
 	}
 }
 

@@ -210,7 +210,10 @@ func setup() error {
 	if err := prepareHost(); err != nil {
 		return err
 	}
-	flags := []string{"--apiserver-advertise-address", nodeIP, "--node-name", nodeName, "--config", suite.config}
+	if err := writeCloudConfig(false); err != nil {
+		return err
+	}
+	flags := []string{"--apiserver-advertise-address", nodeIP, "--node-name", nodeName, "--config", suite.config, "--cloud-provider", "external"}
 	suite.initFlags = flags
 	start := time.Now()
 	out, err := exec.Command(suite.adm, admArgs(append([]string{"init", "--single-node"}, flags...)...)...).CombinedOutput()
@@ -346,7 +349,7 @@ func teardown() error {
 			}
 		}
 	}
-	keep := []string{suite.config}
+	keep := []string{suite.config, cloudConfigPath()}
 	for _, w := range workers {
 		keep = append(keep, w.config())
 	}

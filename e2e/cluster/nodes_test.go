@@ -25,7 +25,7 @@ type worker struct {
 var workers []*worker
 
 // workerImages are the images a worker imports by default.
-var workerImages = []string{"pause", "busybox", "echo", "trireme-proxy", "trireme-netpol", "coredns", "local-path-provisioner", "metrics-server", "flannel"}
+var workerImages = []string{"pause", "busybox", "echo", "trireme-proxy", "trireme-netpol", "coredns", "local-path-provisioner", "metrics-server", "flannel", "trireme-vip"}
 
 func newWorker(i int) *worker {
 	return &worker{&netnsnode.Node{
@@ -56,7 +56,7 @@ func (w *worker) join() error {
 	if err := os.WriteFile(w.config(), nodeConfig(cgroupRoot(w.Name)), 0o600); err != nil {
 		return err
 	}
-	return w.Join(suite.joinCommand, w.config())
+	return w.Join(suite.joinCommand+" --zone "+joinZone+" --region region-1", w.config())
 }
 
 // reset resets the worker, then deletes its network namespace; what of the pod
@@ -252,6 +252,8 @@ func TestMultiNode(t *testing.T) {
 	}
 	checkNoSNAT(t, byNode)
 	checkNodePort(t, byNode)
+	checkNodesInitialized(t)
+	checkLoadBalancer(t, byNode)
 	checkFlannelRestart(t, byNode)
 	// Stop the second worker's kubelet: its node goes NotReady and the mover is
 	// evicted and recreated on the other worker.
@@ -260,6 +262,11 @@ func TestMultiNode(t *testing.T) {
 		t.Fatalf("mover on %s, want %s", n, workers[1].Name)
 	}
 	must(t, "label", "node", workers[0].Name, "trireme.dev/e2e-pool=movers", "--overwrite")
+	// Its machine leaves the inventory too: once NotReady, the CCM deletes
+	// its Node.
+	if err := writeCloudConfig(true); err != nil {
+		t.Fatal(err)
+	}
 	pidFile := filepath.Join(workers[1].Root, "var/run/trireme/kubelet.pid")
 	data, err := os.ReadFile(pidFile)
 	if err != nil {
@@ -270,9 +277,16 @@ func TestMultiNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 120*time.Second, workers[1].Name+" NotReady", func() error {
-		s, err := kubectl("get", "node", workers[1].Name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+		s, err := kubectl("get", "node", workers[1].Name, "--ignore-not-found", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
 		if err == nil && s == "True" {
 			err = fmt.Errorf("still Ready")
+		}
+		return err
+	})
+	eventually(t, 60*time.Second, workers[1].Name+", NotReady and out of the inventory, deleted", func() error {
+		out, err := kubectl("get", "node", workers[1].Name, "--ignore-not-found", "-o", "name")
+		if err == nil && out != "" {
+			err = fmt.Errorf("still there")
 		}
 		return err
 	})
