@@ -24,8 +24,10 @@ TEST_PKGS     := ./api/... ./apiserver/... ./cloud-controller-manager/... ./comp
 TWO_DEPTH_PKGS := ./apiserver/test/integration/
 GO_TEST_FLAGS ?=
 # Test binaries link without DWARF (-w): linking 190 test binaries is most
-# of a test run on two cores, and DWARF is about a fifth of each link.
-TEST_FLAGS    := -ldflags=-w
+# of a test run on two cores, and DWARF is about a fifth of each link. go
+# test's own vet pass is off: `make verify` runs go vet over every package,
+# test files included, so `make check` would type-check everything twice.
+TEST_FLAGS    := -ldflags=-w -vet=off
 
 .PHONY: all build test test-unit e2e e2e-cluster bench bench-cluster conformance conformance-build generate verify fix images check clean run up down helm
 
@@ -88,15 +90,15 @@ test:
 	go test $(TEST_FLAGS) $(GO_TEST_FLAGS) $(TEST_PKGS)
 
 ## test-unit: unit tests only (-short leaves out the tests that start an
-## apiserver, etcd or triremeadm's phases; -vet=off because make verify vets)
+## apiserver, etcd or triremeadm's phases)
 test-unit:
-	go test -short -vet=off $(TEST_FLAGS) $(GO_TEST_FLAGS) $(TEST_PKGS)
+	go test -short $(TEST_FLAGS) $(GO_TEST_FLAGS) $(TEST_PKGS)
 
 ## e2e: end-to-end suites against the built binaries, and the suites of
 ## TWO_DEPTH_PKGS against them too; as root also e2e/cluster, a cluster
 ## installed by triremeadm on this machine (E2E_CLUSTER=0 leaves it out)
 e2e: build
-	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_TEST_DEPTH=process go test $(GO_TEST_FLAGS) -count=1 -timeout 30m ./e2e/... $(TWO_DEPTH_PKGS)
+	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_TEST_DEPTH=process go test $(TEST_FLAGS) $(GO_TEST_FLAGS) -count=1 -timeout 30m ./e2e/... $(TWO_DEPTH_PKGS)
 	@if [ "$(E2E_CLUSTER)" = 1 ]; then $(MAKE) --no-print-directory e2e-cluster; fi
 
 # e2e/cluster runs alone, after the other suites: it takes the host's ports
@@ -106,7 +108,7 @@ E2E_CLUSTER ?= $(if $(filter 0,$(shell id -u)),1,0)
 ## e2e-cluster: triremeadm init --single-node and join of two netns workers, then workloads,
 ## CI's subset of upstream's conformance specs (hack/conformance-ci.txt), then reset
 e2e-cluster: build images helm conformance-build
-	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_CLUSTER=1 go test -count=1 -v -timeout 45m ./e2e/cluster/
+	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_CLUSTER=1 go test $(TEST_FLAGS) -count=1 -v -timeout 45m ./e2e/cluster/
 
 ## bench: Go benchmarks and the load drivers; they print figures (as root also
 ## the LoadBalancer ones: 500 Services created at once, 100 addresses failing over)
