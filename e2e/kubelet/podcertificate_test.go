@@ -6,6 +6,8 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
+	"fmt"
 	"math/big"
 	"net/url"
 	"strings"
@@ -15,6 +17,7 @@ import (
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
@@ -35,28 +38,68 @@ type testSigner struct {
 
 	mu     sync.Mutex
 	issued []*certificatesv1.PodCertificateRequest
+	errs   []error
 }
 
-func (s *testSigner) run(ctx context.Context, t *testing.T) {
-	w, err := suite.client.CertificatesV1().PodCertificateRequests("").Watch(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("spec.signerName", s.name).String(),
-	})
+// run issues the signer's requests until ctx ends; what fails is kept for
+// err, so that the signer may outlive the test that started it. It lists
+// and watches again whenever its watch ends, as when a test restarts the
+// apiserver while a renewal is pending.
+func (s *testSigner) run(ctx context.Context) error {
+	sel := fields.OneTermEqualSelector("spec.signerName", s.name).String()
+	pcrs := suite.client.CertificatesV1().PodCertificateRequests("")
+	// The first list must work: it says the signer is in business.
+	list, err := pcrs.List(ctx, metav1.ListOptions{FieldSelector: sel})
 	if err != nil {
-		t.Errorf("watch pod certificate requests: %v", err)
-		return
+		return fmt.Errorf("list pod certificate requests: %w", err)
+	}
+	fail := func(err error) {
+		if ctx.Err() == nil {
+			s.mu.Lock()
+			s.errs = append(s.errs, err)
+			s.mu.Unlock()
+		}
 	}
 	go func() {
-		defer w.Stop()
-		for ev := range w.ResultChan() {
-			r, ok := ev.Object.(*certificatesv1.PodCertificateRequest)
-			if !ok || ev.Type != watch.Added || len(r.Status.Conditions) > 0 {
+		for ctx.Err() == nil {
+			if list == nil {
+				if list, err = pcrs.List(ctx, metav1.ListOptions{FieldSelector: sel}); err != nil {
+					time.Sleep(time.Second)
+					continue
+				}
+			}
+			for i := range list.Items {
+				if r := &list.Items[i]; len(r.Status.Conditions) == 0 {
+					if err := s.issue(ctx, r); err != nil {
+						fail(fmt.Errorf("issue %s/%s: %w", r.Namespace, r.Name, err))
+					}
+				}
+			}
+			w, err := pcrs.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.ResourceVersion})
+			list = nil
+			if err != nil {
 				continue
 			}
-			if err := s.issue(ctx, r); err != nil && ctx.Err() == nil {
-				t.Errorf("issue %s/%s: %v", r.Namespace, r.Name, err)
+			for ev := range w.ResultChan() {
+				r, ok := ev.Object.(*certificatesv1.PodCertificateRequest)
+				if !ok || ev.Type != watch.Added || len(r.Status.Conditions) > 0 {
+					continue
+				}
+				if err := s.issue(ctx, r); err != nil {
+					fail(fmt.Errorf("issue %s/%s: %w", r.Namespace, r.Name, err))
+				}
 			}
+			w.Stop()
 		}
 	}()
+	return nil
+}
+
+// err is what the signer failed to do so far.
+func (s *testSigner) err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return errors.Join(s.errs...)
 }
 
 func (s *testSigner) issue(ctx context.Context, r *certificatesv1.PodCertificateRequest) error {
@@ -115,29 +158,56 @@ func leaf(t *testing.T, data string) *x509.Certificate {
 	return certs[0]
 }
 
+// podCertificate is a pod with a podCertificate volume, its signer, and what
+// the signer first issued to it.
+type podCertificate struct {
+	pod    string
+	signer *testSigner
+	// stop stops the signer and deletes the pod.
+	stop func()
+	first  *x509.Certificate
+	key    string
+}
+
+// issuedPodCertificate is the pod TestPodCertificateVolume made, which
+// TestPodCertificateRenewal watches renew while the rest of the suite runs.
+var issuedPodCertificate *podCertificate
+
 // TestPodCertificateVolume: a projected podCertificate source gets a key
 // and a certificate for it from the signer, through a request naming the
 // pod, its service account and the node; the certificate lasts
-// maxExpirationSeconds, and from its beginRefreshAt the kubelet asks for a
-// new one and writes it in place.
+// maxExpirationSeconds. Its renewal is TestPodCertificateRenewal's.
 func TestPodCertificateVolume(t *testing.T) {
+	issuedPodCertificate = issuePodCertificate(t, "podcert")
+}
+
+// issuePodCertificate runs a signer and a pod named name with a
+// podCertificate volume, and checks the certificate the pod gets. The
+// signer runs until the returned stop: the first certificate is to be
+// renewed as soon as the apiserver allows, 10 minutes after its notBefore
+// (some 5.5 minutes from the start), the next ones later.
+func issuePodCertificate(t *testing.T, name string) *podCertificate {
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ok := false
+	defer func() {
+		if !ok {
+			cancel()
+		}
+	}()
 	authority := testpki.NewCA("e2e-pod-certificates")
-	// The first certificate is to be renewed as soon as the apiserver
-	// allows, 10 minutes after its notBefore (some 5.5 minutes from now),
-	// the next ones later.
 	var calls int
-	signer := &testSigner{name: "e2e.trireme.dev/" + suite.nodeName, ca: authority, refresh: func(time.Duration) time.Duration {
+	signer := &testSigner{name: "e2e.trireme.dev/" + suite.nodeName + "-" + name, ca: authority, refresh: func(time.Duration) time.Duration {
 		calls++
 		if calls == 1 {
 			return 10 * time.Minute
 		}
 		return 40 * time.Minute
 	}}
-	signer.run(ctx, t)
+	if err := signer.run(ctx); err != nil {
+		t.Fatal(err)
+	}
 
-	pod := boundPod("podcert", corev1.Container{
+	pod := boundPod(name, corev1.Container{
 		Name: "app", Image: suite.busybox, Command: []string{"sleep", "3600"},
 		VolumeMounts: []corev1.VolumeMount{{Name: "tls", MountPath: "/run/tls"}},
 	})
@@ -148,8 +218,27 @@ func TestPodCertificateVolume(t *testing.T) {
 			UserAnnotations: map[string]string{"example.com/purpose": "e2e"},
 		},
 	}}}}}}
-	created := createPod(t, pod)
+	// Not createPod: the pod outlives this test, until the renewal's ends.
+	created, err := suite.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create pod %s: %v", pod.Name, err)
+	}
+	stop := func() {
+		cancel()
+		err := suite.client.CoreV1().Pods(pod.Namespace).Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Logf("delete pod %s: %v", pod.Name, err)
+		}
+	}
+	defer func() {
+		if !ok {
+			stop()
+		}
+	}()
 	p := waitPod(t, pod.Name, 60*time.Second, "Running and Ready", isReady)
+	if err := signer.err(); err != nil {
+		t.Fatal(err)
+	}
 
 	reqs := signer.requests()
 	if len(reqs) == 0 {
@@ -170,12 +259,7 @@ func TestPodCertificateVolume(t *testing.T) {
 		t.Errorf("request spec %+v does not name the pod, node and service account", spec)
 	}
 
-	read := func(name string) string {
-		t.Helper()
-		r := suite.srv.Kubectl(t, "exec", pod.Name, "--", "cat", "/run/tls/"+name)
-		return r.Stdout
-	}
-	bundle, key, chain := read("creds.pem"), read("tls.key"), read("tls.crt")
+	bundle, key, chain := readPodFile(t, name, "/run/tls/creds.pem"), readPodFile(t, name, "/run/tls/tls.key"), readPodFile(t, name, "/run/tls/tls.crt")
 	if bundle != key+chain || !strings.Contains(key, "PRIVATE KEY") {
 		t.Fatalf("credential bundle %q is not the key %q then the chain %q", bundle, key, chain)
 	}
@@ -191,34 +275,56 @@ func TestPodCertificateVolume(t *testing.T) {
 	if !priv.(crypto.Signer).Public().(interface{ Equal(crypto.PublicKey) bool }).Equal(first.PublicKey) {
 		t.Error("the key is not the certified one")
 	}
+	ok = !t.Failed()
+	return &podCertificate{pod: name, signer: signer, stop: stop, first: first, key: key}
+}
 
-	// Renewal: a second request, and a new certificate in place.
+// readPodFile is a file's content in a pod's container.
+func readPodFile(t *testing.T, pod, path string) string {
+	t.Helper()
+	return suite.srv.Kubectl(t, "exec", pod, "--", "cat", path).Stdout
+}
+
+// TestPodCertificateRenewal: from the certificate's beginRefreshAt the
+// kubelet asks for a new one and writes it and its new key in place, with
+// no container restart. The wait, some 5.5 minutes that the apiserver's
+// rules impose, runs in parallel with the rest of the suite, on the pod
+// TestPodCertificateVolume made (or on one of its own when run alone).
+func TestPodCertificateRenewal(t *testing.T) {
 	if testing.Short() {
-		t.Log("-short: not waiting some 6 minutes for the renewal")
-		return
+		t.Skip("-short: not waiting some 6 minutes for a renewal")
 	}
+	pc := issuedPodCertificate
+	if pc == nil {
+		pc = issuePodCertificate(t, "podcert-renewal")
+	}
+	t.Cleanup(pc.stop)
+	t.Parallel()
 	var renewed *x509.Certificate
-	err = waitFor(ctx, 8*time.Minute, func() (bool, error) {
-		if len(signer.requests()) < 2 {
+	err := waitFor(context.Background(), 8*time.Minute, func() (bool, error) {
+		if len(pc.signer.requests()) < 2 {
 			return false, nil
 		}
-		c := leaf(t, read("tls.crt"))
-		if c.SerialNumber.Cmp(first.SerialNumber) != 0 {
+		c := leaf(t, readPodFile(t, pc.pod, "/run/tls/tls.crt"))
+		if c.SerialNumber.Cmp(pc.first.SerialNumber) != 0 {
 			renewed = c
 			return true, nil
 		}
 		return false, nil
 	})
 	if err != nil {
-		t.Fatalf("certificate not renewed after its beginRefreshAt: %v (%d requests)", err, len(signer.requests()))
+		t.Fatalf("certificate not renewed after its beginRefreshAt: %v (%d requests)", err, len(pc.signer.requests()))
 	}
-	if newKey := read("tls.key"); newKey == key {
+	if err := pc.signer.err(); err != nil {
+		t.Error(err)
+	}
+	if newKey := readPodFile(t, pc.pod, "/run/tls/tls.key"); newKey == pc.key {
 		t.Error("the renewal kept the old key")
 	}
-	if p, err := suite.client.CoreV1().Pods("default").Get(ctx, pod.Name, metav1.GetOptions{}); err != nil || p.Status.ContainerStatuses[0].RestartCount != 0 {
+	if p, err := suite.client.CoreV1().Pods("default").Get(context.Background(), pc.pod, metav1.GetOptions{}); err != nil || p.Status.ContainerStatuses[0].RestartCount != 0 {
 		t.Errorf("container restarted by the renewal (%v)", err)
 	}
-	t.Logf("renewed: serial %s -> %s", first.SerialNumber, renewed.SerialNumber)
+	t.Logf("renewed: serial %s -> %s", pc.first.SerialNumber, renewed.SerialNumber)
 }
 
 // TestPodCertificateNotIssued: until a certificate is issued the pod does
