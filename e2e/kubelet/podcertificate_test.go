@@ -164,9 +164,9 @@ type podCertificate struct {
 	pod    string
 	signer *testSigner
 	// stop stops the signer and deletes the pod.
-	stop func()
-	first  *x509.Certificate
-	key    string
+	stop  func()
+	first *x509.Certificate
+	key   string
 }
 
 // issuedPodCertificate is the pod TestPodCertificateVolume made, which
