@@ -173,6 +173,13 @@ $(IMAGES_DIR)/local-path-provisioner.tar: _output/bin/local-path-provisioner $(I
 		--file _output/bin/local-path-provisioner=/usr/local/bin/local-path-provisioner:0755 \
 		--entrypoint /usr/local/bin/local-path-provisioner --user 65534:65534
 
+# The web console runs as nobody of its own (65532): it needs no file of the
+# node and holds no credential; the chart mounts only the cluster's CA.
+$(IMAGES_DIR)/trireme-dashboard.tar: _output/bin/trireme-dashboard $(IMAGE_BUILD)
+	$(IMAGE_BUILD) --name trireme.dev/trireme-dashboard:$(IMAGE_VERSION) --out $@ \
+		--file _output/bin/trireme-dashboard=/usr/local/bin/trireme-dashboard:0755 \
+		--entrypoint /usr/local/bin/trireme-dashboard --user 65532:65532
+
 # metrics-server (sigs.k8s.io/metrics-server's cmd/metrics-server/app), run by
 # a main of images/metrics-server that adds componentbase's idle memory trimmer;
 # a module of its own outside go.work as CoreDNS is, its k8s.io libraries

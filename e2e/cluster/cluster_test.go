@@ -68,6 +68,8 @@ var addonBudgets = []struct {
 	// loadbalancer DaemonSet's announcer (trireme-vip's DaemonSet mode).
 	{"cloud-controller-manager", []string{"trireme-cloud-controller-manager"}, 40},
 	{"trireme-lb-announcer", []string{"trireme-vip"}, 25},
+	// Issue 27's console, idle with no one signed in.
+	{"trireme-dashboard", []string{"trireme-dashboard"}, 30},
 }
 
 // reportAddonRSS prints the resident memory of each addon pod on the host
@@ -284,9 +286,18 @@ func TestExecPortForward(t *testing.T) {
 		t.Fatalf("kubectl exec: %q, %v", out, err)
 	}
 	must(t, "-n", "demo", "rollout", "status", "deployment/web", "--timeout=120s")
+	addr, stderr := portForward(t, "-n", "demo", "deployment/web", ":8080")
+	if err := hostGet(addr, "hello from trireme\n"); err != nil {
+		t.Fatalf("through port-forward: %v (%s)", err, stderr.String())
+	}
+}
+
+// portForward runs kubectl port-forward with args until the test ends and
+// returns the local address it listens on, and its stderr.
+func portForward(t *testing.T, args ...string) (string, *bytes.Buffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "kubectl", "--kubeconfig", suite.admin, "-n", "demo", "port-forward", "deployment/web", ":8080")
+	cmd := exec.CommandContext(ctx, "kubectl", append([]string{"--kubeconfig", suite.admin, "port-forward"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +307,7 @@ func TestExecPortForward(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cancel(); _ = cmd.Wait() }()
+	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
 	lines := bufio.NewScanner(stdout)
 	addr := ""
 	for lines.Scan() {
@@ -313,9 +324,7 @@ func TestExecPortForward(t *testing.T) {
 		for lines.Scan() {
 		}
 	}()
-	if err := hostGet(addr, "hello from trireme\n"); err != nil {
-		t.Fatalf("through port-forward: %v (%s)", err, stderr.String())
-	}
+	return addr, &stderr
 }
 
 const probes = `apiVersion: v1

@@ -17,6 +17,7 @@ var Names = []string{
 	"flannel",
 	"pause",
 	"trireme-vip",
+	"trireme-dashboard",
 	"local-path-provisioner",
 	"busybox",
 }

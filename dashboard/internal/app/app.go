@@ -5,7 +5,10 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -80,20 +83,30 @@ func run(ctx context.Context, o *options.Options) error {
 	return nil
 }
 
+// inClusterCA is where a pod finds the cluster's CA; the chart mounts only
+// that file there, from the namespace's kube-root-ca.crt, and no token.
+const inClusterCA = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
+
 // apiConfig is where the apiserver is and which CA it has, stripped of
 // every credential: each call carries the signed-in user's token.
 func apiConfig(kubeconfig string) (*rest.Config, error) {
-	var c *rest.Config
-	var err error
-	if kubeconfig == "" {
-		c, err = rest.InClusterConfig()
-	} else {
-		c, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if kubeconfig != "" {
+		c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		return rest.AnonymousClientConfig(c), nil
 	}
-	if err != nil {
-		return nil, err
+	// Not rest.InClusterConfig: it insists on the ServiceAccount token,
+	// which the console must not hold.
+	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
+	if host == "" || port == "" {
+		return nil, errors.New("no --kubeconfig and not in a pod: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are unset")
 	}
-	return rest.AnonymousClientConfig(c), nil
+	if _, err := os.Stat(inClusterCA); err != nil {
+		return nil, fmt.Errorf("the cluster's CA: %w", err)
+	}
+	return &rest.Config{Host: "https://" + net.JoinHostPort(host, port), TLSClientConfig: rest.TLSClientConfig{CAFile: inClusterCA}}, nil
 }
 
 func sessionKey(path string) ([]byte, error) {
