@@ -11,9 +11,9 @@ import (
 )
 
 // subsetImages are the test images the subset's specs run (of e2e.test
-// v1.37's manifest; StatefulSets run the previous agnhost, DNS checks
-// glibc-dns-testing): building and importing only these keeps the test short.
-const subsetImages = `/(agnhost:2\.66\.1|agnhost:2\.55|busybox:1\.37\.0-2|glibc-dns-testing:2\.1\.1|nginx:1\.27\.0-2|nonroot:1\.5|pause:3\.10\.2)$`
+// v1.37's manifest; StatefulSets run the previous agnhost): building and
+// importing only these keeps the test short.
+const subsetImages = `/(agnhost:2\.66\.1|agnhost:2\.55|busybox:1\.37\.0-2|nginx:1\.27\.0-2|nonroot:1\.5|pause:3\.10\.2)$`
 
 // TestConformanceSubset runs CI's fixed subset of upstream's own
 // [Conformance] specs (hack/conformance-ci.txt: a few of every SIG) against
