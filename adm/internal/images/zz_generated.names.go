@@ -19,4 +19,5 @@ var Names = []string{
 	"trireme-vip",
 	"local-path-provisioner",
 	"busybox",
+	"trireme-traefik",
 }

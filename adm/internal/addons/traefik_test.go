@@ -1,0 +1,229 @@
+package addons
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
+	"sigs.k8s.io/yaml"
+)
+
+// object is what the traefik tests read of a rendered object.
+type object struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name        string            `json:"name"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Spec  map[string]any `json:"spec"`
+	Rules []struct {
+		APIGroups []string `json:"apiGroups"`
+		Resources []string `json:"resources"`
+		Verbs     []string `json:"verbs"`
+	} `json:"rules"`
+}
+
+// renderWithHooks renders the chart as Render does, with the hooks' objects
+// (the GatewayClass, helm test pods) after the release's.
+func renderWithHooks(t *testing.T, user map[string]any, singleNode bool) map[string]object {
+	t.Helper()
+	ch, err := Chart("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := inputs
+	in.User, in.SingleNode = user, singleNode
+	cfg := action.NewConfiguration(action.ConfigurationSetLogger(slog.NewTextHandler(io.Discard, nil)))
+	cfg.Releases = storage.Init(driver.NewMemory())
+	install := action.NewInstall(cfg)
+	install.ReleaseName, install.Namespace = ReleaseName, Namespace
+	install.DryRunStrategy = action.DryRunClient
+	if install.KubeVersion, err = common.ParseKubeVersion("v1.37.0"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := install.Run(ch, Values(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := asRelease(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(rel.Manifest, "\n---")
+	for _, h := range rel.Hooks {
+		docs = append(docs, h.Manifest)
+	}
+	objs := map[string]object{}
+	for _, doc := range docs {
+		var o object
+		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
+			t.Fatalf("%v in\n%s", err, doc)
+		}
+		if o.Kind != "" {
+			objs[o.Kind+"/"+o.Metadata.Name] = o
+		}
+	}
+	return objs
+}
+
+// gatewayAPIObjects are the objects of the generated templates, from their
+// file names: gateway.networking.k8s.io_<plural>.yaml is the CRD
+// <plural>.gateway.networking.k8s.io; _vap_safeupgrades.yaml the policy and
+// its binding.
+func gatewayAPIObjects(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("../../../charts/trireme-addons/charts/traefik/templates/gateway-api/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("generated Gateway API templates: %v %v", files, err)
+	}
+	var keys []string
+	for _, f := range files {
+		plural := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "gateway.networking.k8s.io_"), ".yaml")
+		if plural == "vap_safeupgrades" {
+			keys = append(keys, "ValidatingAdmissionPolicy/safe-upgrades.gateway.networking.k8s.io",
+				"ValidatingAdmissionPolicyBinding/safe-upgrades.gateway.networking.k8s.io")
+			continue
+		}
+		keys = append(keys, "CustomResourceDefinition/"+plural+".gateway.networking.k8s.io")
+	}
+	return keys
+}
+
+func TestTraefik(t *testing.T) {
+	crds := gatewayAPIObjects(t)
+	for _, want := range []string{"CustomResourceDefinition/gatewayclasses.gateway.networking.k8s.io",
+		"CustomResourceDefinition/httproutes.gateway.networking.k8s.io", "CustomResourceDefinition/referencegrants.gateway.networking.k8s.io"} {
+		if !slices.Contains(crds, want) {
+			t.Fatalf("generated templates lack %s: %v", want, crds)
+		}
+	}
+	for _, tc := range []struct {
+		name       string
+		user       map[string]any
+		singleNode bool
+		present    []string
+		absent     []string
+		replicas   float64
+		service    string
+	}{
+		{name: "defaults", present: append([]string{"Deployment/traefik", "Service/traefik", "Service/traefik-metrics",
+			"IngressClass/traefik", "GatewayClass/traefik", "PodDisruptionBudget/traefik", "ClusterRole/trireme:traefik"}, crds...),
+			replicas: 2, service: "LoadBalancer"},
+		{name: "single node", singleNode: true, present: []string{"Deployment/traefik"}, absent: []string{"PodDisruptionBudget/traefik"},
+			replicas: 1, service: "LoadBalancer"},
+		{name: "no Gateway API CRDs nor class", user: map[string]any{"traefik": map[string]any{
+			"gatewayAPI": map[string]any{"crds": false, "gatewayClass": false}, "service": map[string]any{"type": "ClusterIP"}}},
+			present: []string{"Deployment/traefik", "IngressClass/traefik"}, absent: append([]string{"GatewayClass/traefik"}, crds...),
+			replicas: 2, service: "ClusterIP"},
+		{name: "disabled", user: map[string]any{"traefik": map[string]any{"enabled": false}},
+			absent: append([]string{"Deployment/traefik", "Service/traefik", "IngressClass/traefik", "GatewayClass/traefik", "ClusterRole/trireme:traefik"}, crds...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := renderWithHooks(t, tc.user, tc.singleNode)
+			for _, k := range tc.present {
+				if _, ok := objs[k]; !ok {
+					t.Errorf("%s not rendered", k)
+				}
+			}
+			for _, k := range tc.absent {
+				if _, ok := objs[k]; ok {
+					t.Errorf("%s rendered", k)
+				}
+			}
+			if d, ok := objs["Deployment/traefik"]; ok {
+				if got := d.Spec["replicas"]; got != tc.replicas {
+					t.Errorf("replicas %v, want %v", got, tc.replicas)
+				}
+			}
+			if s, ok := objs["Service/traefik"]; ok && s.Spec["type"] != tc.service {
+				t.Errorf("Service type %v, want %s", s.Spec["type"], tc.service)
+			}
+		})
+	}
+
+	objs := renderWithHooks(t, nil, false)
+	t.Run("default IngressClass", func(t *testing.T) {
+		ic := objs["IngressClass/traefik"]
+		if ic.Spec["controller"] != "traefik.io/ingress-controller" || ic.Metadata.Annotations["ingressclass.kubernetes.io/is-default-class"] != "true" {
+			t.Errorf("IngressClass traefik: controller %v, annotations %v", ic.Spec["controller"], ic.Metadata.Annotations)
+		}
+	})
+	t.Run("GatewayClass is a hook after the CRDs", func(t *testing.T) {
+		gc := objs["GatewayClass/traefik"]
+		if gc.Spec["controllerName"] != "traefik.io/gateway-controller" || gc.Metadata.Annotations["helm.sh/hook"] != "post-install,post-upgrade" {
+			t.Errorf("GatewayClass traefik: controllerName %v, annotations %v", gc.Spec["controllerName"], gc.Metadata.Annotations)
+		}
+	})
+	t.Run("CRDs are the standard channel of v1.6.3", func(t *testing.T) {
+		for _, k := range crds {
+			a := objs[k].Metadata.Annotations
+			if a["gateway.networking.k8s.io/bundle-version"] != "v1.6.3" || a["gateway.networking.k8s.io/channel"] != "standard" {
+				t.Errorf("%s: annotations %v", k, a)
+			}
+		}
+	})
+	t.Run("least privilege", func(t *testing.T) {
+		for _, r := range objs["ClusterRole/trireme:traefik"].Rules {
+			for _, v := range r.Verbs {
+				status := true
+				for _, res := range r.Resources {
+					status = status && strings.HasSuffix(res, "/status")
+					if res == "*" || strings.Contains(strings.Join(r.APIGroups, ","), "*") {
+						t.Errorf("wildcard in rule %+v", r)
+					}
+				}
+				switch {
+				case v == "list" || v == "watch":
+				case v == "update" && status:
+				default:
+					t.Errorf("verb %s on %v: Traefik only lists and watches, and updates status", v, r.Resources)
+				}
+			}
+		}
+	})
+	t.Run("Ingress status and Gateway addresses from the Service", func(t *testing.T) {
+		b, err := yaml.Marshal(objs["Deployment/traefik"].Spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{
+			"--providers.kubernetesIngress.ingressEndpoint.publishedService=" + Namespace + "/traefik",
+			"--providers.kubernetesGateway.statusAddress.service.name=traefik",
+			"--metrics.prometheus.entryPoint=metrics",
+			"path: /ping",
+		} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("Deployment traefik lacks %q", want)
+			}
+		}
+	})
+}
+
+// TestGatewayAPITemplatesVerbatim: each generated template is upstream's file
+// between the values switch, so that hack/update-codegen.sh is the only way
+// they change.
+func TestGatewayAPITemplatesVerbatim(t *testing.T) {
+	files, err := filepath.Glob("../../../charts/trireme-addons/charts/traefik/templates/gateway-api/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		if len(lines) < 4 || !strings.Contains(lines[0], "Generated by hack/update-codegen.sh") ||
+			lines[1] != "{{- if .Values.gatewayAPI.crds }}" || lines[len(lines)-1] != "{{- end }}" {
+			t.Errorf("%s is not a generated template", f)
+		}
+	}
+}
