@@ -31,7 +31,7 @@ trireme::all_modules() {
 # and go on; the build checks that nothing it compiles is missing.
 trireme::tidy_flags() {
   case "$1" in
-    images/traefik) echo "-e" ;;
+    images/traefik) printf '%s\n' -e ;;
   esac
 }
 
