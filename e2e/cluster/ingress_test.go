@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -205,6 +206,21 @@ func TestIngress(t *testing.T) {
 		roots.AppendCertsFromPEM(certPEM)
 		secure := viaAddress(lb, &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12})
 		eventually(t, 30*time.Second, "https://secure.test/ with the Secret's certificate", func() error {
+			return expect(secure, "https://secure.test/", 200, "alpha-")
+		})
+	})
+
+	t.Run("a rotated Secret is served without a restart", func(t *testing.T) {
+		newCert, newKey := selfSigned(t, "secure.test")
+		secret := fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: secure-tls, namespace: ingress-demo}\ntype: kubernetes.io/tls\ndata: {tls.crt: %s, tls.key: %s}\n",
+			base64.StdEncoding.EncodeToString(newCert), base64.StdEncoding.EncodeToString(newKey))
+		if out, err := kubectlStdin(secret, "apply", "-f", "-"); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(newCert)
+		secure := viaAddress(lb, &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12})
+		eventually(t, 30*time.Second, "https://secure.test/ with the rotated certificate", func() error {
 			return expect(secure, "https://secure.test/", 200, "alpha-")
 		})
 	})
