@@ -167,6 +167,10 @@ func TestIngress(t *testing.T) {
 		"--cert", filepath.Join(dir, "tls.crt"), "--key", filepath.Join(dir, "tls.key"))
 	must(t, "-n", "ingress-demo", "rollout", "status", "deployment/alpha", "deployment/beta", "--timeout=120s")
 
+	// The apiserver's DefaultIngressClass admission gives it the default class.
+	if class := must(t, "-n", "ingress-demo", "get", "ingress", "two-hosts", "-o", "jsonpath={.spec.ingressClassName}"); class != "traefik" {
+		t.Errorf("Ingress two-hosts: ingressClassName %q, want the default traefik", class)
+	}
 	eventually(t, 60*time.Second, "Ingress two-hosts shows Traefik's address", func() error {
 		out, err := kubectl("-n", "ingress-demo", "get", "ingress", "two-hosts", "-o", "jsonpath={.status.loadBalancer.ingress[*].ip}")
 		if err != nil {
