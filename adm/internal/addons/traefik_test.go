@@ -189,6 +189,35 @@ func TestTraefik(t *testing.T) {
 			}
 		}
 	})
+	t.Run("host ports", func(t *testing.T) {
+		for _, tc := range []struct {
+			name     string
+			on       bool
+			want     []string
+			wantNone []string
+		}{
+			{"off", false, nil, []string{"hostPort", "requiredDuringScheduling"}},
+			{"on", true, []string{"hostPort: 80", "hostPort: 443", "requiredDuringSchedulingIgnoredDuringExecution"}, nil},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				d := renderWithHooks(t, map[string]any{"traefik": map[string]any{"hostPorts": tc.on}}, false)["Deployment/traefik"]
+				b, err := yaml.Marshal(d.Spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(string(b), w) {
+						t.Errorf("Deployment lacks %q", w)
+					}
+				}
+				for _, w := range tc.wantNone {
+					if strings.Contains(string(b), w) {
+						t.Errorf("Deployment has %q", w)
+					}
+				}
+			})
+		}
+	})
 	t.Run("Ingress status and Gateway addresses from the Service", func(t *testing.T) {
 		b, err := yaml.Marshal(objs["Deployment/traefik"].Spec)
 		if err != nil {
