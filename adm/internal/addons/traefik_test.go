@@ -161,6 +161,10 @@ func TestTraefik(t *testing.T) {
 		if gc.Spec["controllerName"] != "traefik.io/gateway-controller" || gc.Metadata.Annotations["helm.sh/hook"] != "post-install,post-upgrade" {
 			t.Errorf("GatewayClass traefik: controllerName %v, annotations %v", gc.Spec["controllerName"], gc.Metadata.Annotations)
 		}
+		// The CRD's maxLength; the apiserver refuses the hook otherwise.
+		if d, _ := gc.Spec["description"].(string); len(d) > 64 {
+			t.Errorf("GatewayClass traefik: description of %d bytes, more than 64", len(d))
+		}
 	})
 	t.Run("CRDs are the standard channel of v1.6.3", func(t *testing.T) {
 		for _, k := range crds {
