@@ -27,10 +27,7 @@ var inputs = Inputs{
 
 // fixedTLS gives metrics-server's aggregated API a certificate from
 // testdata, so that the golden files do not change with the one the chart
-// would otherwise generate at every render. It also leaves the Gateway API
-// CRDs out of the golden files: they are upstream's files verbatim (20,000
-// lines, which hack/verify.sh generated checks against the module), and
-// TestTraefik checks that the default render holds them.
+// would otherwise generate at every render.
 func fixedTLS(t *testing.T) map[string]any {
 	t.Helper()
 	tls := map[string]any{}
@@ -41,10 +38,7 @@ func fixedTLS(t *testing.T) map[string]any {
 		}
 		tls[key] = string(pem)
 	}
-	return map[string]any{
-		"metrics-server": map[string]any{"tls": tls},
-		"traefik":        map[string]any{"gatewayAPI": map[string]any{"crds": false}},
-	}
+	return map[string]any{"metrics-server": map[string]any{"tls": tls}}
 }
 
 func TestGolden(t *testing.T) {

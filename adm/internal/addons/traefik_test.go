@@ -31,8 +31,10 @@ type object struct {
 	} `json:"rules"`
 }
 
-// renderWithHooks renders the chart as Render does, with the hooks' objects
-// (the GatewayClass, helm test pods) after the release's.
+// renderWithHooks renders the chart as a first install does against a
+// cluster that serves the Gateway API once the chart's crds/ are in: the CRDs
+// (Helm creates them first), the release's objects and the hooks' (helm test
+// pods).
 func renderWithHooks(t *testing.T, user map[string]any, singleNode bool) map[string]object {
 	t.Helper()
 	ch, err := Chart("")
@@ -46,6 +48,8 @@ func renderWithHooks(t *testing.T, user map[string]any, singleNode bool) map[str
 	install := action.NewInstall(cfg)
 	install.ReleaseName, install.Namespace = ReleaseName, Namespace
 	install.DryRunStrategy = action.DryRunClient
+	install.IncludeCRDs = true
+	install.APIVersions = common.VersionSet{"gateway.networking.k8s.io/v1/GatewayClass"}
 	if install.KubeVersion, err = common.ParseKubeVersion("v1.37.0"); err != nil {
 		t.Fatal(err)
 	}
@@ -74,13 +78,17 @@ func renderWithHooks(t *testing.T, user map[string]any, singleNode bool) map[str
 	return objs
 }
 
-// gatewayAPIObjects are the objects of the generated templates, from their
-// file names: gateway.networking.k8s.io_<plural>.yaml is the CRD
-// <plural>.gateway.networking.k8s.io; _vap_safeupgrades.yaml the policy and
-// its binding.
+// traefikChart is the subchart's directory in the repository.
+const traefikChart = "../../../charts/trireme-addons/charts/traefik"
+
+// gatewayAPIObjects are the objects of the generated files, from their names:
+// crds/gateway.networking.k8s.io_<plural>.yaml is the CRD
+// <plural>.gateway.networking.k8s.io; templates/…_vap_safeupgrades.yaml the
+// policy and its binding.
 func gatewayAPIObjects(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob("../../../charts/trireme-addons/charts/traefik/templates/gateway-api/*.yaml")
+	files, err := filepath.Glob(traefikChart + "/crds/*.yaml")
+	files = append(files, traefikChart+"/templates/gateway.networking.k8s.io_vap_safeupgrades.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("generated Gateway API templates: %v %v", files, err)
 	}
@@ -119,9 +127,10 @@ func TestTraefik(t *testing.T) {
 			replicas: 2, service: "LoadBalancer"},
 		{name: "single node", singleNode: true, present: []string{"Deployment/traefik"}, absent: []string{"PodDisruptionBudget/traefik"},
 			replicas: 1, service: "LoadBalancer"},
-		{name: "no Gateway API CRDs nor class", user: map[string]any{"traefik": map[string]any{
-			"gatewayAPI": map[string]any{"crds": false, "gatewayClass": false}, "service": map[string]any{"type": "ClusterIP"}}},
-			present: []string{"Deployment/traefik", "IngressClass/traefik"}, absent: append([]string{"GatewayClass/traefik"}, crds...),
+		{name: "no policy nor class", user: map[string]any{"traefik": map[string]any{
+			"gatewayAPI": map[string]any{"safeUpgradesPolicy": false, "gatewayClass": false}, "service": map[string]any{"type": "ClusterIP"}}},
+			present:  []string{"Deployment/traefik", "IngressClass/traefik", "CustomResourceDefinition/gateways.gateway.networking.k8s.io"},
+			absent:   []string{"GatewayClass/traefik", "ValidatingAdmissionPolicy/safe-upgrades.gateway.networking.k8s.io"},
 			replicas: 2, service: "ClusterIP"},
 		{name: "disabled", user: map[string]any{"traefik": map[string]any{"enabled": false}},
 			absent: append([]string{"Deployment/traefik", "Service/traefik", "IngressClass/traefik", "GatewayClass/traefik", "ClusterRole/trireme:traefik"}, crds...)},
@@ -156,10 +165,10 @@ func TestTraefik(t *testing.T) {
 			t.Errorf("IngressClass traefik: controller %v, annotations %v", ic.Spec["controller"], ic.Metadata.Annotations)
 		}
 	})
-	t.Run("GatewayClass is a hook after the CRDs", func(t *testing.T) {
+	t.Run("GatewayClass", func(t *testing.T) {
 		gc := objs["GatewayClass/traefik"]
-		if gc.Spec["controllerName"] != "traefik.io/gateway-controller" || gc.Metadata.Annotations["helm.sh/hook"] != "post-install,post-upgrade" {
-			t.Errorf("GatewayClass traefik: controllerName %v, annotations %v", gc.Spec["controllerName"], gc.Metadata.Annotations)
+		if gc.Spec["controllerName"] != "traefik.io/gateway-controller" {
+			t.Errorf("GatewayClass traefik: controllerName %v", gc.Spec["controllerName"])
 		}
 		// The CRD's maxLength; the apiserver refuses the hook otherwise.
 		if d, _ := gc.Spec["description"].(string); len(d) > 64 {
@@ -240,23 +249,45 @@ func TestTraefik(t *testing.T) {
 	})
 }
 
-// TestGatewayAPITemplatesVerbatim: each generated template is upstream's file
-// between the values switch, so that hack/update-codegen.sh is the only way
-// they change.
-func TestGatewayAPITemplatesVerbatim(t *testing.T) {
-	files, err := filepath.Glob("../../../charts/trireme-addons/charts/traefik/templates/gateway-api/*.yaml")
-	if err != nil {
-		t.Fatal(err)
+// TestGatewayAPIFilesVerbatim: each generated file is upstream's under a
+// header (the policy between the values switch), so that
+// hack/update-codegen.sh is the only way they change; and without the Gateway
+// API served (an upgrade of a release that predates the CRDs), no
+// GatewayClass is rendered to fail the upgrade.
+func TestGatewayAPIFilesVerbatim(t *testing.T) {
+	crds, err := filepath.Glob(traefikChart + "/crds/*.yaml")
+	if err != nil || len(crds) == 0 {
+		t.Fatalf("crds: %v %v", crds, err)
 	}
-	for _, f := range files {
+	for _, f := range crds {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-		if len(lines) < 4 || !strings.Contains(lines[0], "Generated by hack/update-codegen.sh") ||
-			lines[1] != "{{- if .Values.gatewayAPI.crds }}" || lines[len(lines)-1] != "{{- end }}" {
-			t.Errorf("%s is not a generated template", f)
+		if !strings.HasPrefix(string(b), "# Generated by hack/update-codegen.sh from sigs.k8s.io/gateway-api@") {
+			t.Errorf("%s is not a generated file", f)
 		}
+	}
+	f := traefikChart + "/templates/gateway.networking.k8s.io_vap_safeupgrades.yaml"
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) < 4 || !strings.Contains(lines[0], "Generated by hack/update-codegen.sh") ||
+		lines[1] != "{{- if .Values.gatewayAPI.safeUpgradesPolicy }}" || lines[len(lines)-1] != "{{- end }}" {
+		t.Errorf("%s is not a generated template", f)
+	}
+
+	ch, err := Chart("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := Render(ch, Values(inputs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(manifest, "kind: GatewayClass") {
+		t.Error("GatewayClass rendered though the cluster does not serve gateway.networking.k8s.io/v1")
 	}
 }
