@@ -20,6 +20,6 @@ echo "formatted ${#files[@]} Go files"
 # tidy use the module cache and the proxy rather than insisting on a
 # complete go.sum first.
 for dir in $(trireme::all_modules); do
-  (cd "${dir}" && GOWORK=off GOFLAGS="${GOFLAGS:+${GOFLAGS} }-mod=mod" go mod tidy)
+  (cd "${dir}" && GOWORK=off GOFLAGS="${GOFLAGS:+${GOFLAGS} }-mod=mod" go mod tidy $(trireme::tidy_flags "${dir}"))
   echo "tidied ${dir}/go.mod"
 done

@@ -199,7 +199,7 @@ check::imports() {
 check::tidy() {
   local dir rc=0
   for dir in $(trireme::all_modules); do
-    if ! (cd "${dir}" && GOWORK=off go mod tidy -diff >/dev/null 2>&1); then
+    if ! (cd "${dir}" && GOWORK=off go mod tidy $(trireme::tidy_flags "${dir}") -diff >/dev/null 2>&1); then
       echo "${dir}/go.mod or go.sum is not tidy (run hack/fix.sh)"
       rc=1
     fi

@@ -20,7 +20,7 @@ IMAGES_DIR        := _output/images
 # images/rootfs/netfilter.sh once per make run for every image that runs them.
 NETFILTER_ROOTFS  := _output/rootfs/netfilter
 
-.PHONY: images $(NETFILTER_ROOTFS) _output/bin/image-build _output/bin/pause _output/bin/etcd _output/bin/coredns _output/bin/echo _output/bin/local-path-provisioner _output/bin/metrics-server _output/bin/metrics-check _output/bin/flanneld _output/bin/flannel-cni-config
+.PHONY: images $(NETFILTER_ROOTFS) _output/bin/image-build _output/bin/pause _output/bin/etcd _output/bin/coredns _output/bin/echo _output/bin/local-path-provisioner _output/bin/metrics-server _output/bin/metrics-check _output/bin/flanneld _output/bin/flannel-cni-config _output/bin/traefik
 
 # NODE_IMAGES are the images a node needs, from the one list of them (which
 # triremeadm's is generated from); echo is the end-to-end suites' own.
@@ -222,3 +222,29 @@ $(IMAGES_DIR)/flannel.tar: _output/bin/flanneld _output/bin/flannel-cni-config $
 		--file _output/bin/flanneld=/opt/bin/flanneld:0755 \
 		--file _output/bin/flannel-cni-config=/usr/local/bin/flannel-cni-config:0755 \
 		--entrypoint /opt/bin/flanneld
+
+# Traefik v3 (github.com/traefik/traefik/v3's cmd/traefik) for the traefik
+# addon, from images/traefik: a module of its own outside go.work, as
+# CoreDNS's, that requires Traefik and repeats what of its go.mod applies
+# only to Traefik's own build: the replace of its nested dynamic/ext module
+# (a directory the module zip lacks; images/traefik/ext stands in with the
+# two types the build needs) and its forks. Its k8s.io libraries, Gateway
+# API and controller-runtime are pinned to ours. lego_dnslight (lego's own
+# build tag) leaves out lego's DNS-01 providers, whose cloud SDKs the module
+# proxy does not serve: ACME's HTTP-01 and TLS-ALPN-01 challenges remain.
+# The web UI's assets are not built (its embed directory holds only a note),
+# and the chart leaves the dashboard off.
+TRAEFIK_VERSION = $(shell cd images/traefik && GOWORK=off go list -m -f '{{.Version}}' github.com/traefik/traefik/v3 2>/dev/null)
+_output/bin/traefik:
+	cd images/traefik && GOWORK=off CGO_ENABLED=0 go build -tags lego_dnslight -trimpath \
+		-ldflags='-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$(TRAEFIK_VERSION) -X github.com/traefik/traefik/v3/pkg/version.BuildDate=$(SOURCE_DATE_EPOCH)' \
+		-o ../../$@ github.com/traefik/traefik/v3/cmd/traefik
+
+# Root with NET_BIND_SERVICE, as the chart runs it, to listen on :80 and :443
+# (the Gateway listeners' ports are its entry points'); its root file system
+# is read-only.
+$(IMAGES_DIR)/trireme-traefik.tar: _output/bin/traefik $(IMAGE_BUILD)
+	$(IMAGE_BUILD) --name trireme.dev/trireme-traefik:$(IMAGE_VERSION) --out $@ \
+		--file _output/bin/traefik=/usr/local/bin/traefik:0755 \
+		--dir /tmp:1777 \
+		--entrypoint /usr/local/bin/traefik

@@ -25,7 +25,7 @@ type worker struct {
 var workers []*worker
 
 // workerImages are the images a worker imports by default.
-var workerImages = []string{"pause", "busybox", "echo", "trireme-proxy", "trireme-netpol", "coredns", "local-path-provisioner", "metrics-server", "flannel", "trireme-vip", "trireme-dashboard"}
+var workerImages = []string{"pause", "busybox", "echo", "trireme-proxy", "trireme-netpol", "coredns", "local-path-provisioner", "metrics-server", "flannel", "trireme-vip", "trireme-dashboard", "trireme-traefik"}
 
 func newWorker(i int) *worker {
 	return &worker{&netnsnode.Node{

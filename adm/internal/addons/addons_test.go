@@ -151,6 +151,9 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 		{"unknown netpol key", map[string]any{"netpol": map[string]any{"port": 10262}}, "port"},
 		{"netpol sync period without a unit", map[string]any{"netpol": map[string]any{"syncPeriod": "60"}}, "syncPeriod"},
 		{"netpol flag without dashes", map[string]any{"netpol": map[string]any{"extraArgs": []any{"v=2"}}}, "extraArgs"},
+		{"unknown traefik key", map[string]any{"traefik": map[string]any{"replica": 2}}, "replica"},
+		{"traefik Service of an unknown type", map[string]any{"traefik": map[string]any{"service": map[string]any{"type": "ExternalName"}}}, "type"},
+		{"traefik flag without dashes", map[string]any{"traefik": map[string]any{"extraArgs": []any{"log.level=DEBUG"}}}, "extraArgs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := inputs

@@ -18,7 +18,7 @@ import (
 
 func TestList(t *testing.T) {
 	got := List("trireme.dev", "v1.37.0-x")
-	want := "trireme.dev/etcd:v1.37.0-x trireme.dev/trireme-apiserver:v1.37.0-x trireme.dev/trireme-controller-manager:v1.37.0-x trireme.dev/trireme-cloud-controller-manager:v1.37.0-x trireme.dev/trireme-scheduler:v1.37.0-x trireme.dev/trireme-proxy:v1.37.0-x trireme.dev/trireme-netpol:v1.37.0-x trireme.dev/coredns:v1.37.0-x trireme.dev/metrics-server:v1.37.0-x trireme.dev/flannel:v1.37.0-x trireme.dev/pause:v1.37.0-x trireme.dev/trireme-vip:v1.37.0-x trireme.dev/trireme-dashboard:v1.37.0-x trireme.dev/local-path-provisioner:v1.37.0-x trireme.dev/busybox:v1.37.0-x"
+	want := "trireme.dev/etcd:v1.37.0-x trireme.dev/trireme-apiserver:v1.37.0-x trireme.dev/trireme-controller-manager:v1.37.0-x trireme.dev/trireme-cloud-controller-manager:v1.37.0-x trireme.dev/trireme-scheduler:v1.37.0-x trireme.dev/trireme-proxy:v1.37.0-x trireme.dev/trireme-netpol:v1.37.0-x trireme.dev/coredns:v1.37.0-x trireme.dev/metrics-server:v1.37.0-x trireme.dev/flannel:v1.37.0-x trireme.dev/pause:v1.37.0-x trireme.dev/trireme-vip:v1.37.0-x trireme.dev/trireme-dashboard:v1.37.0-x trireme.dev/local-path-provisioner:v1.37.0-x trireme.dev/busybox:v1.37.0-x trireme.dev/trireme-traefik:v1.37.0-x"
 	if strings.Join(got, " ") != want {
 		t.Errorf("List = %v", got)
 	}

@@ -20,4 +20,5 @@ var Names = []string{
 	"trireme-dashboard",
 	"local-path-provisioner",
 	"busybox",
+	"trireme-traefik",
 }
