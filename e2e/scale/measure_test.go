@@ -30,7 +30,7 @@ func TestBucketQuantile(t *testing.T) {
 
 func TestClassify(t *testing.T) {
 	for _, tc := range []struct {
-		method, path                string
+		method, path               string
 		verb, resource, scope, slo string
 	}{
 		{"GET", "/api/v1/pods", "LIST", "pods", "cluster", "cluster list ≤30s"},
