@@ -70,6 +70,7 @@ type ControlPlane struct {
 	PIDs map[string]int
 
 	dir   string
+	procs map[string]*testcluster.Process // the ones start ran
 	log   *testcluster.TailBuffer
 	stops []func() error // run in reverse order by Close
 }
@@ -99,7 +100,7 @@ func StartControlPlane(ctx context.Context, f Flavour, s Settings, upstreamDir s
 	if err != nil {
 		return nil, fmt.Errorf("make state directory: %w", err)
 	}
-	c := &ControlPlane{Flavour: f, dir: dir, log: testcluster.NewTailBuffer(1 << 20), PIDs: map[string]int{}}
+	c := &ControlPlane{Flavour: f, dir: dir, log: testcluster.NewTailBuffer(1 << 20), PIDs: map[string]int{}, procs: map[string]*testcluster.Process{}}
 	for k, v := range map[string]string{"GOGC": s.GOGC, "GOMEMLIMIT": s.GOMEMLIMIT} {
 		if v != "" {
 			// Components inherit the harness's environment.
@@ -179,6 +180,7 @@ func (c *ControlPlane) start(name, bin string, args ...string) error {
 		return err
 	}
 	c.PIDs[name] = p.PID()
+	c.procs[name] = p
 	c.stops = append(c.stops, func() error {
 		select {
 		case <-p.Exited():
@@ -236,6 +238,9 @@ func (c *ControlPlane) startUpstream(ctx context.Context, s Settings, bins strin
 	if err := c.start("apiserver", filepath.Join(bins, "kube-apiserver"),
 		"--etcd-servers", c.EtcdEndpoint, "--etcd-prefix", testcluster.StoragePrefix,
 		"--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+		// Upstream refuses a loopback address in the kubernetes Service's
+		// endpoints; nothing here needs them.
+		"--endpoint-reconciler-type", "none",
 		"--tls-cert-file", serving, "--tls-private-key-file", servingKey, "--client-ca-file", caCert,
 		"--service-account-key-file", saKey, "--service-account-signing-key-file", saKey,
 		"--service-account-issuer", "https://kubernetes.default.svc",
@@ -255,7 +260,7 @@ func (c *ControlPlane) startUpstream(ctx context.Context, s Settings, bins strin
 	if c.Config, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig); err != nil {
 		return fmt.Errorf("load kubeconfig: %w", err)
 	}
-	if err := waitReadyz(ctx, c.Config, testcluster.DefaultReadyTimeout); err != nil {
+	if err := waitReadyz(ctx, c.Config, testcluster.DefaultReadyTimeout, c.procs["apiserver"].Exited()); err != nil {
 		return err
 	}
 	if err := c.start("controller-manager", filepath.Join(bins, "kube-controller-manager"),
@@ -269,8 +274,9 @@ func (c *ControlPlane) startUpstream(ctx context.Context, s Settings, bins strin
 	return c.startScheduler(filepath.Join(bins, "kube-scheduler"), s)
 }
 
-// waitReadyz polls the apiserver's /readyz until it answers ok.
-func waitReadyz(ctx context.Context, cfg *rest.Config, timeout time.Duration) error {
+// waitReadyz polls the apiserver's /readyz until it answers ok, or exited
+// is closed.
+func waitReadyz(ctx context.Context, cfg *rest.Config, timeout time.Duration, exited <-chan struct{}) error {
 	rc, err := restClient(cfg)
 	if err != nil {
 		return err
@@ -285,6 +291,8 @@ func waitReadyz(ctx context.Context, cfg *rest.Config, timeout time.Duration) er
 		}
 		last = err
 		select {
+		case <-exited:
+			return fmt.Errorf("apiserver exited before it was ready")
 		case <-ctx.Done():
 			return fmt.Errorf("apiserver not ready after %s: %v", timeout, last)
 		case <-time.After(200 * time.Millisecond):

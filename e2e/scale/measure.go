@@ -87,11 +87,21 @@ type SLO struct {
 // cluster lists within 30 s. Watches and others have none.
 func sloFor(verb, scope string) (SLO, bool) {
 	switch verb {
-	case "POST", "PUT", "PATCH", "DELETE", "create", "update", "patch", "delete":
+	case "POST", "APPLY":
 		return SLO{"mutating ≤1s", time.Second}, true
-	case "GET", "get":
+	case "PUT", "PATCH", "DELETE":
+		// A DELETE of a collection (the namespace controller's) is not a
+		// single-object call, and upstream's SLO leaves it out.
+		if scope != "resource" {
+			return SLO{}, false
+		}
+		return SLO{"mutating ≤1s", time.Second}, true
+	case "GET":
+		if scope != "resource" { // /api, /openapi/v3: not resources
+			return SLO{}, false
+		}
 		return SLO{"read object ≤1s", time.Second}, true
-	case "LIST", "list":
+	case "LIST":
 		if scope == "cluster" {
 			return SLO{"cluster list ≤30s", 30 * time.Second}, true
 		}

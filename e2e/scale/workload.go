@@ -586,7 +586,20 @@ func (r *Run) notReady(ctx context.Context) error {
 		return left == 0 && running >= r.Size.Pods, fmt.Sprintf("%d pods left on %d NotReady nodes, %d/%d Running elsewhere", left, n, running, r.Size.Pods), nil
 	})
 	r.fig.Eviction = time.Since(start)
-	return err
+	if err != nil {
+		return err
+	}
+	// The nodes come back, as repaired machines do: until then nothing
+	// finishes their evicted pods, which stay Terminating and would hold
+	// up the namespace deletion that follows.
+	patch = []byte(`{"metadata":{"labels":{"` + kwokLabel + `":"true"}}}`)
+	if err := parallel(ctx, n, func(ctx context.Context, i int) error {
+		_, err := r.cs.CoreV1().Nodes().Patch(ctx, nodeName(i), types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+		return err
+	}); err != nil {
+		return fmt.Errorf("relabel nodes: %w", err)
+	}
+	return nil
 }
 
 // deleteNamespace deletes bigNamespace and waits until it is gone.
