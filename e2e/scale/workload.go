@@ -599,6 +599,20 @@ func (r *Run) notReady(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("relabel nodes: %w", err)
 	}
+	// Their evicted pods are finished as the returning kubelet would: kwok
+	// does not revisit pods already Terminating on a node it takes back.
+	pods, err := r.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return fmt.Errorf("list pods: %w", err)
+	}
+	for _, p := range pods.Items {
+		if failed[p.Spec.NodeName] && p.DeletionTimestamp != nil {
+			err := r.cs.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("finish pod %s/%s: %w", p.Namespace, p.Name, err)
+			}
+		}
+	}
 	return nil
 }
 
