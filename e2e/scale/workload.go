@@ -76,6 +76,7 @@ type Figures struct {
 	GetPodsJSON     time.Duration
 	JSONBytes       int
 	WatchEvents     int64
+	Rewatches       int64
 	EtcdDB          int64
 	Peak, Settled   map[string]ProcStat
 	Server, Client  []Latency
@@ -96,11 +97,12 @@ type Run struct {
 	Timeout time.Duration
 	Log     func(format string, args ...any)
 
-	cs     kubernetes.Interface
-	client *ClientLatencies
-	fig    Figures
-	bound  sync.Map // pod UID → time first seen bound
-	events atomic.Int64
+	cs        kubernetes.Interface
+	client    *ClientLatencies
+	fig       Figures
+	bound     sync.Map // pod UID → time first seen bound
+	events    atomic.Int64
+	rewatches atomic.Int64
 }
 
 // Execute runs the workload. On a stage's failure the error names it and
@@ -207,6 +209,8 @@ func (w prefixWriter) Write(p []byte) (int, error) {
 
 // startWatchers holds Size.Watchers watches on every pod; the first also
 // records when each pod is first seen bound, for the scheduler's throughput.
+// A watch the apiserver closes (a slow consumer's, or at its timeout) is
+// opened again and counted, so that every client watches throughout.
 func (r *Run) startWatchers(ctx context.Context) error {
 	for i := range r.Size.Watchers {
 		w, err := r.cs.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{AllowWatchBookmarks: true})
@@ -214,19 +218,49 @@ func (r *Run) startWatchers(ctx context.Context) error {
 			return fmt.Errorf("start watcher %d: %w", i, err)
 		}
 		go func() {
-			defer w.Stop()
-			for ev := range w.ResultChan() {
-				r.events.Add(1)
-				if i != 0 || ev.Type == watch.Bookmark || ev.Type == watch.Error {
-					continue
+			for {
+				r.drain(w, i == 0)
+				if ctx.Err() != nil {
+					return
 				}
-				if pod, ok := ev.Object.(*corev1.Pod); ok && pod.Spec.NodeName != "" {
-					r.bound.LoadOrStore(pod.UID, time.Now())
+				r.rewatches.Add(1)
+				if w = r.reopen(ctx); w == nil {
+					return
 				}
 			}
 		}()
 	}
 	return nil
+}
+
+// reopen opens a pod watch again, retrying every second until ctx ends
+// (then it returns nil).
+func (r *Run) reopen(ctx context.Context) watch.Interface {
+	for {
+		w, err := r.cs.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{AllowWatchBookmarks: true})
+		if err == nil {
+			return w
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// drain counts w's events until it closes.
+func (r *Run) drain(w watch.Interface, recordBinds bool) {
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		r.events.Add(1)
+		if !recordBinds || ev.Type == watch.Bookmark || ev.Type == watch.Error {
+			continue
+		}
+		if pod, ok := ev.Object.(*corev1.Pod); ok && pod.Spec.NodeName != "" {
+			r.bound.LoadOrStore(pod.UID, time.Now())
+		}
+	}
 }
 
 // parallel runs f(0..n-1) on 50 workers, returning the first error.
@@ -653,7 +687,7 @@ func (r *Run) collect(ctx context.Context, settle bool) {
 		time.Sleep(30 * time.Second)
 		read(r.fig.Settled)
 	}
-	r.fig.WatchEvents = r.events.Load()
+	r.fig.WatchEvents, r.fig.Rewatches = r.events.Load(), r.rewatches.Load()
 	var err error
 	if r.fig.Server, err = ServerLatencies(ctx, r.CP.Config, 10); err != nil {
 		r.Log("server latencies: %v", err)
@@ -676,7 +710,7 @@ func (f *Figures) Print(w io.Writer, cp Flavour, size Size, s Settings) {
 	fmt.Fprintf(w, "NotReady → pods rescheduled:  %s (toleration %ds)\n", f.Eviction.Round(time.Millisecond), tolerationSec)
 	fmt.Fprintf(w, "namespace deletion:           %s\n", f.NamespaceDelete.Round(time.Millisecond))
 	fmt.Fprintf(w, "kubectl get pods -A:          %s (table), %s (-o json, %d MB)\n", f.GetPodsTable.Round(time.Millisecond), f.GetPodsJSON.Round(time.Millisecond), f.JSONBytes>>20)
-	fmt.Fprintf(w, "watch events received:        %d over all watchers\n", f.WatchEvents)
+	fmt.Fprintf(w, "watch events received:        %d over all watchers, %d watches closed by the server and reopened\n", f.WatchEvents, f.Rewatches)
 	fmt.Fprintf(w, "etcd db size:                 %.1f MiB\n", float64(f.EtcdDB)/(1<<20))
 	fmt.Fprintf(w, "%-20s %12s %12s %12s\n", "component", "peak RSS", "settled RSS", "CPU s")
 	var cpu time.Duration
