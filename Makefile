@@ -29,7 +29,7 @@ GO_TEST_FLAGS ?=
 # test files included, so `make check` would type-check everything twice.
 TEST_FLAGS    := -ldflags=-w -vet=off
 
-.PHONY: all build test test-unit e2e e2e-cluster bench bench-cluster conformance conformance-build generate verify fix images check clean run up down helm
+.PHONY: all build test test-unit e2e e2e-cluster bench bench-cluster bench-scale kwok conformance conformance-build generate verify fix images check clean run up down helm
 
 all: build
 
@@ -130,6 +130,23 @@ bench: build
 bench-cluster: build images helm
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_CLUSTER=1 TRIREME_E2E_PERF_DURATION=10s go test -count=1 -v \
 		-run '^(TestWorkload|TestMultiNode|TestPodNetworkThroughput)$$' -bench TopPods -benchtime=10x -timeout 25m ./e2e/cluster/
+
+## bench-scale: e2e/scale at issue 29's size, Trireme's control plane then upstream's
+## (components built by hack/build-upstream.sh) on kwok's fake nodes, printing the figures
+## side by side. SCALE_NODES, SCALE_PODS, SCALE_NAMESPACES, SCALE_WATCHERS and
+## SCALE_CONTROL_PLANES (trireme,upstream) override; GOGC/GOMEMLIMIT reach every component.
+SCALE_NODES ?= 1000
+SCALE_PODS ?= 30000
+SCALE_NAMESPACES ?= 100
+SCALE_CONTROL_PLANES ?= trireme,upstream
+bench-scale: build kwok
+	@if echo "$(SCALE_CONTROL_PLANES)" | grep -q upstream; then ./hack/build-upstream.sh kube-apiserver kube-controller-manager kube-scheduler; fi
+	TRIREME_E2E_SCALE=1 TRIREME_BIN_DIR=$(CURDIR)/$(BIN) SCALE_NODES=$(SCALE_NODES) SCALE_PODS=$(SCALE_PODS) SCALE_NAMESPACES=$(SCALE_NAMESPACES) \
+		SCALE_CONTROL_PLANES=$(SCALE_CONTROL_PLANES) SCALE_KWOK=$(CURDIR)/$(BIN)/kwok go test $(TEST_FLAGS) -count=1 -v -run '^TestScale$$' -timeout 180m ./e2e/scale/
+
+## kwok: fake nodes for e2e/scale, built from sigs.k8s.io/kwok's module (never downloaded)
+kwok:
+	./hack/build-kwok.sh
 
 ## conformance: upstream's [Conformance] specs against KUBECONFIG (make up's by default):
 ## e2e.test, ginkgo, kubectl and the test images of the libraries' Kubernetes release

@@ -422,3 +422,12 @@ func (s *APIServer) Clientset(tb testing.TB) *kubernetes.Clientset {
 
 // LogTail returns the last n lines of the server's log.
 func (s *APIServer) LogTail(n int) string { return Tail(s.Logs(), n) }
+
+// EtcdPID is the process id of the server's etcd when it runs with
+// ExternalEtcd, and 0 otherwise.
+func (s *APIServer) EtcdPID() int {
+	if s.etcd == nil {
+		return 0
+	}
+	return s.etcd.proc.PID()
+}

@@ -135,3 +135,28 @@ func (e *etcdServer) stop() error {
 	}
 	return nil
 }
+
+// Etcd is a single-member etcd process on loopback that a caller runs
+// beside a control plane of its own making (the scale harness puts
+// Trireme's and upstream's apiservers on the same build of etcd).
+type Etcd struct{ e *etcdServer }
+
+// StartEtcd runs the etcd binary `make build` writes, with its data under
+// dir and its warning-level output in out, and waits until it answers
+// /health. The caller stops it with Stop; dir is the caller's to remove.
+func StartEtcd(ctx context.Context, dir string, out *TailBuffer) (*Etcd, error) {
+	e, err := startEtcd(ctx, dir, out)
+	if err != nil {
+		return nil, err
+	}
+	return &Etcd{e: e}, nil
+}
+
+// Endpoint is etcd's client URL, http://127.0.0.1:<port>.
+func (e *Etcd) Endpoint() string { return e.e.endpoint }
+
+// PID is the etcd process's id.
+func (e *Etcd) PID() int { return e.e.proc.PID() }
+
+// Stop stops etcd by PID.
+func (e *Etcd) Stop() error { return e.e.stop() }
