@@ -8,6 +8,7 @@ packages=(
 	busybox-static                # the busybox test image
 	containerd runc containernetworking-plugins  # the container runtime the kubelet drives
 	iptables nftables conntrack iproute2         # service rules and test "nodes"
+	chromium                      # e2e/dashboard drives the console in headless Chromium
 )
 
 missing=()
