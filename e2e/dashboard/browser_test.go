@@ -76,14 +76,6 @@ func waitText(sel, want string) chromedp.Action[chromedp.Void] {
 	})
 }
 
-// void drops an action's value.
-func void[T any](a chromedp.Action[T]) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		_, err := a(ctx, t)
-		return chromedp.Void{}, err
-	}
-}
-
 // shot saves a screenshot of the page under the test's artifact dir.
 func shot(t *testing.T, name string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
