@@ -133,6 +133,7 @@ spec:
 // the cloud-controller-manager gave its LoadBalancer Service, which each
 // Ingress's status shows.
 func TestIngress(t *testing.T) {
+	begin(t)
 	if class := must(t, "get", "ingressclass", "traefik", "-o",
 		`jsonpath={.spec.controller} {.metadata.annotations.ingressclass\.kubernetes\.io/is-default-class}`); class != "traefik.io/ingress-controller true" {
 		t.Fatalf("IngressClass traefik: controller and default %q, want traefik.io/ingress-controller true", class)
