@@ -206,24 +206,30 @@ func asRelease(r any) (*release.Release, error) {
 // Render returns the manifests the chart makes from vals without a cluster, as
 // `helm template` does, for the golden tests and `--dry-run`.
 func Render(ch *chart.Chart, vals map[string]any) (string, error) {
+	rel, err := dryRun(ch, vals, func(in *action.Install) { in.Replace = true })
+	if err != nil {
+		return "", err
+	}
+	return rel.Manifest, nil
+}
+
+// dryRun installs ch with vals client-side only, against Kubernetes
+// v1.37.0 and no cluster; adjust sets what a caller needs beyond that.
+func dryRun(ch *chart.Chart, vals map[string]any, adjust func(*action.Install)) (*release.Release, error) {
 	cfg := action.NewConfiguration(action.ConfigurationSetLogger(slog.NewTextHandler(io.Discard, nil)))
 	cfg.Releases = storage.Init(driver.NewMemory())
 	in := action.NewInstall(cfg)
 	in.ReleaseName, in.Namespace = ReleaseName, Namespace
 	in.DryRunStrategy = action.DryRunClient
-	in.Replace = true
 	kv, err := common.ParseKubeVersion("v1.37.0")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	in.KubeVersion = kv
+	adjust(in)
 	r, err := in.Run(ch, vals)
 	if err != nil {
-		return "", fmt.Errorf("render chart %s: %w", ch.Name(), err)
+		return nil, fmt.Errorf("render chart %s: %w", ch.Name(), err)
 	}
-	rel, err := asRelease(r)
-	if err != nil {
-		return "", err
-	}
-	return rel.Manifest, nil
+	return asRelease(r)
 }

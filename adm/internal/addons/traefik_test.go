@@ -1,8 +1,6 @@
 package addons
 
 import (
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,8 +9,6 @@ import (
 
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/common"
-	"helm.sh/helm/v4/pkg/storage"
-	"helm.sh/helm/v4/pkg/storage/driver"
 	"sigs.k8s.io/yaml"
 )
 
@@ -43,21 +39,10 @@ func renderWithHooks(t *testing.T, user map[string]any, singleNode bool) map[str
 	}
 	in := inputs
 	in.User, in.SingleNode = user, singleNode
-	cfg := action.NewConfiguration(action.ConfigurationSetLogger(slog.NewTextHandler(io.Discard, nil)))
-	cfg.Releases = storage.Init(driver.NewMemory())
-	install := action.NewInstall(cfg)
-	install.ReleaseName, install.Namespace = ReleaseName, Namespace
-	install.DryRunStrategy = action.DryRunClient
-	install.IncludeCRDs = true
-	install.APIVersions = common.VersionSet{"gateway.networking.k8s.io/v1/GatewayClass"}
-	if install.KubeVersion, err = common.ParseKubeVersion("v1.37.0"); err != nil {
-		t.Fatal(err)
-	}
-	r, err := install.Run(ch, Values(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := asRelease(r)
+	rel, err := dryRun(ch, Values(in), func(install *action.Install) {
+		install.IncludeCRDs = true
+		install.APIVersions = common.VersionSet{"gateway.networking.k8s.io/v1/GatewayClass"}
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
