@@ -2,24 +2,18 @@ package cluster
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"trireme.dev/componentbase/testpki"
 )
 
 // ingressDemo is two echo Deployments behind the Services alpha and beta
@@ -138,34 +132,16 @@ func TestIngress(t *testing.T) {
 		`jsonpath={.spec.controller} {.metadata.annotations.ingressclass\.kubernetes\.io/is-default-class}`); class != "traefik.io/ingress-controller true" {
 		t.Fatalf("IngressClass traefik: controller and default %q, want traefik.io/ingress-controller true", class)
 	}
-	var lb string
-	eventually(t, 60*time.Second, "kube-system/traefik gets an address", func() error {
-		out, err := kubectl("-n", "kube-system", "get", "service", "traefik", "-o", "jsonpath={.status.loadBalancer.ingress[0].ip}")
-		if err != nil {
-			return err
-		}
-		if net.ParseIP(out) == nil {
-			return fmt.Errorf("status.loadBalancer.ingress[0].ip %q", out)
-		}
-		lb = out
-		return nil
-	})
-	_, pool, _ := net.ParseCIDR(lbPool)
-	if !pool.Contains(net.ParseIP(lb)) {
-		t.Fatalf("traefik got %s, outside the pool %s", lb, lbPool)
-	}
+	lb := lbAddress(t, "kube-system", "traefik")
 	t.Cleanup(func() { _, _ = kubectl("delete", "namespace", "ingress-demo", "--wait=false") })
 
-	certPEM, keyPEM := selfSigned(t, "secure.test")
+	ca, pair := serving("secure.test")
 	apply(t, ingressDemo)
-	dir := t.TempDir()
-	for name, b := range map[string][]byte{"tls.crt": certPEM, "tls.key": keyPEM} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
+	certFile, keyFile, err := pair.Write(t.TempDir(), "tls")
+	if err != nil {
+		t.Fatal(err)
 	}
-	must(t, "-n", "ingress-demo", "create", "secret", "tls", "secure-tls",
-		"--cert", filepath.Join(dir, "tls.crt"), "--key", filepath.Join(dir, "tls.key"))
+	must(t, "-n", "ingress-demo", "create", "secret", "tls", "secure-tls", "--cert", certFile, "--key", keyFile)
 	must(t, "-n", "ingress-demo", "rollout", "status", "deployment/alpha", "deployment/beta", "--timeout=120s")
 
 	// The apiserver's DefaultIngressClass admission gives it the default class.
@@ -208,7 +184,7 @@ func TestIngress(t *testing.T) {
 
 	t.Run("TLS from the Secret", func(t *testing.T) {
 		roots := x509.NewCertPool()
-		roots.AppendCertsFromPEM(certPEM)
+		roots.AppendCertsFromPEM(ca.CertPEM)
 		secure := viaAddress(lb, &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12})
 		eventually(t, 30*time.Second, "https://secure.test/ with the Secret's certificate", func() error {
 			return expect(secure, "https://secure.test/", 200, "alpha-")
@@ -216,14 +192,14 @@ func TestIngress(t *testing.T) {
 	})
 
 	t.Run("a rotated Secret is served without a restart", func(t *testing.T) {
-		newCert, newKey := selfSigned(t, "secure.test")
+		newCA, newPair := serving("secure.test")
 		secret := fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: secure-tls, namespace: ingress-demo}\ntype: kubernetes.io/tls\ndata: {tls.crt: %s, tls.key: %s}\n",
-			base64.StdEncoding.EncodeToString(newCert), base64.StdEncoding.EncodeToString(newKey))
+			base64.StdEncoding.EncodeToString(newPair.CertPEM), base64.StdEncoding.EncodeToString(newPair.KeyPEM))
 		if out, err := kubectlStdin(secret, "apply", "-f", "-"); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
 		roots := x509.NewCertPool()
-		roots.AppendCertsFromPEM(newCert)
+		roots.AppendCertsFromPEM(newCA.CertPEM)
 		secure := viaAddress(lb, &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12})
 		eventually(t, 30*time.Second, "https://secure.test/ with the rotated certificate", func() error {
 			return expect(secure, "https://secure.test/", 200, "alpha-")
@@ -319,31 +295,9 @@ func expect(c *http.Client, url string, status int, want string) error {
 	return nil
 }
 
-// selfSigned makes a certificate and key (PEM) for host.
-func selfSigned(t *testing.T, host string) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: host},
-		DNSNames:     []string{host},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA:         true, BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+// serving makes a CA of its own and a serving certificate it signed for
+// host: a client that trusts only that CA accepts only that certificate.
+func serving(host string) (*testpki.CA, *testpki.Pair) {
+	ca := testpki.NewCA("e2e-ingress " + host)
+	return ca, ca.Issue(testpki.Cert{CommonName: host, DNSNames: []string{host}, Usage: testpki.ServerAuth})
 }

@@ -103,9 +103,17 @@ func checkLoadBalancer(t *testing.T, byNode map[string][2]string) {
 	if out, err := kubectlStdin(lbService, "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
+	ip := lbAddress(t, "demo", "everywhere-lb")
+	answersFromEveryPod(t, "LoadBalancer "+ip+" from the host", "http://"+net.JoinHostPort(ip, "80")+"/", len(byNode))
+}
+
+// lbAddress waits for a LoadBalancer Service's address, ipMode VIP, and
+// fails the test unless it is of the suite's pool.
+func lbAddress(t *testing.T, ns, name string) string {
+	t.Helper()
 	var ip string
-	eventually(t, 60*time.Second, "everywhere-lb gets an address", func() error {
-		out, err := kubectl("-n", "demo", "get", "service", "everywhere-lb", "-o", "jsonpath={.status.loadBalancer.ingress[0].ip} {.status.loadBalancer.ingress[0].ipMode}")
+	eventually(t, 60*time.Second, ns+"/"+name+" gets an address", func() error {
+		out, err := kubectl("-n", ns, "get", "service", name, "-o", "jsonpath={.status.loadBalancer.ingress[0].ip} {.status.loadBalancer.ingress[0].ipMode}")
 		if err != nil {
 			return err
 		}
@@ -118,9 +126,9 @@ func checkLoadBalancer(t *testing.T, byNode map[string][2]string) {
 	})
 	_, pool, _ := net.ParseCIDR(lbPool)
 	if !pool.Contains(net.ParseIP(ip)) {
-		t.Fatalf("everywhere-lb got %s, outside the pool %s", ip, lbPool)
+		t.Fatalf("%s/%s got %s, outside the pool %s", ns, name, ip, lbPool)
 	}
-	answersFromEveryPod(t, "LoadBalancer "+ip+" from the host", "http://"+net.JoinHostPort(ip, "80")+"/", len(byNode))
+	return ip
 }
 
 // answersFromEveryPod asks url from the host until n different pods have
