@@ -6,10 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/cookiejar"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +21,7 @@ import (
 
 	"trireme.dev/componentbase/freeport"
 	"trireme.dev/componentbase/testcluster"
+	"trireme.dev/e2e/internal/console"
 )
 
 // startDashboard runs the built binary against srv and returns its URL.
@@ -59,70 +57,6 @@ func startDashboard(t *testing.T) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// browser is a page's session: its cookies and the CSRF token it read.
-type browser struct {
-	t    *testing.T
-	base string
-	c    *http.Client
-	csrf string
-}
-
-func newBrowser(t *testing.T, base string) *browser {
-	jar, _ := cookiejar.New(nil)
-	b := &browser{t: t, base: base, c: &http.Client{Jar: jar, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}}
-	r := b.do("GET", "/", "", nil)
-	if r.code != 200 || !strings.Contains(r.body, "app.js") {
-		t.Fatalf("GET / = %d %s", r.code, r.body)
-	}
-	if csp := r.hdr.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
-		t.Fatalf("CSP = %q", csp)
-	}
-	u, _ := url.Parse(base)
-	for _, c := range jar.Cookies(u) {
-		if c.Name == "trireme-csrf" {
-			b.csrf = c.Value
-		}
-	}
-	if b.csrf == "" {
-		t.Fatal("no CSRF cookie")
-	}
-	return b
-}
-
-type answer struct {
-	code int
-	body string
-	hdr  http.Header
-}
-
-func (b *browser) do(method, path, body string, hdr map[string]string) answer {
-	b.t.Helper()
-	req, err := http.NewRequestWithContext(b.t.Context(), method, b.base+path, strings.NewReader(body))
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	r, err := b.c.Do(req)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer func() { _ = r.Body.Close() }()
-	data, _ := io.ReadAll(r.Body)
-	return answer{r.StatusCode, string(data), r.Header}
-}
-
-func (b *browser) post(path string, v any) answer {
-	data, _ := json.Marshal(v)
-	return b.do("POST", path, string(data), map[string]string{"Content-Type": "application/json", "X-CSRF-Token": b.csrf, "Origin": b.base})
-}
-
-func (b *browser) signIn(token string) answer {
-	return b.do("POST", "/login", url.Values{"token": {token}}.Encode(), map[string]string{
-		"Content-Type": "application/x-www-form-urlencoded", "X-CSRF-Token": b.csrf, "Origin": b.base})
 }
 
 // userToken makes a ServiceAccount bound to clusterRole and returns a
@@ -175,41 +109,40 @@ func TestConsole(t *testing.T) {
 	deploy := "/apis/apps/v1/namespaces/" + ns + "/deployments/web"
 
 	t.Run("wrong token is refused with the reason", func(t *testing.T) {
-		b := newBrowser(t, base)
-		if r := b.signIn("not-a-token"); r.code != http.StatusUnauthorized || !strings.Contains(r.body, "Unauthorized") {
-			t.Fatalf("= %d %s", r.code, r.body)
+		b := console.Open(t, base)
+		if r := b.SignIn("not-a-token"); r.Code != http.StatusUnauthorized || !strings.Contains(r.Body, "Unauthorized") {
+			t.Fatalf("= %d %s", r.Code, r.Body)
 		}
-		if r := b.do("GET", "/api/k8s/api/v1/pods", "", nil); r.code != http.StatusUnauthorized {
-			t.Fatalf("list without a session = %d", r.code)
+		if r := b.Do("GET", "/api/k8s/api/v1/pods", "", nil); r.Code != http.StatusUnauthorized {
+			t.Fatalf("list without a session = %d", r.Code)
 		}
 	})
 
-	b := newBrowser(t, base)
-	if r := b.signIn(admin); r.code != http.StatusOK || !strings.Contains(r.body, "system:serviceaccount:dash:admin") {
-		t.Fatalf("sign in = %d %s", r.code, r.body)
+	b := console.Open(t, base)
+	if r := b.SignIn(admin); r.Code != http.StatusOK || !strings.Contains(r.Body, "system:serviceaccount:dash:admin") {
+		t.Fatalf("sign in = %d %s", r.Code, r.Body)
 	}
 
 	t.Run("lists are server-side tables as the user", func(t *testing.T) {
-		r := b.do("GET", "/api/k8s/apis/apps/v1/namespaces/"+ns+"/deployments?as=table&includeObject=Metadata&limit=10", "", nil)
-		if r.code != 200 || !strings.Contains(r.body, `"kind":"Table"`) || !strings.Contains(r.body, "Ready") {
-			t.Fatalf("= %d %s", r.code, r.body)
+		r := b.Do("GET", "/api/k8s/apis/apps/v1/namespaces/"+ns+"/deployments?as=table&includeObject=Metadata&limit=10", "", nil)
+		if r.Code != 200 || !strings.Contains(r.Body, `"kind":"Table"`) || !strings.Contains(r.Body, "Ready") {
+			t.Fatalf("= %d %s", r.Code, r.Body)
 		}
 		// The annotation (labels cannot hold markup) is data, relayed as JSON text: the page sets it with
 		// textContent.
-		if !strings.Contains(r.body, `\u003cscript\u003e`) && !strings.Contains(r.body, "<script>") {
-			t.Fatalf("annotation missing: %s", r.body)
+		if !strings.Contains(r.Body, `\u003cscript\u003e`) && !strings.Contains(r.Body, "<script>") {
+			t.Fatalf("annotation missing: %s", r.Body)
 		}
 	})
 
 	t.Run("scale shows in a live watch", func(t *testing.T) {
-		list := b.do("GET", "/api/k8s"+deploy, "", nil)
+		list := b.Do("GET", "/api/k8s"+deploy, "", nil)
 		var d appsv1.Deployment
-		if err := json.Unmarshal([]byte(list.body), &d); err != nil {
+		if err := json.Unmarshal([]byte(list.Body), &d); err != nil {
 			t.Fatal(err)
 		}
 		wctx, cancel := context.WithCancel(ctx)
-		req, _ := http.NewRequestWithContext(wctx, "GET", b.base+"/api/watch/apis/apps/v1/namespaces/"+ns+"/deployments?resourceVersion="+d.ResourceVersion, nil)
-		resp, err := b.c.Do(req)
+		resp, err := b.Stream(wctx, "/api/watch/apis/apps/v1/namespaces/"+ns+"/deployments?resourceVersion="+d.ResourceVersion)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,8 +153,8 @@ func TestConsole(t *testing.T) {
 			t.Fatalf("watch content type %q", ct)
 		}
 		start := time.Now()
-		if r := b.post("/api/action/scale", map[string]any{"path": deploy, "replicas": 3}); r.code != 200 {
-			t.Fatalf("scale = %d %s", r.code, r.body)
+		if r := b.Post("/api/action/scale", map[string]any{"path": deploy, "replicas": 3}); r.Code != 200 {
+			t.Fatalf("scale = %d %s", r.Code, r.Body)
 		}
 		buf := make([]byte, 64<<10)
 		var got string
@@ -239,8 +172,8 @@ func TestConsole(t *testing.T) {
 	})
 
 	t.Run("restart sets restartedAt", func(t *testing.T) {
-		if r := b.post("/api/action/restart", map[string]any{"path": deploy}); r.code != 200 {
-			t.Fatalf("= %d %s", r.code, r.body)
+		if r := b.Post("/api/action/restart", map[string]any{"path": deploy}); r.Code != 200 {
+			t.Fatalf("= %d %s", r.Code, r.Body)
 		}
 		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil || d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] == "" {
@@ -250,13 +183,13 @@ func TestConsole(t *testing.T) {
 
 	t.Run("an edit the API refuses shows the field path and changes nothing", func(t *testing.T) {
 		bad := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"dash"},"spec":{"replicas":-5}}`
-		r := b.post("/api/action/apply", map[string]any{"path": deploy, "body": bad, "dryRun": true})
-		if r.code != http.StatusUnprocessableEntity || !strings.Contains(r.body, `"field":"spec.replicas"`) {
-			t.Fatalf("= %d %s", r.code, r.body)
+		r := b.Post("/api/action/apply", map[string]any{"path": deploy, "body": bad, "dryRun": true})
+		if r.Code != http.StatusUnprocessableEntity || !strings.Contains(r.Body, `"field":"spec.replicas"`) {
+			t.Fatalf("= %d %s", r.Code, r.Body)
 		}
 		good := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"dash"},"spec":{"replicas":2}}`
-		if r := b.post("/api/action/apply", map[string]any{"path": deploy, "body": good, "dryRun": true}); r.code != 200 || !strings.Contains(r.body, `"replicas":2`) {
-			t.Fatalf("dry run = %d %s", r.code, r.body)
+		if r := b.Post("/api/action/apply", map[string]any{"path": deploy, "body": good, "dryRun": true}); r.Code != 200 || !strings.Contains(r.Body, `"replicas":2`) {
+			t.Fatalf("dry run = %d %s", r.Code, r.Body)
 		}
 		d, _ := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		if *d.Spec.Replicas != 3 {
@@ -265,22 +198,22 @@ func TestConsole(t *testing.T) {
 	})
 
 	t.Run("cross-site POST without the CSRF token is refused", func(t *testing.T) {
-		r := b.do("POST", "/api/action/delete", `{"path":"`+deploy+`"}`, map[string]string{"Content-Type": "application/json", "Origin": "https://evil.example"})
-		if r.code != http.StatusForbidden {
-			t.Fatalf("= %d %s", r.code, r.body)
+		r := b.Do("POST", "/api/action/delete", `{"path":"`+deploy+`"}`, map[string]string{"Content-Type": "application/json", "Origin": "https://evil.example"})
+		if r.Code != http.StatusForbidden {
+			t.Fatalf("= %d %s", r.Code, r.Body)
 		}
-		r = b.do("POST", "/api/action/delete", `{"path":"`+deploy+`"}`, map[string]string{"Content-Type": "application/json"})
-		if r.code != http.StatusForbidden || !strings.Contains(r.body, "CSRF") {
-			t.Fatalf("= %d %s", r.code, r.body)
+		r = b.Do("POST", "/api/action/delete", `{"path":"`+deploy+`"}`, map[string]string{"Content-Type": "application/json"})
+		if r.Code != http.StatusForbidden || !strings.Contains(r.Body, "CSRF") {
+			t.Fatalf("= %d %s", r.Code, r.Body)
 		}
 	})
 
 	t.Run("a read-only user is not offered delete and is refused it", func(t *testing.T) {
-		v := newBrowser(t, base)
-		if r := v.signIn(viewer); r.code != 200 {
-			t.Fatalf("sign in = %d %s", r.code, r.body)
+		v := console.Open(t, base)
+		if r := v.SignIn(viewer); r.Code != 200 {
+			t.Fatalf("sign in = %d %s", r.Code, r.Body)
 		}
-		r := v.post("/api/can-i", []map[string]string{
+		r := v.Post("/api/can-i", []map[string]string{
 			{"verb": "delete", "group": "apps", "resource": "deployments", "namespace": ns, "name": "web"},
 			{"verb": "list", "group": "apps", "resource": "deployments", "namespace": ns},
 		})
@@ -288,24 +221,24 @@ func TestConsole(t *testing.T) {
 			Allowed bool   `json:"allowed"`
 			Reason  string `json:"reason"`
 		}
-		if err := json.Unmarshal([]byte(r.body), &answers); err != nil || len(answers) != 2 {
-			t.Fatalf("can-i = %d %s", r.code, r.body)
+		if err := json.Unmarshal([]byte(r.Body), &answers); err != nil || len(answers) != 2 {
+			t.Fatalf("can-i = %d %s", r.Code, r.Body)
 		}
 		if answers[0].Allowed || answers[0].Reason == "" || !answers[1].Allowed {
 			t.Fatalf("can-i answers %+v", answers)
 		}
-		r = v.post("/api/action/delete", map[string]any{"path": deploy})
-		if r.code != http.StatusForbidden || !strings.Contains(r.body, `"reason":"Forbidden"`) {
-			t.Fatalf("delete as viewer = %d %s", r.code, r.body)
+		r = v.Post("/api/action/delete", map[string]any{"path": deploy})
+		if r.Code != http.StatusForbidden || !strings.Contains(r.Body, `"reason":"Forbidden"`) {
+			t.Fatalf("delete as viewer = %d %s", r.Code, r.Body)
 		}
 	})
 
 	t.Run("sign out ends the session", func(t *testing.T) {
-		if r := b.do("POST", "/logout", "", map[string]string{"X-CSRF-Token": b.csrf}); r.code != http.StatusNoContent {
-			t.Fatalf("= %d", r.code)
+		if r := b.Do("POST", "/logout", "", map[string]string{"X-CSRF-Token": b.CSRF}); r.Code != http.StatusNoContent {
+			t.Fatalf("= %d", r.Code)
 		}
-		if r := b.do("GET", "/api/session", "", nil); r.code != http.StatusUnauthorized {
-			t.Fatalf("after sign-out = %d", r.code)
+		if r := b.Do("GET", "/api/session", "", nil); r.Code != http.StatusUnauthorized {
+			t.Fatalf("after sign-out = %d", r.Code)
 		}
 	})
 }
