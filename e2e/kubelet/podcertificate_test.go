@@ -53,10 +53,14 @@ func (s *testSigner) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list pod certificate requests: %w", err)
 	}
-	fail := func(err error) {
-		if ctx.Err() == nil {
+	// handle issues r unless it is answered already, keeping what fails.
+	handle := func(r *certificatesv1.PodCertificateRequest) {
+		if len(r.Status.Conditions) > 0 {
+			return
+		}
+		if err := s.issue(ctx, r); err != nil && ctx.Err() == nil {
 			s.mu.Lock()
-			s.errs = append(s.errs, err)
+			s.errs = append(s.errs, fmt.Errorf("issue %s/%s: %w", r.Namespace, r.Name, err))
 			s.mu.Unlock()
 		}
 	}
@@ -69,24 +73,17 @@ func (s *testSigner) run(ctx context.Context) error {
 				}
 			}
 			for i := range list.Items {
-				if r := &list.Items[i]; len(r.Status.Conditions) == 0 {
-					if err := s.issue(ctx, r); err != nil {
-						fail(fmt.Errorf("issue %s/%s: %w", r.Namespace, r.Name, err))
-					}
-				}
+				handle(&list.Items[i])
 			}
 			w, err := pcrs.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.ResourceVersion})
 			list = nil
 			if err != nil {
+				time.Sleep(time.Second)
 				continue
 			}
 			for ev := range w.ResultChan() {
-				r, ok := ev.Object.(*certificatesv1.PodCertificateRequest)
-				if !ok || ev.Type != watch.Added || len(r.Status.Conditions) > 0 {
-					continue
-				}
-				if err := s.issue(ctx, r); err != nil {
-					fail(fmt.Errorf("issue %s/%s: %w", r.Namespace, r.Name, err))
+				if r, ok := ev.Object.(*certificatesv1.PodCertificateRequest); ok && ev.Type == watch.Added {
+					handle(r)
 				}
 			}
 			w.Stop()
