@@ -80,15 +80,10 @@ func (p *Process) Stop(timeout time.Duration) error {
 		return nil
 	case <-time.After(timeout):
 	}
-	if err := p.signal(syscall.SIGKILL); err != nil {
+	if err := p.Kill(); err != nil {
 		return err
 	}
-	select {
-	case <-p.done:
-		return fmt.Errorf("pid %d ignored SIGTERM for %s and was killed", p.PID(), timeout)
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("pid %d did not exit after SIGKILL", p.PID())
-	}
+	return fmt.Errorf("pid %d ignored SIGTERM for %s and was killed", p.PID(), timeout)
 }
 
 // Kill sends SIGKILL to the process group, as a crash or a lost machine ends
