@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +32,7 @@ import (
 // port 8080 answers with the node's name, standing in for its pods.
 type lbNode struct {
 	name, netns, port string
-	ip                netip.Addr
+	ip, ip6           netip.Addr
 	announcer         *testcluster.Process
 	log               *testcluster.LogBuffer
 }
@@ -71,7 +73,9 @@ func newLBTopology(tb testing.TB, n, size int, ccmArgs ...string) *lbTopology {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := testcluster.StartAPIServer(tb, testcluster.APIServerOptions{})
+	// Dual-stack Service ranges, so that a Service can ask for an IPv6
+	// address too.
+	srv := testcluster.StartAPIServer(tb, testcluster.APIServerOptions{ServiceClusterIPRange: "10.96.0.0/16,fd96::/108"})
 	tp := &lbTopology{srv: srv, cs: srv.Clientset(tb), nodes: map[string]*lbNode{}, vip: vipBin,
 		client: &http.Client{Timeout: 300 * time.Millisecond}}
 	installCRD(tb, srv)
@@ -85,14 +89,22 @@ func newLBTopology(tb testing.TB, n, size int, ccmArgs ...string) *lbTopology {
 		b[3] = byte(i % 256)
 		return netip.AddrFrom4(b)
 	}
+	// The same layout in a unique-local /64 (RFC 4193): nodes from ::11,
+	// the pool's 16 IPv6 addresses from ::100.
+	at6 := func(i int) netip.Addr {
+		b := netip.MustParseAddr("fd98:18::").As16()
+		b[5] = byte(os.Getpid() % 64)
+		b[14], b[15] = byte(i/256), byte(i%256)
+		return netip.AddrFrom16(b)
+	}
 	config := filepath.Join(tb.TempDir(), "cloud.yaml")
 	if err := os.WriteFile(config, fmt.Appendf(nil, `apiVersion: cloudconfig.config.trireme.dev/v1alpha1
 kind: CloudConfiguration
 loadBalancer:
   pools:
   - name: default
-    addresses: ["%s-%s"]
-`, at(256), at(256+size-1)), 0o600); err != nil {
+    addresses: ["%s-%s", "%s-%s"]
+`, at(256), at(256+size-1), at6(256), at6(256+15)), 0o600); err != nil {
 		tb.Fatal(err)
 	}
 	p := fmt.Sprintf("lba%d", os.Getpid()%100000)
@@ -103,8 +115,9 @@ loadBalancer:
 		tb.Fatal(err)
 	}
 	tb.Cleanup(tp.sw.Delete)
+	netns.IP(tb, "addr", "add", netip.PrefixFrom(at6(1), 64).String(), "dev", tp.sw.HostIface, "nodad")
 	for i := 1; i <= n; i++ {
-		nd := &lbNode{name: fmt.Sprintf("lb-node-%d", i), netns: fmt.Sprintf("%s-n%d", p, i), port: fmt.Sprintf("n%d", i), ip: at(10 + i)}
+		nd := &lbNode{name: fmt.Sprintf("lb-node-%d", i), netns: fmt.Sprintf("%s-n%d", p, i), port: fmt.Sprintf("n%d", i), ip: at(10 + i), ip6: at6(10 + i)}
 		tp.nodes[nd.name], tp.names = nd, append(tp.names, nd.name)
 		netns.IP(tb, "netns", "add", nd.netns)
 		tb.Cleanup(func() { _ = exec.Command("ip", "netns", "del", nd.netns).Run() })
@@ -112,6 +125,7 @@ loadBalancer:
 		netns.IP(tb, "-n", tp.sw.Netns, "link", "add", nd.port, "type", "veth", "peer", "name", "eth0", "netns", nd.netns)
 		netns.IP(tb, "-n", tp.sw.Netns, "link", "set", nd.port, "master", tp.sw.Bridge, "up")
 		netns.IP(tb, "-n", nd.netns, "addr", "add", nd.ip.String()+"/22", "dev", "eth0")
+		netns.IP(tb, "-n", nd.netns, "addr", "add", nd.ip6.String()+"/64", "dev", "eth0", "nodad")
 		netns.IP(tb, "-n", nd.netns, "link", "set", "eth0", "up")
 		registerNode(tb, tp.cs, nd.name, nd.ip.String(), nil, true)
 		serveName(tb, nd)
@@ -130,7 +144,7 @@ loadBalancer:
 
 // answer is which node answers http://ip:8080/ from the host, "" if none.
 func (tp *lbTopology) answer(ip string) string {
-	resp, err := tp.client.Get("http://" + ip + ":8080/")
+	resp, err := tp.client.Get("http://" + net.JoinHostPort(ip, "8080") + "/")
 	if err != nil {
 		return ""
 	}
@@ -139,13 +153,18 @@ func (tp *lbTopology) answer(ip string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// held maps every address on a node's eth0 to the nodes holding it.
+// held maps every host address (/32, /128) on a node's eth0, the
+// announced ones, to the nodes holding it.
 func (tp *lbTopology) held() map[string][]string {
 	out := map[string][]string{}
 	for _, name := range tp.names {
-		o, _ := exec.Command("ip", "-n", tp.nodes[name].netns, "-o", "-4", "addr", "show", "dev", "eth0").CombinedOutput()
+		o, _ := exec.Command("ip", "-n", tp.nodes[name].netns, "-o", "addr", "show", "dev", "eth0").CombinedOutput()
 		for _, f := range strings.Fields(string(o)) {
-			if ip, ok := strings.CutSuffix(f, "/32"); ok {
+			ip, ok := strings.CutSuffix(f, "/32")
+			if !ok {
+				ip, ok = strings.CutSuffix(f, "/128")
+			}
+			if ok {
 				out[ip] = append(out[ip], name)
 			}
 		}
@@ -168,8 +187,9 @@ func (tp *lbTopology) kill(tb testing.TB, node string) {
 // TestAnnouncement runs the CCM and three nodes' announcers; the host
 // reaches each LoadBalancer address over the nodes' layer-2 network (its
 // ARP resolved by the owner's announcements), the address moves when its
-// node dies, and externalTrafficPolicy: Local keeps it on a node with an
-// endpoint.
+// node dies, externalTrafficPolicy: Local keeps it on a node with an
+// endpoint, and a dual-stack Service's IPv6 address does the same through
+// unsolicited Neighbor Advertisements.
 func TestAnnouncement(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an apiserver and network namespaces")
@@ -195,28 +215,7 @@ func TestAnnouncement(t *testing.T) {
 		if owner == "" {
 			t.Skip("no owner")
 		}
-		start := time.Now()
-		tp.kill(t, owner)
-		var now string
-		poll(t, ip+" answered by another node", func(context.Context) (bool, error) {
-			now = tp.answer(ip)
-			return now != "" && now != owner, fmt.Errorf("answered by %q", now)
-		})
-		took := time.Since(start)
-		t.Logf("%s moved from %s to %s in %s", ip, owner, now, took.Round(10*time.Millisecond))
-		if took > failoverLimit+time.Second { // a poll's slack
-			t.Errorf("failover took %s, more than %s", took, failoverLimit)
-		}
-		// The node comes back: its announcer clears what it left and the
-		// address returns to it (the hash prefers it again).
-		netns.IP(t, "-n", tp.sw.Netns, "link", "set", tp.nodes[owner].port, "up")
-		// Started for the rest of the test, not for this subtest: the
-		// next one needs every node.
-		tp.nodes[owner].start(outer, tp.vip, tp.srv)
-		poll(t, ip+" back on "+owner, func(context.Context) (bool, error) {
-			got := tp.holders(ip)
-			return len(got) == 1 && got[0] == owner && tp.answer(ip) == owner, fmt.Errorf("held by %v", got)
-		})
+		tp.failover(t, outer, ip, owner)
 	})
 
 	t.Run("externalTrafficPolicy Local: only a node with a ready endpoint", func(t *testing.T) {
@@ -232,6 +231,53 @@ func TestAnnouncement(t *testing.T) {
 				return len(got) == 1 && got[0] == name && tp.answer(lip) == name, fmt.Errorf("held by %v", got)
 			})
 		}
+	})
+
+	t.Run("dual stack: the IPv6 address answers and moves, announced by Neighbor Advertisement", func(t *testing.T) {
+		dual := createLBService(t, cs, "dual", corev1.ServiceExternalTrafficPolicyCluster, corev1.IPv4Protocol, corev1.IPv6Protocol)
+		ips := waitForIngresses(t, cs, dual, 2)
+		owners := map[string]string{}
+		for _, ip := range ips {
+			poll(t, "an answer from "+ip, func(context.Context) (bool, error) {
+				owners[ip] = tp.answer(ip)
+				return owners[ip] != "", fmt.Errorf("no answer")
+			})
+			if got := tp.holders(ip); len(got) != 1 || got[0] != owners[ip] {
+				t.Fatalf("%s answered from %s, held by %v", ip, owners[ip], got)
+			}
+		}
+		i := slices.IndexFunc(ips, func(ip string) bool { return strings.Contains(ip, ":") })
+		if len(ips) != 2 || i < 0 {
+			t.Fatalf("addresses %v: want one IPv4 and one IPv6", ips)
+		}
+		v6 := ips[i]
+		tp.failover(t, outer, v6, owners[v6])
+	})
+}
+
+// failover kills ip's owner and checks that another node answers for ip
+// within failoverLimit; then the owner comes back, its announcer started
+// for outer (the rest of the test), and ip returns to it (the hash
+// prefers it again).
+func (tp *lbTopology) failover(t, outer testing.TB, ip, owner string) {
+	t.Helper()
+	start := time.Now()
+	tp.kill(t, owner)
+	var now string
+	poll(t, ip+" answered by another node", func(context.Context) (bool, error) {
+		now = tp.answer(ip)
+		return now != "" && now != owner, fmt.Errorf("answered by %q", now)
+	})
+	took := time.Since(start)
+	t.Logf("%s moved from %s to %s in %s", ip, owner, now, took.Round(10*time.Millisecond))
+	if took > failoverLimit+time.Second { // a poll's slack
+		t.Errorf("failover took %s, more than %s", took, failoverLimit)
+	}
+	netns.IP(t, "-n", tp.sw.Netns, "link", "set", tp.nodes[owner].port, "up")
+	tp.nodes[owner].start(outer, tp.vip, tp.srv)
+	poll(t, ip+" back on "+owner, func(context.Context) (bool, error) {
+		got := tp.holders(ip)
+		return len(got) == 1 && got[0] == owner && tp.answer(ip) == owner, fmt.Errorf("held by %v", got)
 	})
 }
 
@@ -266,14 +312,20 @@ func serveName(t testing.TB, n *lbNode) {
 	t.Cleanup(func() { _ = proc.Stop(5 * time.Second) })
 }
 
-func createLBService(t testing.TB, cs kubernetes.Interface, name string, policy corev1.ServiceExternalTrafficPolicy) *corev1.Service {
+// createLBService makes a LoadBalancer Service on port 8080; with two
+// families it requires both.
+func createLBService(t testing.TB, cs kubernetes.Interface, name string, policy corev1.ServiceExternalTrafficPolicy, families ...corev1.IPFamily) *corev1.Service {
 	t.Helper()
-	svc, err := cs.CoreV1().Services("default").Create(context.Background(), &corev1.Service{
+	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ExternalTrafficPolicy: policy,
-			Selector: map[string]string{"app": name},
-			Ports:    []corev1.ServicePort{{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}}},
-	}, metav1.CreateOptions{})
+			Selector: map[string]string{"app": name}, IPFamilies: families,
+			Ports: []corev1.ServicePort{{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}}},
+	}
+	if len(families) > 1 {
+		svc.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyRequireDualStack)
+	}
+	svc, err := cs.CoreV1().Services("default").Create(context.Background(), svc, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,19 +334,26 @@ func createLBService(t testing.TB, cs kubernetes.Interface, name string, policy 
 
 func waitForIngress(t testing.TB, cs kubernetes.Interface, svc *corev1.Service) string {
 	t.Helper()
-	var ip string
-	poll(t, svc.Name+"'s address", func(ctx context.Context) (bool, error) {
+	return waitForIngresses(t, cs, svc, 1)[0]
+}
+
+// waitForIngresses waits for n addresses in svc's status and returns them
+// in its order.
+func waitForIngresses(t testing.TB, cs kubernetes.Interface, svc *corev1.Service, n int) []string {
+	t.Helper()
+	var ips []string
+	poll(t, svc.Name+"'s addresses", func(ctx context.Context) (bool, error) {
 		got, err := cs.CoreV1().Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
-		if in := got.Status.LoadBalancer.Ingress; len(in) > 0 {
-			ip = in[0].IP
-			return true, nil
+		ips = ips[:0]
+		for _, in := range got.Status.LoadBalancer.Ingress {
+			ips = append(ips, in.IP)
 		}
-		return false, fmt.Errorf("pending")
+		return len(ips) >= n, fmt.Errorf("%d of %d addresses", len(ips), n)
 	})
-	return ip
+	return ips
 }
 
 // setLocalEndpoint makes svc's one ready endpoint the "pod" of node.
