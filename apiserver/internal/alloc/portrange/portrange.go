@@ -2,6 +2,12 @@
 // RangeAllocation object in etcd (/registry/ranges/servicenodeports, where
 // upstream keeps it). Every change is a compare-and-swap on that object, so
 // concurrent creates on any number of apiservers never share a port.
+//
+// Within one apiserver the changes that arrive while a write is under way
+// are committed together, in one compare-and-swap: concurrent creates
+// would otherwise race on the one object, each retrying on the others'
+// conflicts, and NodePort and LoadBalancer Services were created eight
+// times slower than ClusterIP ones.
 package portrange
 
 import (
@@ -10,6 +16,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,6 +52,24 @@ func (e *PortError) Unwrap() error { return e.Err }
 type Allocator struct {
 	r     net.PortRange
 	store storage.Interface
+
+	mu sync.Mutex
+	// pending are the changes waiting for the next commit; committing is
+	// true while a goroutine commits them.
+	pending    []*change
+	committing bool
+	// last is the object as the last commit left it, the likely current
+	// state: a commit tries it without reading first. Only the committing
+	// goroutine uses it.
+	last *corev1.RangeAllocation
+}
+
+// change is one caller's edit of the bitmap, with its outcome.
+type change struct {
+	edit   func(*big.Int) error
+	dryRun bool
+	err    error
+	done   chan struct{}
 }
 
 // New returns an allocator of r backed by store.
@@ -186,8 +211,52 @@ func (a *Allocator) Used(ctx context.Context) ([]int, error) {
 	return out, nil
 }
 
-func (a *Allocator) update(ctx context.Context, dryRun bool, change func(*big.Int) error) error {
-	err := a.store.GuaranteedUpdate(ctx, Key, &corev1.RangeAllocation{}, true, nil,
+// update applies edit to the bitmap in the next commit and returns its
+// outcome: edit's own error, or the storage's.
+func (a *Allocator) update(ctx context.Context, dryRun bool, edit func(*big.Int) error) error {
+	c := &change{edit: edit, dryRun: dryRun, done: make(chan struct{})}
+	a.mu.Lock()
+	a.pending = append(a.pending, c)
+	if !a.committing {
+		a.committing = true
+		// The commit serves other callers too: it must not end with this
+		// one's context.
+		go a.commitPending(context.WithoutCancel(ctx))
+	}
+	a.mu.Unlock()
+	<-c.done
+	return c.err
+}
+
+// commitPending commits the pending changes, batch after batch, until none
+// is left.
+func (a *Allocator) commitPending(ctx context.Context) {
+	a.mu.Lock()
+	for len(a.pending) > 0 {
+		batch := a.pending
+		a.pending = nil
+		a.mu.Unlock()
+		a.commit(ctx, batch)
+		for _, c := range batch {
+			close(c.done)
+		}
+		a.mu.Lock()
+	}
+	a.committing = false
+	a.mu.Unlock()
+}
+
+// commit writes batch in one compare-and-swap. Each change is tried on
+// what the ones before it left; one that fails, or a dry run, leaves the
+// bitmap as it was. On a conflict the storage calls the function again
+// with the current object, and every change is tried anew.
+func (a *Allocator) commit(ctx context.Context, batch []*change) {
+	out := &corev1.RangeAllocation{}
+	var cached runtime.Object
+	if a.last != nil {
+		cached = a.last
+	}
+	err := a.store.GuaranteedUpdate(ctx, Key, out, true, nil,
 		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			ra := in.(*corev1.RangeAllocation)
 			if ra.Range != "" && ra.Range != a.r.String() {
@@ -195,28 +264,38 @@ func (a *Allocator) update(ctx context.Context, dryRun bool, change func(*big.In
 				ra.Data = nil
 			}
 			bits := new(big.Int).SetBytes(ra.Data)
-			if err := change(bits); err != nil {
-				return nil, nil, err
+			changed := false
+			for _, c := range batch {
+				next := new(big.Int).Set(bits)
+				if c.err = c.edit(next); c.err != nil || c.dryRun {
+					continue
+				}
+				bits, changed = next, true
 			}
-			if dryRun {
-				return nil, nil, errDryRun
+			if !changed {
+				return nil, nil, errUnchanged
 			}
 			ra.Range = a.r.String()
 			ra.Data = bits.Bytes()
 			return ra, nil, nil
-		}, nil)
-	if errors.Is(err, errDryRun) {
-		return nil
+		}, cached)
+	switch {
+	case err == nil:
+		a.last = out
+		return
+	case errors.Is(err, errUnchanged):
+		return
+	case !apierrors.IsConflict(err):
+		err = fmt.Errorf("update node port allocations: %w", err)
 	}
-	var pe *PortError
-	if errors.As(err, &pe) {
-		return pe
+	a.last = nil
+	for _, c := range batch {
+		if c.err == nil {
+			c.err = err
+		}
 	}
-	if err != nil && !apierrors.IsConflict(err) {
-		return fmt.Errorf("update node port allocations: %w", err)
-	}
-	return err
 }
 
-// errDryRun aborts the update after the checks ran.
-var errDryRun = errors.New("dry run")
+// errUnchanged ends a commit in which no change was written: each failed
+// or was a dry run.
+var errUnchanged = errors.New("unchanged")

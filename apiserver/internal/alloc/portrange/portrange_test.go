@@ -350,3 +350,52 @@ func TestRangeChange(t *testing.T) {
 		}
 	})
 }
+
+// TestConcurrentChanges covers changes committed together: each succeeds
+// or fails on its own, as it would alone.
+func TestConcurrentChanges(t *testing.T) {
+	ctx := context.Background()
+	a := newAllocator(t, "30000-30099")
+	type call struct {
+		want   int
+		dryRun bool
+		err    error
+	}
+	var calls []*call
+	for p := 30010; p < 30030; p++ {
+		calls = append(calls, &call{want: p})
+	}
+	for range 10 { // one port asked ten times: one gets it
+		calls = append(calls, &call{want: 30050})
+	}
+	for p := 30060; p < 30070; p++ {
+		calls = append(calls, &call{want: p, dryRun: true})
+	}
+	var wg sync.WaitGroup
+	for _, c := range calls {
+		wg.Go(func() { _, c.err = a.Allocate(ctx, []int{c.want}, c.dryRun) })
+	}
+	wg.Wait()
+	winners := 0
+	for _, c := range calls {
+		switch {
+		case c.want == 30050 && c.err == nil:
+			winners++
+		case c.want == 30050:
+			wantPortError(t, c.err, 0, ErrAllocated)
+		case c.err != nil:
+			t.Errorf("port %d (dry run %t): %v", c.want, c.dryRun, c.err)
+		}
+	}
+	if winners != 1 {
+		t.Errorf("port 30050 taken by %d callers, want 1", winners)
+	}
+	var want []int
+	for p := 30010; p < 30030; p++ {
+		want = append(want, p)
+	}
+	want = append(want, 30050)
+	if got := used(t, a); !slices.Equal(got, want) {
+		t.Errorf("used = %v, want %v (no dry run written)", got, want)
+	}
+}
