@@ -71,6 +71,9 @@ loadBalancer:
 		}
 		return l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "", fmt.Errorf("no holder")
 	})
+	// One Service served before the clock starts: the figure is the steady
+	// state, not the CCM's first informer sync after it took the lease.
+	waitForIngress(b, cs, createLBService(b, cs, "warm-up", corev1.ServiceExternalTrafficPolicyCluster))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	w, err := cs.CoreV1().Services("default").Watch(ctx, metav1.ListOptions{})
