@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"trireme.dev/componentbase/testcluster"
 )
@@ -76,7 +78,18 @@ loadBalancer:
 	waitForIngress(b, cs, createLBService(b, cs, "warm-up", corev1.ServiceExternalTrafficPolicyCluster))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	w, err := cs.CoreV1().Services("default").Watch(ctx, metav1.ListOptions{})
+	// The apiserver closes a watch that falls behind 1,000 events in a few
+	// seconds, as upstream's does: a RetryWatcher resumes it where it ended.
+	svcs := cs.CoreV1().Services("default")
+	list, err := svcs.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return svcs.Watch(ctx, o)
+		},
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
