@@ -29,7 +29,7 @@ GO_TEST_FLAGS ?=
 # test files included, so `make check` would type-check everything twice.
 TEST_FLAGS    := -ldflags=-w -vet=off
 
-.PHONY: all build test test-unit e2e e2e-cluster bench bench-cluster bench-scale kwok conformance conformance-build generate verify fix images check clean run up down helm
+.PHONY: all build test test-unit e2e e2e-cluster bench bench-cluster bench-scale kwok conformance conformance-build conformance-netpol generate verify fix images check clean run up down helm
 
 all: build
 
@@ -155,6 +155,14 @@ kwok:
 ## _output/conformance/results (CONFORMANCE_FOCUS=<regexp> runs a subset; see hack/conformance.sh)
 conformance:
 	./hack/conformance.sh
+
+## conformance-netpol: the network-policy-api project's own conformance suite
+## (ClusterNetworkPolicy) against KUBECONFIG (make up's by default), built from the
+## Go module netpol/go.mod requires, its agnhost image built and imported as
+## make conformance's; SCTP cases skipped (no SCTP in this kernel); results in
+## _output/netpol-conformance/results (see hack/netpol-conformance.sh)
+conformance-netpol:
+	./hack/netpol-conformance.sh
 
 # conformance-build: e2e.test, ginkgo and kubectl of the libraries' release
 # (nothing when built already), for e2e-cluster's conformance subset.

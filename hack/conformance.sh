@@ -31,6 +31,10 @@
 #                        run instead of a focus (hack/conformance-ci.txt is CI's)
 #   CONFORMANCE_IMAGES   regexp of the image references to build, import and
 #                        check (default: every one the [Conformance] specs use)
+#   CONFORMANCE_EXTRA_IMAGES  image references to build, import and check
+#                        besides those, space-separated, each of an image this
+#                        script has a recipe for (other suites' workloads, such
+#                        as hack/netpol-conformance.sh's agnhost:2.45)
 #   CONFORMANCE_PROCS    ginkgo processes for the non-[Serial] specs (default 4)
 #   CONFORMANCE_TIMEOUT  ginkgo --timeout of each of the two runs (default 4h)
 #   CONFORMANCE_REBUILD  1 rebuilds the binaries, images and archives anyway
@@ -127,12 +131,20 @@ conformance::build() {
 # conformance::needed_images prints the images of `e2e.test --list-images`
 # that [Conformance] specs run and this script builds: the others (node
 # performance, storage servers, an unreachable registry's) are for other specs.
+# CONFORMANCE_EXTRA_IMAGES are added, whatever CONFORMANCE_IMAGES says.
 conformance::needed_images() {
-  # The loop's status is its last test's: an image without a recipe listed
-  # last must not fail the function under errexit and pipefail.
-  "${OUT}/e2e.test" --list-images | LC_ALL=C sort -u | while IFS= read -r ref; do
-    if [[ -n "$(conformance::recipe "${ref}")" ]] && [[ "${ref}" =~ ${CONFORMANCE_IMAGES:-.} ]]; then echo "${ref}"; fi
+  local ref
+  for ref in ${CONFORMANCE_EXTRA_IMAGES:-}; do
+    [[ -n "$(conformance::recipe "${ref}")" ]] || die "CONFORMANCE_EXTRA_IMAGES: no recipe for ${ref}"
   done
+  {
+    # The loop's status is its last test's: an image without a recipe listed
+    # last must not fail the function under errexit and pipefail.
+    "${OUT}/e2e.test" --list-images | while IFS= read -r ref; do
+      if [[ -n "$(conformance::recipe "${ref}")" ]] && [[ "${ref}" =~ ${CONFORMANCE_IMAGES:-.} ]]; then echo "${ref}"; fi
+    done
+    for ref in ${CONFORMANCE_EXTRA_IMAGES:-}; do echo "${ref}"; done
+  } | LC_ALL=C sort -u
 }
 
 # conformance::recipe prints the function that builds image <ref>, or nothing.

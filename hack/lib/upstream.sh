@@ -18,12 +18,17 @@ trireme::upstream_version() {
   echo "v1${minor#v0}"
 }
 
-# trireme::upstream_dir <version> prints the module cache directory of
-# k8s.io/kubernetes@<version>, downloading it (through GOPROXY) if needed.
-trireme::upstream_dir() {
-  local version="$1"
-  (cd "${TMPDIR:-/tmp}" && GOFLAGS=-mod=mod GOWORK=off go mod download -json "k8s.io/kubernetes@${version}") |
+# trireme::module_dir <module> <version> prints the module cache directory of
+# <module>@<version>, downloading it (through GOPROXY) if needed.
+trireme::module_dir() {
+  (cd "${TMPDIR:-/tmp}" && GOFLAGS=-mod=mod GOWORK=off go mod download -json "$1@$2") |
     sed -n 's/^\t"Dir": "\(.*\)",$/\1/p'
+}
+
+# trireme::upstream_dir <version> prints the module cache directory of
+# k8s.io/kubernetes@<version>.
+trireme::upstream_dir() {
+  trireme::module_dir k8s.io/kubernetes "$1"
 }
 
 # trireme::upstream_module <dir> <version> <package>... writes in <dir> (which
