@@ -1,85 +1,22 @@
 package dashboard_test
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"trireme.dev/componentbase/freeport"
-	"trireme.dev/componentbase/testcluster"
 	"trireme.dev/e2e/internal/console"
 )
-
-// startDashboard runs the built binary against srv and returns its URL.
-func startDashboard(t *testing.T) string {
-	t.Helper()
-	bin, err := testcluster.Binary("trireme-dashboard")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := freeport.For(t)
-	var out bytes.Buffer
-	p, err := testcluster.StartProcess(bin, []string{"--kubeconfig", srv.KubeconfigPath(), "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1"}, &out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = p.Stop(5 * time.Second)
-		if t.Failed() {
-			t.Logf("trireme-dashboard log:\n%s", out.String())
-		}
-	})
-	base := fmt.Sprintf("https://127.0.0.1:%d", port)
-	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if r, err := c.Get(base + "/readyz"); err == nil {
-			_ = r.Body.Close()
-			if r.StatusCode == http.StatusOK {
-				return base
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("trireme-dashboard not ready after 30s:\n%s", out.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// userToken makes a ServiceAccount bound to clusterRole and returns a
-// token for it, as `kubectl create token` would.
-func userToken(t *testing.T, cs kubernetes.Interface, ns, name, clusterRole string) string {
-	t.Helper()
-	ctx := t.Context()
-	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: clusterRole},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: name}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr.Status.Token
-}
 
 func TestConsole(t *testing.T) {
 	cs, err := kubernetes.NewForConfig(srv.Config())
@@ -99,13 +36,13 @@ func TestConsole(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	admin := userToken(t, cs, ns, "admin", "cluster-admin")
+	admin := console.Token(t, cs, ns, "admin", "cluster-admin")
 	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "dash-read"},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"", "apps"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	viewer := userToken(t, cs, ns, "viewer", "dash-read")
-	base := startDashboard(t)
+	viewer := console.Token(t, cs, ns, "viewer", "dash-read")
+	base := console.Start(t, srv.KubeconfigPath())
 	deploy := "/apis/apps/v1/namespaces/" + ns + "/deployments/web"
 
 	t.Run("wrong token is refused with the reason", func(t *testing.T) {

@@ -51,6 +51,9 @@ type Server struct {
 	// Assets are the page's files.
 	Assets fs.FS
 	Log    logr.Logger
+	// Exec opens the terminal's pods/exec streams; nil: the apiserver's,
+	// over WebSocket with SPDY as the fallback, as kubectl does.
+	Exec ExecutorFunc
 }
 
 // Handler returns the console's routes behind the security headers.
@@ -65,6 +68,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/logs/{namespace}/{pod}", s.user(s.logs))
 	mux.HandleFunc("POST /api/can-i", s.csrf(s.user(s.canI)))
 	mux.HandleFunc("POST /api/action/{verb}", s.csrf(s.user(s.action)))
+	mux.HandleFunc("GET /api/exec/{namespace}/{pod}", terminalGuard(s.user(s.terminal)))
 	return headers(mux)
 }
 
@@ -102,17 +106,22 @@ func (s *Server) csrf(next http.HandlerFunc) http.HandlerFunc {
 			writeStatus(w, http.StatusForbidden, "cross-origin request refused")
 			return
 		}
-		c, err := r.Cookie(CSRFCookie)
 		h := r.Header.Get(CSRFHeader)
 		if h == "" {
 			h = r.PostFormValue("csrf")
 		}
-		if err != nil || c.Value == "" || subtle.ConstantTimeCompare([]byte(c.Value), []byte(h)) != 1 {
+		if !csrfMatches(r, h) {
 			writeStatus(w, http.StatusForbidden, "missing or wrong CSRF token")
 			return
 		}
 		next(w, r)
 	}
+}
+
+// csrfMatches reports whether token repeats the request's CSRF cookie.
+func csrfMatches(r *http.Request, token string) bool {
+	c, err := r.Cookie(CSRFCookie)
+	return err == nil && c.Value != "" && subtle.ConstantTimeCompare([]byte(c.Value), []byte(token)) == 1
 }
 
 func sameOrigin(origin, host string) bool {

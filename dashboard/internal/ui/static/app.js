@@ -1,6 +1,7 @@
 // The console's page. Everything from the cluster is rendered with
 // textContent, never as markup.
 import { el, clear, diffLines } from './dom.js';
+import { terminalPanel } from './terminal.js';
 
 const ROW = 23;
 const main = document.getElementById('view');
@@ -363,11 +364,19 @@ function podDetails(pod, d) {
     src.onmessage = m => { const line = JSON.parse(m.data); if (!search.value || line.includes(search.value)) pre.append(el('div', {}, line)); };
     src.onerror = () => { src.close(); };
   });
+  const term = el('div');
   const prev = stopView;
-  stopView = () => { prev(); src?.close(); };
+  let stopTerm = () => {};
+  stopView = () => { prev(); src?.close(); stopTerm(); };
+  canI([{ verb: 'create', group: '', resource: 'pods', subresource: 'exec', namespace: d.namespace, name: d.name }]).then(([a]) => {
+    if (!a.allowed) { term.append(el('h3', {}, 'Terminal'), el('p', { class: 'denied' }, `Terminal not allowed (${a.reason})`)); return; }
+    const t = terminalPanel(pod, csrf);
+    stopTerm = t.stop;
+    term.append(t.panel);
+  });
   main.append(el('h3', {}, 'Logs'), el('label', { for: 'container' }, 'Container '), sel,
     el('label', { for: 'follow' }, ' Follow '), follow, el('label', { for: 'previous' }, ' Previous '), previous,
-    el('label', { for: 'search' }, ' Search '), search, show, pre);
+    el('label', { for: 'search' }, ' Search '), search, show, pre, term);
   call(`/api/k8s/api/v1/namespaces/${encodeURIComponent(d.namespace)}/events?fieldSelector=${encodeURIComponent('involvedObject.name=' + d.name)}`).then(evs => {
     const ul = el('ul', { 'aria-label': 'Events' });
     for (const e of evs.items || []) ul.append(el('li', {}, `${e.type} ${e.reason}: ${e.message}`));

@@ -1,0 +1,146 @@
+// The pod terminal: keys go to the console's exec WebSocket as bytes, the
+// TTY's output comes back and is drawn as plain text (escape sequences are
+// interpreted for the cursor or dropped, never rendered as markup).
+import { el } from './dom.js';
+
+const MAX_LINES = 2000;
+
+// Screen keeps lines of text and a cursor: enough of a terminal for a
+// shell's line editing (CR, BS, cursor left/right, erase to end of line).
+export class Screen {
+  constructor() { this.lines = ['']; this.col = 0; this.pending = ''; }
+
+  write(text) {
+    let s = this.pending + text;
+    this.pending = '';
+    for (let i = 0; i < s.length; i++) {
+      const c = s[i];
+      if (c === '\x1b') {
+        const m = /^\x1b(?:\[([0-9;?]*)[ -\/]*([@-~])|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])/.exec(s.slice(i));
+        if (!m) {
+          // An incomplete sequence: wait for the rest.
+          if (s.length - i < 64) { this.pending = s.slice(i); return; }
+          continue;
+        }
+        if (m[2]) this.csi(m[1], m[2]);
+        i += m[0].length - 1;
+        continue;
+      }
+      if (c === '\r') this.col = 0;
+      else if (c === '\n') this.newline();
+      else if (c === '\b') this.col = Math.max(0, this.col - 1);
+      else if (c === '\t') this.put(' '.repeat(8 - (this.col % 8)));
+      else if (c >= ' ' && c !== '\x7f') this.put(c);
+    }
+  }
+
+  csi(params, final) {
+    const n = Math.max(1, parseInt(params, 10) || 1);
+    const line = this.lines[this.lines.length - 1];
+    if (final === 'D') this.col = Math.max(0, this.col - n);
+    else if (final === 'C') this.col += n;
+    else if (final === 'K') {
+      if (params === '' || params === '0') this.lines[this.lines.length - 1] = line.slice(0, this.col);
+      else if (params === '2') this.lines[this.lines.length - 1] = '';
+    } else if (final === 'J' && params === '2') { this.lines = ['']; this.col = 0; }
+  }
+
+  put(text) {
+    const i = this.lines.length - 1;
+    const line = this.lines[i].padEnd(this.col);
+    this.lines[i] = line.slice(0, this.col) + text + line.slice(this.col + text.length);
+    this.col += text.length;
+  }
+
+  newline() {
+    this.lines.push('');
+    this.col = 0;
+    if (this.lines.length > MAX_LINES) this.lines.splice(0, this.lines.length - MAX_LINES);
+  }
+
+  text() { return this.lines.join('\n'); }
+}
+
+const KEYS = {
+  Enter: '\r', Backspace: '\x7f', Tab: '\t', Escape: '\x1b', Delete: '\x1b[3~',
+  ArrowUp: '\x1b[A', ArrowDown: '\x1b[B', ArrowRight: '\x1b[C', ArrowLeft: '\x1b[D', Home: '\x1b[H', End: '\x1b[F',
+};
+
+// keyBytes is what a key press sends to the TTY, or null for keys the
+// browser keeps (Ctrl-Shift-C to copy, Alt combinations, F keys).
+export function keyBytes(ev) {
+  if (ev.altKey || ev.metaKey) return null;
+  if (ev.ctrlKey) {
+    if (ev.shiftKey || ev.key.length !== 1) return null;
+    const code = ev.key.toUpperCase().charCodeAt(0);
+    // Ctrl-@ .. Ctrl-_: Ctrl-C is 0x03 (the TTY's interrupt), Ctrl-D 0x04 (end of file).
+    return code >= 64 && code <= 95 ? String.fromCharCode(code - 64) : null;
+  }
+  if (KEYS[ev.key]) return KEYS[ev.key];
+  return ev.key.length === 1 ? ev.key : null;
+}
+
+// terminalPanel is the pod page's terminal: a container choice, a button
+// that opens the session, an input that takes the keys and the screen.
+export function terminalPanel(pod, csrf) {
+  const ns = pod.metadata.namespace, name = pod.metadata.name;
+  const containers = (pod.spec?.containers || []).map(c => c.name);
+  const sel = el('select', { id: 'term-container' }, containers.map(c => el('option', { value: c }, c)));
+  const open = el('button', { type: 'button', id: 'term-open' }, 'Open terminal');
+  const close = el('button', { type: 'button', id: 'term-close', disabled: '' }, 'Close terminal');
+  const input = el('input', { id: 'term-input', type: 'text', autocomplete: 'off', spellcheck: 'false', disabled: '' });
+  const state = el('p', { id: 'term-state', role: 'status' }, 'Not connected.');
+  const out = el('pre', { id: 'terminal', class: 'terminal', tabindex: '0', 'aria-label': 'Terminal output' });
+  const enc = new TextEncoder();
+  let ws = null, screen = null, dirty = false;
+
+  const paint = () => { dirty = false; out.textContent = screen.text(); out.scrollTop = out.scrollHeight; };
+  const send = s => { if (ws?.readyState === WebSocket.OPEN) ws.send(enc.encode(s)); };
+  const stop = () => { ws?.close(); ws = null; input.setAttribute('disabled', ''); close.setAttribute('disabled', ''); open.removeAttribute('disabled'); };
+
+  open.addEventListener('click', () => {
+    stop();
+    screen = new Screen();
+    const dec = new TextDecoder();
+    const cols = Math.max(20, Math.floor((out.clientWidth || 800) / 8));
+    const q = new URLSearchParams({ container: sel.value, csrf: csrf(), cols: String(cols), rows: '24' });
+    ws = new WebSocket(`wss://${location.host}/api/exec/${encodeURIComponent(ns)}/${encodeURIComponent(name)}?${q}`);
+    ws.binaryType = 'arraybuffer';
+    state.textContent = 'Connecting…';
+    ws.onopen = () => {
+      state.textContent = `Connected to ${name}/${sel.value}. Keys typed in the input go to the shell; Ctrl-C interrupts, Ctrl-D ends it.`;
+      input.removeAttribute('disabled'); close.removeAttribute('disabled'); open.setAttribute('disabled', '');
+      input.focus();
+    };
+    ws.onmessage = m => {
+      if (typeof m.data === 'string') {
+        const end = JSON.parse(m.data);
+        state.textContent = end.error ? `Session ended: ${end.error}` : `Session ended, exit code ${end.exitCode}.`;
+        return;
+      }
+      screen.write(dec.decode(m.data, { stream: true }));
+      if (!dirty) { dirty = true; requestAnimationFrame(paint); }
+    };
+    ws.onclose = ev => {
+      if (!state.textContent.startsWith('Session ended')) state.textContent = `Disconnected${ev.reason ? ': ' + ev.reason : ''} (code ${ev.code}).`;
+      stop();
+    };
+  });
+  close.addEventListener('click', stop);
+  input.addEventListener('keydown', ev => {
+    const b = keyBytes(ev);
+    if (b === null) return;
+    ev.preventDefault();
+    send(b);
+  });
+  // Keys are sent from keydown; what a key would type is not kept.
+  input.addEventListener('input', () => { input.value = ''; });
+  input.addEventListener('paste', ev => { ev.preventDefault(); send(ev.clipboardData.getData('text').replace(/\r?\n/g, '\r')); });
+
+  const panel = el('section', { 'aria-labelledby': 'term-heading' }, [
+    el('h3', { id: 'term-heading' }, 'Terminal'),
+    el('label', { for: 'term-container' }, 'Container '), sel, open, close, state,
+    el('label', { for: 'term-input' }, 'Keys for the terminal '), input, out,
+  ]);
+  return { panel, stop };
+}
