@@ -7,6 +7,11 @@ package dashboard_test
 import (
 	"os"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"trireme.dev/componentbase/testcluster"
 )
@@ -14,5 +19,29 @@ import (
 var srv *testcluster.APIServer
 
 func TestMain(m *testing.M) {
-	os.Exit(testcluster.RunSuite(m, testcluster.SuiteOptions{Name: "e2e/dashboard"}, &srv))
+	// The controller-manager makes namespaces' default ServiceAccounts and
+	// turns Deployments into ReplicaSets and pods, as a cluster does.
+	os.Exit(testcluster.RunSuite(m, testcluster.SuiteOptions{Name: "e2e/dashboard", APIServer: testcluster.APIServerOptions{ControllerManager: true}}, &srv))
+}
+
+// newNamespace makes namespace ns and waits for its default
+// ServiceAccount, without which pods are refused.
+func newNamespace(t *testing.T, ns string) kubernetes.Interface {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{}); err == nil {
+			return cs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("namespace %s has no default ServiceAccount after 60s", ns)
+		}
+	}
 }

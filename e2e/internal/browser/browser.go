@@ -93,19 +93,21 @@ func WaitTrue(expr, what string) chromedp.Action[chromedp.Void] {
 // SignIn loads the page at base and signs in with token, waiting until
 // the header names user.
 func SignIn(base, token, user string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), token),
+		chromedp.Click(chromedp.CSS(`#signin button[type="submit"]`)),
+		WaitText("#who", user),
+	)
+}
+
+// Into runs a and stores its result in dst.
+func Into[T any](a chromedp.Action[T], dst *T) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
-		for _, a := range []chromedp.Action[chromedp.Void]{
-			chromedp.Navigate(base + "/"),
-			chromedp.WaitVisible(chromedp.CSS("#token")),
-			chromedp.SendKeys(chromedp.CSS("#token"), token),
-			chromedp.Click(chromedp.CSS(`#signin button[type="submit"]`)),
-			WaitText("#who", user),
-		} {
-			if _, err := a(ctx, target); err != nil {
-				return err
-			}
-		}
-		return nil
+		v, err := a(ctx, target)
+		*dst = v
+		return err
 	})
 }
 

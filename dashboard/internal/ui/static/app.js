@@ -2,6 +2,7 @@
 // textContent, never as markup.
 import { el, clear, diffLines } from './dom.js';
 import { terminalPanel } from './terminal.js';
+import { workloadLive } from './workload.js';
 
 const ROW = 23;
 const main = document.getElementById('view');
@@ -250,6 +251,8 @@ const actionsFor = {
   replicasets: ['scale', 'delete'], daemonsets: ['restart', 'delete'], nodes: ['cordon', 'uncordon', 'delete'],
 };
 
+const workloads = new Set(['deployments', 'statefulsets', 'daemonsets', 'replicasets', 'jobs']);
+
 function describe(path) {
   const p = path.split('/').filter(Boolean);
   const core = p[0] === 'api';
@@ -275,22 +278,33 @@ async function objectView(path, q) {
     const a = answers[i];
     if (!a.allowed) { bar.append(el('span', { class: 'denied' }, `${v}: not allowed (${a.reason}) `)); return; }
     const b = el('button', { type: 'button', 'data-action': v }, v);
+    let replicas = null;
+    if (v === 'scale') {
+      replicas = el('input', { id: 'replicas', type: 'number', min: '0', value: String(obj.spec?.replicas ?? 1) });
+      bar.append(el('label', { for: 'replicas' }, 'Replicas '), replicas);
+    }
     b.addEventListener('click', async () => {
       const body = { path };
-      if (v === 'scale') {
-        const n = prompt('Replicas', String(obj.spec?.replicas ?? 1));
-        if (n === null) return;
-        body.replicas = Number(n);
-      }
+      if (replicas) body.replicas = Number(replicas.value);
       if (v === 'delete' && !confirm(`Delete ${d.name}?`)) return;
       clear(out);
-      try { await post(`/api/action/${v}`, body); out.append(el('p', {}, `${v}: done`)); if (v === 'delete') history.back(); else route(); }
-      catch (e) { out.append(errorBox(e)); }
+      try {
+        await post(`/api/action/${v}`, body);
+        out.append(el('p', {}, `${v}: done`));
+        // A scale shows in the live rollout below; the other changes redraw the page.
+        if (v === 'delete') history.back(); else if (v !== 'scale') route();
+      } catch (e) { out.append(errorBox(e)); }
     });
     bar.append(b);
   });
   main.append(bar, out);
 
+  if (workloads.has(d.resource)) {
+    const w = workloadLive(call, setStatus, obj, d, path.slice(0, path.lastIndexOf('/')));
+    const prev = stopView;
+    stopView = () => { prev(); w.stop(); };
+    main.append(w.box);
+  }
   if (d.resource === 'pods') podDetails(obj, d);
   if (d.resource === 'secrets') {
     const values = el('div');
