@@ -1,13 +1,19 @@
 package dashboard_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/e2e/internal/browser"
@@ -107,5 +113,107 @@ func TestScaleFollowsPods(t *testing.T) {
 	browser.Run(t, tab, "count GETs", browser.Into(chromedp.Evaluate[int](gets), &after))
 	if after != before {
 		t.Errorf("the page fetched %d more times after the scale: it should follow from its watches", after-before)
+	}
+}
+
+// TestNodeCordonAndDrain cordons and uncordons a node from its page, then
+// drains it: the pod that may go is evicted, the one a
+// PodDisruptionBudget guards is refused and reported, the mirror pod is
+// left alone.
+func TestNodeCordonAndDrain(t *testing.T) {
+	ns := "drain"
+	cs := newNamespace(t, ns)
+	ctx := t.Context()
+	node := "worker-1"
+	if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}) })
+	// No kubelet runs: the pods tolerate the taints the node lifecycle
+	// controller gives a silent node, and "guarded" is made Running and
+	// Ready by hand so that its budget counts it.
+	mkPod := func(name string, labels, annotations map[string]string) {
+		t.Helper()
+		p, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations},
+			Spec: corev1.PodSpec{NodeName: node, Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+				Containers: []corev1.Container{{Name: "c", Image: "registry.example/app:1"}}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("create pod %s: %v", name, err)
+		}
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		if _, err := cs.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("pod %s status: %v", name, err)
+		}
+	}
+	mkPod("web", map[string]string{"app": "web"}, nil)
+	mkPod("guarded", map[string]string{"app": "guarded"}, nil)
+	mkPod("static-"+node, nil, map[string]string{"kubernetes.io/config.mirror": "0123"})
+	if _, err := cs.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "guarded"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	token := console.Token(t, cs, ns, "operator", "cluster-admin")
+	base := console.Start(t, srv.KubeconfigPath())
+	tab := browser.New(t)
+	unschedulable := func() bool {
+		t.Helper()
+		n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.Spec.Unschedulable
+	}
+
+	browser.Run(t, tab, "sign in", browser.SignIn(base, token, "system:serviceaccount:"+ns+":operator"))
+	browser.Run(t, tab, "cordon",
+		chromedp.Navigate(base+"/#/obj/api/v1/nodes/"+node),
+		browser.WaitText("#node-state", "enabled"),
+		chromedp.Click(chromedp.CSS(`button[data-action="cordon"]`)),
+		browser.WaitText("#node-state", "cordoned"),
+		browser.Shot(t, "node-cordoned"),
+	)
+	if !unschedulable() {
+		t.Fatal("the page says cordoned, the node is schedulable")
+	}
+	browser.Run(t, tab, "uncordon",
+		chromedp.Click(chromedp.CSS(`button[data-action="uncordon"]`)),
+		browser.WaitText("#node-state", "enabled"),
+	)
+	if unschedulable() {
+		t.Fatal("the page says uncordoned, the node is unschedulable")
+	}
+	// The budget's status must count "guarded" before a drain can be
+	// refused for it rather than for a budget not yet observed.
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		pdb, err := cs.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "guarded", metav1.GetOptions{})
+		return err == nil && pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.CurrentHealthy == 1, nil
+	}); err != nil {
+		t.Fatalf("the budget never counted its pod: %v", err)
+	}
+	browser.Run(t, tab, "drain",
+		// The page asks before draining.
+		browser.Eval(`window.confirm = () => true`),
+		chromedp.Click(chromedp.CSS(`button[data-action="drain"]`)),
+		browser.WaitText("#drain-report", "1 evicted, 1 skipped, 1 refused by a PodDisruptionBudget, 0 failed"),
+		browser.WaitText("#drain-report", ns+"/static-"+node+": mirror pod"),
+		browser.WaitText("#drain-report", ns+"/guarded: Cannot evict pod"),
+		browser.WaitText("#node-state", "cordoned"),
+		browser.Shot(t, "node-drained"),
+	)
+	if !unschedulable() {
+		t.Fatal("a drained node is schedulable")
+	}
+	for name, wantGoing := range map[string]bool{"web": true, "guarded": false, "static-" + node: false} {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		going := apierrors.IsNotFound(err) || (err == nil && p.DeletionTimestamp != nil)
+		if going != wantGoing {
+			t.Errorf("pod %s going %v, want %v (%v)", name, going, wantGoing, err)
+		}
 	}
 }

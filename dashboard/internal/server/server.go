@@ -439,6 +439,10 @@ func (s *Server) action(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusBadRequest, "path is not an API object")
 		return
 	}
+	if r.PathValue("verb") == "drain" {
+		s.drainAction(w, r, p)
+		return
+	}
 	var (
 		method      = http.MethodPatch
 		contentType = string(types.MergePatchType)

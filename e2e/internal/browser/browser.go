@@ -102,6 +102,14 @@ func SignIn(base, token, user string) chromedp.Action[chromedp.Void] {
 	)
 }
 
+// Eval runs the JavaScript expression expr for its effect.
+func Eval(expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := chromedp.Evaluate[any](expr)(ctx, target)
+		return err
+	})
+}
+
 // Into runs a and stores its result in dst.
 func Into[T any](a chromedp.Action[T], dst *T) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {

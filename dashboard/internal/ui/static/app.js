@@ -248,7 +248,7 @@ async function listView(gv, resource, q) {
 
 const actionsFor = {
   deployments: ['scale', 'restart', 'delete'], statefulsets: ['scale', 'restart', 'delete'],
-  replicasets: ['scale', 'delete'], daemonsets: ['restart', 'delete'], nodes: ['cordon', 'uncordon', 'delete'],
+  replicasets: ['scale', 'delete'], daemonsets: ['restart', 'delete'], nodes: ['cordon', 'uncordon', 'drain', 'delete'],
 };
 
 const workloads = new Set(['deployments', 'statefulsets', 'daemonsets', 'replicasets', 'jobs']);
@@ -287,9 +287,11 @@ async function objectView(path, q) {
       const body = { path };
       if (replicas) body.replicas = Number(replicas.value);
       if (v === 'delete' && !confirm(`Delete ${d.name}?`)) return;
+      if (v === 'drain' && !confirm(`Drain ${d.name}: cordon it and evict its pods?`)) return;
       clear(out);
       try {
-        await post(`/api/action/${v}`, body);
+        const res = await post(`/api/action/${v}`, body);
+        if (v === 'drain') { out.append(drainReport(res)); return; }
         out.append(el('p', {}, `${v}: done`));
         // A scale shows in the live rollout below; the other changes redraw the page.
         if (v === 'delete') history.back(); else if (v !== 'scale') route();
@@ -298,6 +300,9 @@ async function objectView(path, q) {
     bar.append(b);
   });
   main.append(bar, out);
+  if (d.resource === 'nodes') {
+    main.append(el('p', { id: 'node-state' }, obj.spec?.unschedulable ? 'Scheduling: disabled (cordoned)' : 'Scheduling: enabled'));
+  }
 
   if (workloads.has(d.resource)) {
     const w = workloadLive(call, setStatus, obj, d, path.slice(0, path.lastIndexOf('/')));
@@ -349,6 +354,22 @@ async function objectView(path, q) {
   main.append(el('h3', {}, 'YAML'), el('label', { for: 'yaml' }, 'Edit the object, then dry-run it'), area);
   if (applyAllowed) main.append(dry, apply); else main.append(el('p', {}, `Editing not allowed: ${answers[answers.length - 1].reason}`));
   main.append(result);
+}
+
+// drainReport shows what a drain did with each pod of the node.
+function drainReport(r) {
+  const box = el('div', { id: 'drain-report' });
+  const state = document.getElementById('node-state');
+  if (state) state.textContent = 'Scheduling: disabled (cordoned)';
+  box.append(el('p', {}, `Drained ${r.node}: ${r.evicted.length} evicted, ${r.skipped.length} skipped, ${r.refused.length} refused by a PodDisruptionBudget, ${r.failed.length} failed.`));
+  for (const [title, list] of [['Evicted', r.evicted], ['Skipped', r.skipped], ['Refused (PodDisruptionBudget)', r.refused], ['Failed', r.failed]]) {
+    if (!list.length) continue;
+    const ul = el('ul', { 'aria-label': title });
+    for (const p of list) ul.append(el('li', {}, `${p.namespace}/${p.name}${p.reason ? ': ' + p.reason : ''}`));
+    box.append(el('h4', {}, title), ul);
+  }
+  if (r.refused.length) box.append(el('p', {}, 'Drain again once the budgets allow it.'));
+  return box;
 }
 
 function podDetails(pod, d) {
