@@ -102,10 +102,11 @@ func SignIn(base, token, user string) chromedp.Action[chromedp.Void] {
 	)
 }
 
-// Eval runs the JavaScript expression expr for its effect.
+// Eval runs the JavaScript expression expr for its effect; its value is
+// dropped, not serialized.
 func Eval(expr string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
-		_, err := chromedp.Evaluate[any](expr)(ctx, target)
+		_, err := chromedp.Evaluate[any]("void ("+expr+")")(ctx, target)
 		return err
 	})
 }

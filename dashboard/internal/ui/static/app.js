@@ -339,7 +339,7 @@ async function objectView(path, q) {
     try {
       const got = await post('/api/action/apply', { path, body: area.value, dryRun: true });
       delete got.status; if (got.metadata) { delete got.metadata.managedFields; delete got.metadata.resourceVersion; }
-      const pre = el('pre', { 'aria-label': 'Diff' });
+      const pre = el('pre', { role: 'region', 'aria-label': 'Diff' });
       for (const l of diffLines(original, JSON.stringify(got, null, 2))) pre.append(el('div', {}, l));
       result.append(el('p', {}, 'Dry run accepted. Changes:'), pre);
       tried = area.value; apply.removeAttribute('disabled');
@@ -388,7 +388,7 @@ function podDetails(pod, d) {
   const previous = el('input', { type: 'checkbox', id: 'previous' });
   const search = el('input', { id: 'search', type: 'search' });
   const show = el('button', { type: 'button' }, 'Show logs');
-  const pre = el('pre', { 'aria-label': 'Log', tabindex: '0' });
+  const pre = el('pre', { role: 'log', 'aria-label': 'Log', tabindex: '0' });
   let src = null;
   show.addEventListener('click', () => {
     src?.close(); clear(pre);

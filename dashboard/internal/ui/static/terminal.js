@@ -90,7 +90,7 @@ export function terminalPanel(pod, csrf) {
   const close = el('button', { type: 'button', id: 'term-close', disabled: '' }, 'Close terminal');
   const input = el('input', { id: 'term-input', type: 'text', autocomplete: 'off', spellcheck: 'false', disabled: '' });
   const state = el('p', { id: 'term-state', role: 'status' }, 'Not connected.');
-  const out = el('pre', { id: 'terminal', class: 'terminal', tabindex: '0', 'aria-label': 'Terminal output' });
+  const out = el('pre', { id: 'terminal', class: 'terminal', role: 'log', tabindex: '0', 'aria-label': 'Terminal output' });
   const enc = new TextEncoder();
   let ws = null, screen = null, dirty = false;
 
