@@ -3,6 +3,7 @@
 import { el, clear, diffLines } from './dom.js';
 import { terminalPanel } from './terminal.js';
 import { workloadLive } from './workload.js';
+import { follow } from './live.js';
 
 const ROW = 23;
 const main = document.getElementById('view');
@@ -166,7 +167,6 @@ async function listView(gv, resource, q) {
   let columns = [];
   const rows = new Map();
   let order = [];
-  let rv = '';
   let dirty = false;
   const table = el('table');
   const spacer = el('div');
@@ -201,7 +201,7 @@ async function listView(gv, resource, q) {
 
   async function relist() {
     rows.clear(); order = [];
-    let cont = '';
+    let cont = '', rv = '';
     do {
       const t = await call(`/api/k8s${path}?as=table&includeObject=Metadata&limit=500${cont ? '&continue=' + encodeURIComponent(cont) : ''}`);
       columns = (t.columnDefinitions || []).filter(c => c.priority === 0 || c.priority === undefined);
@@ -212,38 +212,20 @@ async function listView(gv, resource, q) {
       order = [...rows.keys()];
       paint();
     } while (cont);
+    return rv;
   }
-  await relist();
+  const f = follow(setStatus, relist, rv => `/api/watch${path}?as=table&includeObject=Metadata&resourceVersion=${encodeURIComponent(rv)}`, ev => {
+    const allCols = ev.object?.columnDefinitions;
+    for (const r of ev.object?.rows || []) {
+      const cells = allCols && allCols.length ? r.cells.filter((_, i) => !allCols[i].priority) : r.cells.slice(0, columns.length);
+      if (ev.type === 'DELETED') rows.delete(key(r)); else rows.set(key(r), { ...r, cells });
+    }
+    setStatus('');
+    schedule();
+  });
+  stopView = f.stop;
+  await f.started;
   document.body.dataset.listPainted = String(performance.now());
-
-  let source = null, stopped = false;
-  function watch() {
-    source = new EventSource(`/api/watch${path}?as=table&includeObject=Metadata&resourceVersion=${encodeURIComponent(rv)}`);
-    source.onmessage = m => {
-      const ev = JSON.parse(m.data);
-      if (ev.type === 'ERROR') { source.close(); lost('watch expired'); return; }
-      const md = ev.object?.metadata;
-      if (md?.resourceVersion) rv = md.resourceVersion;
-      if (ev.type === 'BOOKMARK') return;
-      const allCols = ev.object?.columnDefinitions;
-      for (const r of ev.object?.rows || []) {
-        const cells = allCols && allCols.length ? r.cells.filter((_, i) => !allCols[i].priority) : r.cells.slice(0, columns.length);
-        if (ev.type === 'DELETED') rows.delete(key(r)); else rows.set(key(r), { ...r, cells });
-      }
-      setStatus('');
-      schedule();
-    };
-    source.onerror = () => { source.close(); lost('connection lost'); };
-  }
-  async function lost(why) {
-    if (stopped) return;
-    setStatus(`Live updates interrupted (${why}); reconnecting…`);
-    await new Promise(r => setTimeout(r, 1000));
-    if (stopped) return;
-    try { await relist(); watch(); setStatus('Live updates reconnected.'); } catch { lost(why); }
-  }
-  watch();
-  stopView = () => { stopped = true; source?.close(); };
 }
 
 const actionsFor = {

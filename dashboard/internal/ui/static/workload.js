@@ -2,6 +2,7 @@
 // Deployment owns and the pods its selector picks, each kept current by a
 // watch relayed by the console (no polling).
 import { el, clear } from './dom.js';
+import { follow } from './live.js';
 
 // selectorString is a LabelSelector as a list's labelSelector parameter.
 export function selectorString(sel) {
@@ -16,17 +17,16 @@ export function selectorString(sel) {
   return parts.join(',');
 }
 
-// live keeps the objects of a list (path, with query) current: a paged
-// list, then a watch from its resourceVersion, listed again and rewatched
-// when the watch is lost. onChange gets the map after each change (at
-// most once a frame); the returned function stops it.
+// live keeps the objects of a list (path, with query) current, calling
+// onChange with the map after each change (at most once a frame); the
+// returned function stops it.
 export function live(call, setStatus, path, query, onChange) {
   const items = new Map();
-  let rv = '', source = null, stopped = false, queued = false;
+  let stopped = false, queued = false;
   const changed = () => { if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; if (!stopped) onChange(items); }); } };
   async function relist() {
     items.clear();
-    let cont = '';
+    let cont = '', rv = '';
     do {
       const q = new URLSearchParams(query);
       q.set('limit', '500');
@@ -37,31 +37,20 @@ export function live(call, setStatus, path, query, onChange) {
       cont = r.metadata?.continue;
     } while (cont);
     changed();
+    return rv;
   }
-  function watch() {
+  const watchURL = rv => {
     const q = new URLSearchParams(query);
     q.set('resourceVersion', rv);
-    source = new EventSource(`/api/watch${path}?${q}`);
-    source.onmessage = m => {
-      const ev = JSON.parse(m.data);
-      if (ev.type === 'ERROR') { source.close(); lost('watch expired'); return; }
-      const o = ev.object;
-      if (o?.metadata?.resourceVersion) rv = o.metadata.resourceVersion;
-      if (ev.type === 'BOOKMARK') return;
-      if (ev.type === 'DELETED') items.delete(o.metadata.uid); else items.set(o.metadata.uid, o);
-      changed();
-    };
-    source.onerror = () => { source.close(); lost('connection lost'); };
-  }
-  async function lost(why) {
-    if (stopped) return;
-    setStatus(`Live updates interrupted (${why}); reconnecting…`);
-    await new Promise(r => setTimeout(r, 1000));
-    if (stopped) return;
-    try { await relist(); watch(); setStatus('Live updates reconnected.'); } catch { lost(why); }
-  }
-  relist().then(watch).catch(e => setStatus(`Cannot list ${path}: ${e.message}`));
-  return () => { stopped = true; source?.close(); };
+    return `/api/watch${path}?${q}`;
+  };
+  const f = follow(setStatus, relist, watchURL, ev => {
+    const o = ev.object;
+    if (ev.type === 'DELETED') items.delete(o.metadata.uid); else items.set(o.metadata.uid, o);
+    changed();
+  });
+  f.started.catch(e => setStatus(`Cannot list ${path}: ${e.message}`));
+  return () => { stopped = true; f.stop(); };
 }
 
 const plural = (n, one) => `${n} ${one}${n === 1 ? '' : 's'}`;
