@@ -31,7 +31,7 @@ func TestDashboardTerminal(t *testing.T) {
 
 	browser.Run(t, tab, "sign in", browser.SignIn(base, token, "system:serviceaccount:default:terminal-user"))
 	browser.Run(t, tab, "open the terminal",
-		chromedp.Navigate(base+"/#/obj/api/v1/namespaces/default/pods/terminal"),
+		browser.Navigate(base+"/#/obj/api/v1/namespaces/default/pods/terminal"),
 		chromedp.WaitVisible(chromedp.CSS("#term-open")),
 		chromedp.Click(chromedp.CSS("#term-open")),
 		browser.WaitText("#term-state", "Connected"),

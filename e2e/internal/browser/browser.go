@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,10 +69,14 @@ func WaitText(sel, want string) chromedp.Action[chromedp.Void] {
 // WaitTrue waits until the JavaScript expression expr is true; failing,
 // it reports what and the page's text.
 func WaitTrue(expr, what string) chromedp.Action[chromedp.Void] {
+	return waitTrue(expr, what, 20*time.Second)
+}
+
+func waitTrue(expr, what string, timeout time.Duration) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 		// Evaluate in a loop rather than Poll: a navigation (sign-in reloads
 		// the page) destroys the execution context a Poll runs in.
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := time.Now().Add(timeout)
 		for {
 			ok, err := chromedp.Evaluate[bool](expr)(ctx, target)
 			if err == nil && ok {
@@ -94,12 +99,29 @@ func WaitTrue(expr, what string) chromedp.Action[chromedp.Void] {
 // the header names user.
 func SignIn(base, token, user string) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
-		chromedp.Navigate(base+"/"),
-		chromedp.WaitVisible(chromedp.CSS("#token")),
+		signInForm(base),
 		chromedp.SendKeys(chromedp.CSS("#token"), token),
 		chromedp.Click(chromedp.CSS(`#signin button[type="submit"]`)),
 		WaitText("#who", user),
 	)
+}
+
+// signInForm loads the page until its sign-in form shows: a load that
+// Chromium abandoned half-way because the host's interfaces changed (a
+// pod's veth getting its address) leaves a page whose script never ran.
+func signInForm(base string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		var err error
+		for range 3 {
+			if _, err = Navigate(base+"/")(ctx, target); err != nil {
+				continue
+			}
+			if _, err = waitTrue(`!!document.querySelector('#signin') && !document.querySelector('#signin').hidden`, "the sign-in form never showed", 10*time.Second)(ctx, target); err == nil {
+				return nil
+			}
+		}
+		return err
+	})
 }
 
 // Eval runs the JavaScript expression expr for its effect; its value is
@@ -107,6 +129,22 @@ func SignIn(base, token, user string) chromedp.Action[chromedp.Void] {
 func Eval(expr string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 		_, err := chromedp.Evaluate[any]("void ("+expr+")")(ctx, target)
+		return err
+	})
+}
+
+// Navigate loads url, again when Chromium abandons the load because the
+// host's interfaces changed: suites that start pods add veths and bridges
+// meanwhile.
+func Navigate(url string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		for range 5 {
+			_, err := chromedp.Navigate(url)(ctx, target)
+			if err == nil || !strings.Contains(err.Error(), "ERR_NETWORK_CHANGED") {
+				return err
+			}
+		}
+		_, err := chromedp.Navigate(url)(ctx, target)
 		return err
 	})
 }
