@@ -114,6 +114,16 @@ func TestScaleFollowsPods(t *testing.T) {
 	if after != before {
 		t.Errorf("the page fetched %d more times after the scale: it should follow from its watches", after-before)
 	}
+	// The edit view still holds the page's first copy (1 replica): its dry
+	// run must show that applying it would undo the scale.
+	browser.Run(t, tab, "dry run of the stale copy",
+		chromedp.Click(chromedp.CSS("#dryrun")),
+		browser.WaitTrue(`(t => /^- +"replicas": 0,$/m.test(t) && /^\+ +"replicas": 1,$/m.test(t))(document.querySelector('[aria-label="Diff"]')?.innerText || '')`,
+			"the dry run's diff never showed replicas going from 0 to 1"),
+	)
+	if d, err := cs.AppsV1().Deployments(ns).Get(t.Context(), "web", metav1.GetOptions{}); err != nil || *d.Spec.Replicas != 0 {
+		t.Errorf("after a dry run: %v replicas, %v", d.Spec.Replicas, err)
+	}
 }
 
 // TestNodeCordonAndDrain cordons and uncordons a node from its page, then

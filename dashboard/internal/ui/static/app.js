@@ -301,14 +301,10 @@ async function objectView(path, q) {
       for (const [k, v] of Object.entries(obj.data || {})) values.append(el('p', {}, [el('strong', {}, k + ': '), el('code', {}, atob(v))]));
     });
     main.append(el('h3', {}, `Data keys: ${Object.keys(obj.data || {}).join(', ')}`), show, values);
-    obj.data = Object.fromEntries(Object.keys(obj.data || {}).map(k => [k, '(hidden)']));
   }
 
   // The edit view: JSON is YAML, and server-side apply takes it as is.
-  const editable = structuredClone(obj);
-  delete editable.status;
-  if (editable.metadata) { delete editable.metadata.managedFields; delete editable.metadata.resourceVersion; }
-  const original = JSON.stringify(editable, null, 2);
+  const original = JSON.stringify(editable(obj, d), null, 2);
   const area = el('textarea', { id: 'yaml', rows: '24', 'aria-label': 'Object as YAML (JSON)' });
   area.value = original;
   const applyAllowed = answers[answers.length - 1].allowed;
@@ -320,9 +316,11 @@ async function objectView(path, q) {
     clear(result);
     try {
       const got = await post('/api/action/apply', { path, body: area.value, dryRun: true });
-      delete got.status; if (got.metadata) { delete got.metadata.managedFields; delete got.metadata.resourceVersion; }
+      // Against the object as it is now, not as the page was drawn: a
+      // scale or a controller may have changed it since.
+      const now = await call(`/api/k8s${path}`);
       const pre = el('pre', { role: 'region', 'aria-label': 'Diff' });
-      for (const l of diffLines(original, JSON.stringify(got, null, 2))) pre.append(el('div', {}, l));
+      for (const l of diffLines(JSON.stringify(editable(now, d), null, 2), JSON.stringify(editable(got, d), null, 2))) pre.append(el('div', {}, l));
       result.append(el('p', {}, 'Dry run accepted. Changes:'), pre);
       tried = area.value; apply.removeAttribute('disabled');
     } catch (e) { result.append(errorBox(e)); }
@@ -352,6 +350,16 @@ function drainReport(r) {
   }
   if (r.refused.length) box.append(el('p', {}, 'Drain again once the budgets allow it.'));
   return box;
+}
+
+// editable is obj as the edit view shows it: without status, managed
+// fields and resourceVersion, a Secret's values hidden.
+function editable(obj, d) {
+  const o = structuredClone(obj);
+  delete o.status;
+  if (o.metadata) { delete o.metadata.managedFields; delete o.metadata.resourceVersion; }
+  if (d.resource === 'secrets' && o.data) o.data = Object.fromEntries(Object.keys(o.data).map(k => [k, '(hidden)']));
+  return o;
 }
 
 function podDetails(pod, d) {
