@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -123,6 +124,44 @@ func TestScaleFollowsPods(t *testing.T) {
 	)
 	if d, err := cs.AppsV1().Deployments(ns).Get(t.Context(), "web", metav1.GetOptions{}); err != nil || *d.Spec.Replicas != 0 {
 		t.Errorf("after a dry run: %v replicas, %v", d.Spec.Replicas, err)
+	}
+}
+
+// TestSecretEditKeepsValues edits a Secret's labels in the edit view,
+// where its values read as placeholders, and applies it: the labels change
+// and the values stay what they were.
+func TestSecretEditKeepsValues(t *testing.T) {
+	ns := "secret-edit"
+	cs := newNamespace(t, ns)
+	want := map[string][]byte{"password": []byte("s3cret"), "user": []byte("admin")}
+	if _, err := cs.CoreV1().Secrets(ns).Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "db"}, Data: want,
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	token := console.Token(t, cs, ns, "editor", "cluster-admin")
+	base := console.Start(t, srv.KubeconfigPath())
+	tab := browser.New(t)
+	browser.Run(t, tab, "sign in", browser.SignIn(base, token, "system:serviceaccount:"+ns+":editor"))
+	browser.Run(t, tab, "edit the labels",
+		chromedp.Navigate(base+"/#/obj/api/v1/namespaces/"+ns+"/secrets/db"),
+		browser.WaitTrue(`(document.querySelector('#yaml')?.value || '').includes('"password": "(hidden)"')`,
+			"the edit view never showed the Secret with its values hidden"),
+		browser.Eval(`(a => { const o = JSON.parse(a.value); o.metadata.labels = {edited: 'yes'}; a.value = JSON.stringify(o, null, 2); })(document.querySelector('#yaml'))`),
+		chromedp.Click(chromedp.CSS("#dryrun")),
+		browser.WaitText("#apply:not([disabled])", "Apply"),
+		chromedp.Click(chromedp.CSS("#apply")),
+		browser.WaitTrue(`[...document.querySelectorAll('p')].some(p => p.textContent === 'Applied.')`, "the page never said Applied."),
+	)
+	got, err := cs.CoreV1().Secrets(ns).Get(t.Context(), "db", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Labels["edited"] != "yes" {
+		t.Errorf("labels after the apply: %v, want edited=yes", got.Labels)
+	}
+	if !reflect.DeepEqual(got.Data, want) {
+		t.Errorf("data after the apply: %q, want %q", got.Data, want)
 	}
 }
 

@@ -315,7 +315,7 @@ async function objectView(path, q) {
   dry.addEventListener('click', async () => {
     clear(result);
     try {
-      const got = await post('/api/action/apply', { path, body: area.value, dryRun: true });
+      const got = await post('/api/action/apply', { path, body: await withSecretValues(area.value, d, path), dryRun: true });
       // Against the object as it is now, not as the page was drawn: a
       // scale or a controller may have changed it since.
       const now = await call(`/api/k8s${path}`);
@@ -328,7 +328,7 @@ async function objectView(path, q) {
   apply.addEventListener('click', async () => {
     clear(result);
     if (area.value !== tried) { result.append(el('p', {}, 'Run the dry run again: the text changed.')); return; }
-    try { await post('/api/action/apply', { path, body: area.value }); result.append(el('p', {}, 'Applied.')); }
+    try { await post('/api/action/apply', { path, body: await withSecretValues(area.value, d, path) }); result.append(el('p', {}, 'Applied.')); }
     catch (e) { result.append(errorBox(e)); }
   });
   main.append(el('h3', {}, 'YAML'), el('label', { for: 'yaml' }, 'Edit the object, then dry-run it'), area);
@@ -358,8 +358,26 @@ function editable(obj, d) {
   const o = structuredClone(obj);
   delete o.status;
   if (o.metadata) { delete o.metadata.managedFields; delete o.metadata.resourceVersion; }
-  if (d.resource === 'secrets' && o.data) o.data = Object.fromEntries(Object.keys(o.data).map(k => [k, '(hidden)']));
+  if (d.resource === 'secrets' && o.data) o.data = Object.fromEntries(Object.keys(o.data).map(k => [k, HIDDEN]));
   return o;
+}
+
+// HIDDEN stands in the edit view for a Secret's value.
+const HIDDEN = '(hidden)';
+
+// withSecretValues is the edited text of a Secret with each value still
+// reading HIDDEN put back as it is now, read again from the API, so that
+// editing a label does not apply the placeholder over the data. Text that
+// is not JSON, or of another resource, goes as it is.
+async function withSecretValues(text, d, path) {
+  if (d.resource !== 'secrets') return text;
+  let o;
+  try { o = JSON.parse(text); } catch { return text; }
+  const hidden = Object.entries(o.data || {}).filter(([, v]) => v === HIDDEN);
+  if (!hidden.length) return text;
+  const now = await call(`/api/k8s${path}`);
+  for (const [k] of hidden) if (now.data && k in now.data) o.data[k] = now.data[k];
+  return JSON.stringify(o);
 }
 
 function podDetails(pod, d) {
