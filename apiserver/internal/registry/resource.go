@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -153,7 +154,7 @@ func (s *SubresourceStore) Get(ctx context.Context, name string, options *metav1
 
 // Update implements rest.Updater; subresources never create.
 func (s *SubresourceStore) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, _ bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	out, created, err := s.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+	out, created, err := s.store.Update(ctx, name, undecodable{objInfo}, createValidation, updateValidation, false, options)
 	return out, created, tooLarge(err)
 }
 
@@ -196,8 +197,25 @@ func (s *Store) Create(ctx context.Context, obj runtime.Object, createValidation
 
 // Update implements rest.Updater; see Create.
 func (s *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	out, created, err := s.Store.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
+	out, created, err := s.Store.Update(ctx, name, undecodable{objInfo}, createValidation, updateValidation, forceAllowCreate, options)
 	return out, created, tooLarge(err)
+}
+
+// undecodable answers 400 where a server-side apply produces an object that
+// does not convert to its type (a Secret's value that is not base64): the
+// field manager reports that as a plain error, which would be a 500.
+type undecodable struct {
+	rest.UpdatedObjectInfo
+}
+
+// UpdatedObject implements rest.UpdatedObjectInfo.
+func (u undecodable) UpdatedObject(ctx context.Context, oldObj runtime.Object) (runtime.Object, error) {
+	obj, err := u.UpdatedObjectInfo.UpdatedObject(ctx, oldObj)
+	var status apierrors.APIStatus
+	if err != nil && !errors.As(err, &status) && strings.Contains(err.Error(), "unable to convert unstructured object") {
+		return obj, apierrors.NewBadRequest(fmt.Sprintf("the applied configuration is not a valid object: %v", err))
+	}
+	return obj, err
 }
 
 // etcdTooLarge is how etcd refuses a request over its size limit.

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 )
 
 // TestBadInput sends requests a client gets wrong and checks each is
@@ -158,6 +159,29 @@ func TestBadInput(t *testing.T) {
 		wantCause(t, wantStatus(t, err, 422), "fieldManager")
 		_, err = cms.Patch(ctx, "no-such-configmap", types.MergePatchType, []byte(`{"data":{"k":"v"}}`), metav1.PatchOptions{})
 		wantStatus(t, err, 404)
+	})
+
+	t.Run("bad base64 in a Secret is refused", func(t *testing.T) {
+		secrets := client.CoreV1().Secrets(ns)
+		bad := `"data":{"k":"(hidden)"}`
+		err := raw("POST", "/api/v1/namespaces/"+ns+"/secrets", "application/json",
+			`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"bad-base64"},`+bad+`}`, nil)
+		wantStatus(t, err, 400)
+		if _, err := secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "base64"}, Data: map[string][]byte{"k": []byte("v")}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// As upstream: the patched object does not decode.
+		_, err = secrets.Patch(ctx, "base64", types.MergePatchType, []byte(`{`+bad+`}`), metav1.PatchOptions{})
+		wantCause(t, wantStatus(t, err, 422), "patch")
+		// What a console sends when it applies an edit view whose values
+		// it hid.
+		_, err = secrets.Patch(ctx, "base64", types.ApplyPatchType,
+			[]byte(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"base64"},`+bad+`}`), metav1.PatchOptions{FieldManager: "test", Force: ptr.To(true)})
+		wantStatus(t, err, 400)
+		got, err := secrets.Get(ctx, "base64", metav1.GetOptions{})
+		if err != nil || string(got.Data["k"]) != "v" {
+			t.Fatalf("after refused patches: %v, data %q, want v", err, got.Data["k"])
+		}
 	})
 
 	t.Run("bad selectors and versions are 400", func(t *testing.T) {
