@@ -3,7 +3,9 @@
 //
 //   - command: the one entry shape of every binary (cobra, --version,
 //     --config read under the flags, injected args and output streams),
-//     for a component's options or a tree of subcommands;
+//     for a component's options or a tree of subcommands, which completes
+//     and validates the options, sets up logging and idle trimming before
+//     the component runs;
 //   - configfile: the --config file read strictly into the kind wanted,
 //     then defaulted and validated;
 //   - serving: the HTTPS endpoint with delegated authentication and
@@ -12,7 +14,10 @@
 //     settings (kubeconfig or in-cluster, QPS, burst, content types);
 //   - leaderelection: one identity format, upstream's --leader-elect-*
 //     flags, work run only while the Lease is held;
-//   - logging: zap under logr, klog routed to it;
+//   - logging: zap under logr, klog routed to it, and the --log-format
+//     and -v settings every component embeds;
+//   - processmetrics: a component's own Prometheus registry, started with
+//     the Go runtime's and the process's collectors;
 //   - memtrim: idle memory trimming;
 //   - cgroupfs: the removal of pods' cgroups;
 //   - nftbatch: nftables transactions written as one nfnetlink batch (or

@@ -10,15 +10,20 @@ package command
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/component-base/version"
+
+	"trireme.dev/componentbase/logging"
+	"trireme.dev/componentbase/memtrim"
 )
 
 // Streams are where a command writes: Out for what the user asked to see
@@ -52,6 +57,20 @@ type Spec[O any] struct {
 	// the command line is parsed again over them, so that flags win over
 	// the file. Required when ConfigFile is set.
 	LoadConfig func(path string) (O, error)
+	// Complete, when set, fills in what the final options leave to be
+	// derived (upstream's Complete, before Validate and Run).
+	Complete func(o O) error
+	// Validate, when set, checks the final options (their logging
+	// settings included); what it reports ends the command before Run.
+	Validate func(o O) []error
+	// Logging, when set, returns the --log-format and -v that o holds:
+	// Execute builds that logger (klog routed into it), gives it to Run in
+	// ctx (logr.FromContextOrDiscard) and flushes it when Run returns.
+	Logging func(o O) logging.Settings
+	// TrimWhenIdle, with Logging, returns the executable's start-up pages
+	// and freed heap to the kernel while the component idles (memtrim), for
+	// the components that run on every node or hold little once started.
+	TrimWhenIdle bool
 	// Run runs the component with the final options until ctx ends.
 	Run func(ctx context.Context, o O) error
 }
@@ -87,11 +106,40 @@ func (s Spec[O]) Execute(ctx context.Context, args []string, streams Streams) er
 			if err != nil {
 				return err
 			}
-			return s.Run(ctx, final)
+			return s.run(ctx, final)
 		},
 	}
 	s.bindFlags(cmd.Flags(), o, &showVersion)
 	return Execute(ctx, cmd, args, streams)
+}
+
+// run completes and validates o, sets up logging and idle trimming as s
+// asks, and runs the component.
+func (s Spec[O]) run(ctx context.Context, o O) error {
+	if s.Complete != nil {
+		if err := s.Complete(o); err != nil {
+			return err
+		}
+	}
+	if s.Validate != nil {
+		if errs := s.Validate(o); len(errs) > 0 {
+			return errors.Join(errs...)
+		}
+	}
+	if s.Logging == nil {
+		return s.Run(ctx, o)
+	}
+	log, flush, err := s.Logging(o).Logger()
+	if err != nil {
+		return err
+	}
+	defer flush()
+	log.Info("Starting "+s.Name, "version", version.Get().GitVersion)
+	ctx = logr.NewContext(ctx, log)
+	if s.TrimWhenIdle {
+		go memtrim.RunIdleTrimmer(ctx, log, memtrim.IdleInterval, memtrim.IdleAllocations)
+	}
+	return s.Run(ctx, o)
 }
 
 // Execute runs root, a cobra command tree, with args and streams: the

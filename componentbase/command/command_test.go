@@ -12,8 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"trireme.dev/componentbase/logging"
 )
 
 // testOptions stand for a component's: a --config file of "key=value"
@@ -101,6 +104,69 @@ func TestExecute(t *testing.T) {
 			}
 			if resolved.Name != tt.wantName || resolved.Count != tt.wantCount {
 				t.Errorf("Resolve: name %q count %d, want %q %d", resolved.Name, resolved.Count, tt.wantName, tt.wantCount)
+			}
+		})
+	}
+}
+
+// loggedOptions stand for a component that asks Execute for validation
+// and its logger.
+type loggedOptions struct {
+	logging.Settings
+	Count int
+}
+
+func TestExecuteValidatesAndLogs(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr []string
+	}{
+		{"valid", []string{"--log-format=json", "-v=2"}, nil},
+		{"bad option", []string{"--count=-1"}, []string{"--count must not be negative"}},
+		{"bad log format", []string{"--log-format=xml"}, []string{`--log-format "xml"`}},
+		{"every error at once", []string{"--log-format=xml", "-v=-1", "--count=-1"},
+			[]string{"--log-format", "-v -1", "--count"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var gotLogger bool
+			spec := Spec[*loggedOptions]{
+				Name:       "test-component",
+				NewOptions: func() *loggedOptions { return &loggedOptions{Settings: logging.Defaults("text")} },
+				AddFlags: func(o *loggedOptions, fs *pflag.FlagSet) {
+					o.Settings.AddFlags(fs)
+					fs.IntVar(&o.Count, "count", o.Count, "A count.")
+				},
+				Validate: func(o *loggedOptions) []error {
+					errs := o.Settings.Validate()
+					if o.Count < 0 {
+						errs = append(errs, errors.New("--count must not be negative"))
+					}
+					return errs
+				},
+				Logging:      func(o *loggedOptions) logging.Settings { return o.Settings },
+				TrimWhenIdle: true,
+				Run: func(ctx context.Context, o *loggedOptions) error {
+					log, err := logr.FromContext(ctx)
+					gotLogger = err == nil && log.V(o.Verbosity).Enabled() && !log.V(o.Verbosity+1).Enabled()
+					return nil
+				},
+			}
+			// The idle trimmer runs until ctx ends.
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			err := spec.Execute(ctx, tt.args, Streams{})
+			if len(tt.wantErr) == 0 {
+				if err != nil || !gotLogger {
+					t.Fatalf("err = %v, logger at -v in ctx: %v", err, gotLogger)
+				}
+				return
+			}
+			for _, want := range tt.wantErr {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("err = %v, want it to say %q", err, want)
+				}
 			}
 		})
 	}

@@ -8,10 +8,52 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/zapr"
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/klog/v2"
 )
+
+// Settings are a component's --log-format and -v. Components embed them in
+// their options, so that every binary spells, checks and applies them the
+// same way.
+type Settings struct {
+	// LogFormat is "text" (for a person at a terminal) or "json" (for a
+	// log collector).
+	LogFormat string
+	// Verbosity is -v: 0 logs what an operator needs, 2 each object's
+	// sync, 4 and up what debugging needs.
+	Verbosity int
+}
+
+// Defaults returns Settings logging in format at verbosity 0.
+func Defaults(format string) Settings {
+	return Settings{LogFormat: format}
+}
+
+// AddFlags binds --log-format and -v to s.
+func (s *Settings) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&s.LogFormat, "log-format", s.LogFormat, "Log format: text or json.")
+	fs.IntVarP(&s.Verbosity, "v", "v", s.Verbosity, "Log verbosity: 0 for what an operator needs, 2 for per-object detail, 4 for debugging.")
+}
+
+// Validate reports a format or verbosity that Logger would refuse, naming
+// the flag.
+func (s Settings) Validate() []error {
+	var errs []error
+	if s.LogFormat != "text" && s.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("--log-format %q: want text or json", s.LogFormat))
+	}
+	if s.Verbosity < 0 {
+		errs = append(errs, fmt.Errorf("-v %d: must be 0 or more", s.Verbosity))
+	}
+	return errs
+}
+
+// Logger builds the logger s describes, as New does.
+func (s Settings) Logger() (logr.Logger, func(), error) {
+	return New(s.LogFormat, s.Verbosity)
+}
 
 // New builds a logger in format "text" or "json" at verbosity v, routes klog
 // to it, and returns a flush function to call before exit.

@@ -12,21 +12,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/request/anonymous"
 	"k8s.io/apiserver/pkg/authentication/request/union"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/server/healthz"
-)
 
-func registry() *prometheus.Registry {
-	r := prometheus.NewRegistry()
-	r.MustRegister(collectors.NewGoCollector())
-	return r
-}
+	"trireme.dev/componentbase/processmetrics"
+)
 
 func TestHandler(t *testing.T) {
 	failing := healthz.NamedCheck("leader", func(*http.Request) error { return errors.New("not renewed") })
@@ -46,7 +40,8 @@ func TestHandler(t *testing.T) {
 		{"healthz ignores readiness", Endpoints{Ready: []healthz.HealthChecker{unsynced}}, "/healthz", http.StatusOK, "ok"},
 		{"readyz waits for readiness", Endpoints{Ready: []healthz.HealthChecker{unsynced}}, "/readyz", http.StatusInternalServerError, "informer-sync failed"},
 		{"readyz ok", Endpoints{}, "/readyz", http.StatusOK, "ok"},
-		{"metrics in prometheus text", Endpoints{Metrics: registry()}, "/metrics", http.StatusOK, "go_goroutines"},
+		{"metrics in prometheus text", Endpoints{Metrics: processmetrics.NewRegistry()}, "/metrics", http.StatusOK, "go_goroutines"},
+		{"process figures beside the runtime's", Endpoints{Metrics: processmetrics.NewRegistry()}, "/metrics", http.StatusOK, "process_resident_memory_bytes"},
 		{"no metrics without a registry", Endpoints{}, "/metrics", http.StatusNotFound, ""},
 		{"no profiles unless asked", Endpoints{}, "/debug/pprof/", http.StatusNotFound, ""},
 		{"profiles", Endpoints{Profiling: true}, "/debug/pprof/", http.StatusOK, "goroutine"},
@@ -104,7 +99,7 @@ func TestWithAuth(t *testing.T) {
 	// As the delegating authenticator: no credentials is anonymous, bad
 	// ones fail.
 	authn := union.NewFailOnError(tokenAuthn{}, anonymous.NewAuthenticator(nil))
-	h := withAuth(Handler(Endpoints{Metrics: registry(), Profiling: true}), authn, allowHealthAndScraper)
+	h := withAuth(Handler(Endpoints{Metrics: processmetrics.NewRegistry(), Profiling: true}), authn, allowHealthAndScraper)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := httptest.NewRequest(http.MethodGet, tt.path, nil)

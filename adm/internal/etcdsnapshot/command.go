@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -16,8 +17,7 @@ import (
 type scheduleOptions struct {
 	s         Schedule
 	retention int
-	logFormat string
-	verbosity int
+	logging.Settings
 }
 
 func (o *scheduleOptions) addFlags(fs *pflag.FlagSet) {
@@ -30,8 +30,7 @@ func (o *scheduleOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.s.Node, "node-name", "", "This node's name, in the snapshots' names.")
 	fs.DurationVar(&o.s.Interval, "interval", 12*time.Hour, "The time between snapshots.")
 	fs.IntVar(&o.retention, "retention", 5, "How many of this node's snapshots are kept.")
-	fs.StringVar(&o.logFormat, "log-format", "json", "Log format: text or json.")
-	fs.IntVarP(&o.verbosity, "v", "v", 0, "Log verbosity.")
+	o.Settings.AddFlags(fs)
 	for _, name := range []string{"cacert", "cert", "key", "dir", "node-name"} {
 		_ = cobra.MarkFlagRequired(fs, name)
 	}
@@ -40,8 +39,9 @@ func (o *scheduleOptions) addFlags(fs *pflag.FlagSet) {
 var scheduleSpec = command.Spec[*scheduleOptions]{
 	Name:       "trireme-etcd-snapshot",
 	Short:      "Snapshot the local etcd member on a schedule and keep the newest few (triremeadm's etcd-snapshot static pod)",
-	NewOptions: func() *scheduleOptions { return &scheduleOptions{} },
+	NewOptions: func() *scheduleOptions { return &scheduleOptions{Settings: logging.Defaults("json")} },
 	AddFlags:   (*scheduleOptions).addFlags,
+	Logging:    func(o *scheduleOptions) logging.Settings { return o.Settings },
 	Run:        runSchedule,
 }
 
@@ -51,15 +51,11 @@ func RunSchedule(ctx context.Context, args []string, streams command.Streams) er
 }
 
 func runSchedule(ctx context.Context, o *scheduleOptions) error {
-	log, flush, err := logging.New(o.logFormat, o.verbosity)
-	if err != nil {
-		return err
-	}
-	defer flush()
+	log := logr.FromContextOrDiscard(ctx)
 	if o.s.Interval < time.Minute || o.retention < 1 {
 		return errors.New("--interval must be at least 1m and --retention at least 1")
 	}
 	o.s.Retention = o.retention
-	log.Info("Starting", "endpoint", o.s.Member.Endpoint, "dir", o.s.Dir, "interval", o.s.Interval, "retention", o.s.Retention)
+	log.Info("Taking snapshots", "endpoint", o.s.Member.Endpoint, "dir", o.s.Dir, "interval", o.s.Interval, "retention", o.s.Retention)
 	return o.s.Run(ctx, log)
 }

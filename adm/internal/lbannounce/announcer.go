@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -22,6 +21,7 @@ import (
 
 	"trireme.dev/adm/internal/vip"
 	"trireme.dev/componentbase/leaderelection"
+	"trireme.dev/componentbase/processmetrics"
 )
 
 // Config is an announcer's configuration.
@@ -327,7 +327,7 @@ type status struct {
 
 func newStatus() *status {
 	s := &status{
-		registry: prometheus.NewRegistry(),
+		registry: processmetrics.NewRegistry(),
 		leading: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: "trireme", Subsystem: "lbannounce", Name: "leading",
 			Help: "1 while this announcer holds its node's Lease, else 0.",
@@ -351,7 +351,6 @@ func newStatus() *status {
 		}),
 		watchdog: clientleaderelection.NewLeaderHealthzAdaptor(vip.WatchdogTimeout),
 	}
-	s.registry.MustRegister(s.leading, s.addresses, s.transitions, s.failures, s.syncs,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.registry.MustRegister(s.leading, s.addresses, s.transitions, s.failures, s.syncs)
 	return s
 }

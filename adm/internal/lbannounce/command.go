@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -17,7 +18,6 @@ import (
 	"trireme.dev/componentbase/command"
 	"trireme.dev/componentbase/leaderelection"
 	"trireme.dev/componentbase/logging"
-	"trireme.dev/componentbase/memtrim"
 )
 
 // DefaultLeasePrefix prefixes every node's Lease name.
@@ -33,16 +33,16 @@ var DefaultBindAddress = net.JoinHostPort("127.0.0.1", strconv.Itoa(DefaultPort)
 
 // options are the loadbalancer mode's command line.
 type options struct {
-	cfg                    Config
-	nodeIP, kubeconfig     string
-	bindAddress, logFormat string
-	verbosity              int
+	cfg                Config
+	nodeIP, kubeconfig string
+	bindAddress        string
+	logging.Settings
 }
 
 func newOptions() *options {
 	le := vip.DefaultLease()
 	le.ResourceName = DefaultLeasePrefix
-	return &options{cfg: Config{Lease: le, Announcements: 3}, bindAddress: DefaultBindAddress, logFormat: "json"}
+	return &options{cfg: Config{Lease: le, Announcements: 3}, bindAddress: DefaultBindAddress, Settings: logging.Defaults("json")}
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -53,8 +53,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	leaderelection.AddFlags(fs, &o.cfg.Lease, "announcing (each node's Lease is <resource-name>-<node>)")
 	fs.IntVar(&o.cfg.Announcements, "announcements", o.cfg.Announcements, "How many gratuitous ARPs, a second apart, a new holder of an address sends (then one every 30s).")
 	fs.StringVar(&o.bindAddress, "bind-address", o.bindAddress, "Where to serve /healthz and /metrics over plain HTTP; empty: nowhere.")
-	fs.StringVar(&o.logFormat, "log-format", o.logFormat, "Log format: text or json.")
-	fs.IntVarP(&o.verbosity, "v", "v", o.verbosity, "Log verbosity.")
+	o.Settings.AddFlags(fs)
 	_ = cobra.MarkFlagRequired(fs, "node-name")
 }
 
@@ -64,7 +63,11 @@ var spec = command.Spec[*options]{
 	Short:      "Announce the LoadBalancer Services' addresses this node owns (the DaemonSet mode)",
 	NewOptions: newOptions,
 	AddFlags:   (*options).addFlags,
-	Run:        run,
+	Logging:    func(o *options) logging.Settings { return o.Settings },
+	// Give freed heap and start-up's pages of the executable back while
+	// idle: a node agent's memory is paid on every node.
+	TrimWhenIdle: true,
+	Run:          run,
 }
 
 // Run parses args and announces until ctx ends.
@@ -73,11 +76,7 @@ func Run(ctx context.Context, args []string, streams command.Streams) error {
 }
 
 func run(ctx context.Context, o *options) error {
-	log, flush, err := logging.New(o.logFormat, o.verbosity)
-	if err != nil {
-		return err
-	}
-	defer flush()
+	log := logr.FromContextOrDiscard(ctx)
 	cfg := o.cfg
 	if err := errors.Join(leaderelection.Validate(cfg.Lease)...); err != nil {
 		return err
@@ -90,9 +89,11 @@ func run(ctx context.Context, o *options) error {
 		if ip == nil {
 			return errors.New("set --interface, or --node-ip to find it")
 		}
-		if cfg.NodeInterface, err = vip.InterfaceOf(ip); err != nil {
+		iface, err := vip.InterfaceOf(ip)
+		if err != nil {
 			return err
 		}
+		cfg.NodeInterface = iface
 	}
 	cfg.Identity = cfg.NodeName + "_" + string(uuid.NewUUID())
 	rc, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
@@ -113,9 +114,6 @@ func run(ctx context.Context, o *options) error {
 	}
 	log.Info("Starting", "node", cfg.NodeName, "interface", cfg.Interface, "nodeInterface", cfg.NodeInterface,
 		"lease", cfg.Lease.ResourceNamespace+"/"+LeaseName(cfg.Lease.ResourceName, cfg.NodeName), "apiserver", rc.Host)
-	// Give freed heap and start-up's pages of the executable back while idle:
-	// a node agent's memory is paid on every node.
-	go memtrim.RunIdleTrimmer(ctx, log.WithName("memtrim"), memtrim.IdleInterval, memtrim.IdleAllocations)
 	a := New(cfg, Clients{Lease: lease, Watch: watch}, vip.Linux{}, log)
 	if o.bindAddress != "" {
 		// Announcing matters more than reporting on it.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,8 +25,8 @@ import (
 type options struct {
 	cfg                     Config
 	vip, nodeIP, kubeconfig string
-	bindAddress, logFormat  string
-	verbosity               int
+	bindAddress             string
+	logging.Settings
 }
 
 // DefaultLease is the election the managers take part in: quicker than
@@ -44,7 +45,7 @@ func DefaultLease() componentbaseconfig.LeaderElectionConfiguration {
 }
 
 func newOptions() *options {
-	return &options{cfg: Config{Lease: DefaultLease()}, bindAddress: DefaultBindAddress, logFormat: "json"}
+	return &options{cfg: Config{Lease: DefaultLease()}, bindAddress: DefaultBindAddress, Settings: logging.Defaults("json")}
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -56,8 +57,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	leaderelection.AddFlags(fs, &o.cfg.Lease, "holding the address")
 	fs.IntVar(&o.cfg.Announcements, "announcements", 3, "How many gratuitous ARPs, a second apart, a new holder sends (then one every 30s).")
 	fs.StringVar(&o.bindAddress, "bind-address", o.bindAddress, "Where to serve /healthz and /metrics over plain HTTP; empty: nowhere.")
-	fs.StringVar(&o.logFormat, "log-format", o.logFormat, "Log format: text or json.")
-	fs.IntVarP(&o.verbosity, "v", "v", o.verbosity, "Log verbosity.")
+	o.Settings.AddFlags(fs)
 	for _, name := range []string{"vip", "id", "kubeconfig"} {
 		_ = cobra.MarkFlagRequired(fs, name)
 	}
@@ -69,6 +69,7 @@ var spec = command.Spec[*options]{
 	Short:      "Hold the control plane's virtual IP on this node while it holds the kube-system Lease (trireme-vip loadbalancer: the DaemonSet mode, announcing LoadBalancer addresses)",
 	NewOptions: newOptions,
 	AddFlags:   (*options).addFlags,
+	Logging:    func(o *options) logging.Settings { return o.Settings },
 	Run:        run,
 }
 
@@ -78,11 +79,7 @@ func Run(ctx context.Context, args []string, streams command.Streams) error {
 }
 
 func run(ctx context.Context, o *options) error {
-	log, flush, err := logging.New(o.logFormat, o.verbosity)
-	if err != nil {
-		return err
-	}
-	defer flush()
+	log := logr.FromContextOrDiscard(ctx)
 	cfg := o.cfg
 	if err := errors.Join(leaderelection.Validate(cfg.Lease)...); err != nil {
 		return err
@@ -98,9 +95,11 @@ func run(ctx context.Context, o *options) error {
 		if ip == nil {
 			return errors.New("set --interface, or --node-ip to find it")
 		}
-		if cfg.Interface, err = InterfaceOf(ip); err != nil {
+		iface, err := InterfaceOf(ip)
+		if err != nil {
 			return err
 		}
+		cfg.Interface = iface
 	}
 	rc, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
 	if err != nil {

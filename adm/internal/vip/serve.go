@@ -12,9 +12,10 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/client-go/tools/leaderelection"
+
+	"trireme.dev/componentbase/processmetrics"
 )
 
 // DefaultPort is the port of DefaultBindAddress.
@@ -44,7 +45,7 @@ type status struct {
 
 func newStatus() *status {
 	s := &status{
-		registry: prometheus.NewRegistry(),
+		registry: processmetrics.NewRegistry(),
 		holding: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: "trireme", Subsystem: "vip", Name: "holding",
 			Help: "1 while this node holds the virtual IP, else 0.",
@@ -59,8 +60,7 @@ func newStatus() *status {
 		}, []string{"operation"}),
 		watchdog: leaderelection.NewLeaderHealthzAdaptor(WatchdogTimeout),
 	}
-	s.registry.MustRegister(s.holding, s.transitions, s.failures,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.registry.MustRegister(s.holding, s.transitions, s.failures)
 	return s
 }
 

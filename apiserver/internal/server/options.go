@@ -19,6 +19,7 @@ import (
 	"trireme.dev/apiserver/internal/authn"
 	"trireme.dev/apiserver/internal/authz"
 	"trireme.dev/apiserver/internal/registry/proxy"
+	"trireme.dev/componentbase/logging"
 )
 
 // Options are trireme-apiserver's flags.
@@ -37,8 +38,7 @@ type Options struct {
 	ServerRun             *options.ServerRunOptions
 	ServiceClusterIPRange string
 	ServiceNodePortRange  string
-	LogFormat             string
-	Verbosity             int
+	logging.Settings
 	// Kubelet is how the proxy subresources reach kubelets.
 	Kubelet proxy.KubeletConfig
 	// ProxyClientCertFile and ProxyClientKeyFile are the front-proxy client
@@ -82,7 +82,7 @@ func NewOptions() *Options {
 		ServerRun:             newServerRunOptions(),
 		ServiceClusterIPRange: "10.96.0.0/12",
 		ServiceNodePortRange:  "30000-32767",
-		LogFormat:             "text",
+		Settings:              logging.Defaults("text"),
 		Kubelet:               proxy.NewKubeletConfig(),
 		// Unlike upstream's default, route to endpoints: nothing guarantees
 		// a service proxy on the control plane's hosts.
@@ -106,8 +106,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.ServerRun.AddUniversalFlags(fs)
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "CIDR range from which Service ClusterIPs are allocated; two comma-separated CIDRs, one per IP family, make the cluster dual-stack (the first is the primary family).")
 	fs.StringVar(&o.ServiceNodePortRange, "service-node-port-range", o.ServiceNodePortRange, "Port range reserved for Services with NodePort visibility, as BEGIN-END.")
-	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
-	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity.")
+	o.Settings.AddFlags(fs)
 	fs.StringVar(&o.Kubelet.CertFile, "kubelet-client-certificate", o.Kubelet.CertFile, "Client certificate file presented to kubelets (nodes/proxy).")
 	fs.StringVar(&o.Kubelet.KeyFile, "kubelet-client-key", o.Kubelet.KeyFile, "Private key file of --kubelet-client-certificate.")
 	fs.StringVar(&o.Kubelet.CAFile, "kubelet-certificate-authority", o.Kubelet.CAFile, "CA bundle that kubelets' serving certificates are verified against; without it they are not verified.")

@@ -4,15 +4,11 @@ package app
 
 import (
 	"context"
-	"errors"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
-	"k8s.io/component-base/version"
 
 	"trireme.dev/componentbase/command"
 	"trireme.dev/componentbase/logging"
-	"trireme.dev/componentbase/memtrim"
 	"trireme.dev/controller-manager/internal/controllers"
 	"trireme.dev/controller-manager/internal/manager"
 	"trireme.dev/controller-manager/internal/options"
@@ -29,7 +25,14 @@ var spec = command.Spec[*options.Options]{
 	},
 	ConfigFile: func(o *options.Options) string { return o.ConfigFile },
 	LoadConfig: command.LoadConfigWith(options.LoadConfig, options.New),
-	Run:        run,
+	Validate: func(o *options.Options) []error {
+		return o.Validate(controllers.Names(controllers.All))
+	},
+	Logging: func(o *options.Options) logging.Settings { return o.Settings },
+	// Start-up runs the init code of every API group once; give those
+	// pages of the executable, and freed heap, back while idle.
+	TrimWhenIdle: true,
+	Run:          run,
 }
 
 // Run parses args and runs the controller-manager until ctx ends. Tests
@@ -39,21 +42,9 @@ func Run(ctx context.Context, args []string, streams command.Streams) error {
 }
 
 func run(ctx context.Context, o *options.Options) error {
-	if errs := o.Validate(controllers.Names(controllers.All)); len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	log, flush, err := logging.New(o.LogFormat, o.Verbosity)
-	if err != nil {
-		return err
-	}
-	defer flush()
-	log.Info("Starting trireme-controller-manager", "version", version.Get().GitVersion)
-	// Start-up runs the init code of every API group once; give those
-	// pages of the executable, and freed heap, back while idle.
-	go memtrim.RunIdleTrimmer(ctx, log, memtrim.IdleInterval, memtrim.IdleAllocations)
 	m, err := manager.New(o, controllers.All)
 	if err != nil {
 		return err
 	}
-	return m.Run(logr.NewContext(ctx, log))
+	return m.Run(ctx)
 }

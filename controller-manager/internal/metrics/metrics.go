@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/client-go/util/workqueue"
+
+	"trireme.dev/componentbase/processmetrics"
 )
 
 const (
@@ -19,7 +20,7 @@ const (
 
 // Registry is what /metrics serves. It is the process's own registry rather
 // than Prometheus' global one so that libraries cannot add to it unasked.
-var Registry = prometheus.NewRegistry()
+var Registry = processmetrics.NewRegistry()
 
 var (
 	syncs = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -49,8 +50,6 @@ var (
 
 func init() {
 	Registry.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		syncs, syncDuration, leading, controllersRunning, CertificateExpiration,
 		queueDepth, queueAdds, queueLatency, queueWork, queueUnfinished, queueLongest, queueRetries,
 	)

@@ -12,6 +12,7 @@ import (
 	kcmconfig "k8s.io/kube-controller-manager/config/v1alpha1"
 
 	"trireme.dev/componentbase/leaderelection"
+	"trireme.dev/componentbase/logging"
 	"trireme.dev/componentbase/serving"
 )
 
@@ -29,8 +30,7 @@ type Options struct {
 	// (port 0 turns it off), behind delegated authentication and
 	// authorization.
 	*serving.Options
-	LogFormat string
-	Verbosity int
+	logging.Settings
 	// CertificateExpiry configures the warnings of this node's certificates
 	// expiring (package certexpiry); off without a directory.
 	CertificateExpiry CertificateExpiry
@@ -52,7 +52,7 @@ func New(cfg *kcmconfig.KubeControllerManagerConfiguration) *Options {
 	if cfg == nil {
 		cfg = DefaultConfig()
 	}
-	return &Options{Config: cfg, Options: serving.NewOptions(SecurePort, "trireme-controller-manager"), LogFormat: "text",
+	return &Options{Config: cfg, Options: serving.NewOptions(SecurePort, "trireme-controller-manager"), Settings: logging.Defaults("text"),
 		CertificateExpiry: CertificateExpiry{WarnDays: 30}}
 }
 
@@ -81,8 +81,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, known []string) {
 	o.addNodeFlags(fs)
 
 	o.Options.AddFlags(fs)
-	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
-	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity: 0 for what an operator needs, 2 for per-object detail, 4 for debugging.")
+	o.Settings.AddFlags(fs)
 	ce := &o.CertificateExpiry
 	fs.StringVar(&ce.Dir, "certificate-expiry-dir", ce.Dir, "This node's certificates directory: every replica (leader or not) exports when each *.crt below it expires and records a Warning Event on --node-name for one that expires within --certificate-expiry-warning-days. Empty turns it off.")
 	fs.StringVar(&ce.Node, "node-name", ce.Node, "The Node this replica runs on, for the certificate expiry Events.")
@@ -92,7 +91,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet, known []string) {
 // Validate reports every invalid option. known are the controller names
 // (and aliases) --controllers may use.
 func (o *Options) Validate(known []string) []error {
-	errs := o.Options.Validate()
+	errs := append(o.Options.Validate(), o.Settings.Validate()...)
 	g := o.Config.Generic
 	for _, c := range g.Controllers {
 		name := strings.TrimPrefix(c, "-")
@@ -116,12 +115,6 @@ func (o *Options) Validate(known []string) []error {
 	errs = append(errs, o.validateNodes()...)
 	if ce := o.CertificateExpiry; ce.Dir != "" && (ce.Node == "" || ce.WarnDays < 1) {
 		errs = append(errs, fmt.Errorf("--certificate-expiry-dir needs --node-name and a positive --certificate-expiry-warning-days"))
-	}
-	if o.LogFormat != "text" && o.LogFormat != "json" {
-		errs = append(errs, fmt.Errorf("--log-format %q: want text or json", o.LogFormat))
-	}
-	if o.Verbosity < 0 {
-		errs = append(errs, fmt.Errorf("-v must be 0 or more"))
 	}
 	return errs
 }

@@ -11,14 +11,13 @@ import (
 	"os"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"trireme.dev/componentbase/command"
 	"trireme.dev/componentbase/logging"
-	"trireme.dev/componentbase/memtrim"
+	"trireme.dev/componentbase/processmetrics"
 	"trireme.dev/componentbase/serving"
 	"trireme.dev/dashboard/internal/options"
 	"trireme.dev/dashboard/internal/server"
@@ -35,7 +34,11 @@ var spec = command.Spec[*options.Options]{
 	Short:      "Serve the cluster's web console, acting only as the signed-in user",
 	NewOptions: options.New,
 	AddFlags:   (*options.Options).AddFlags,
-	Run:        run,
+	Validate:   (*options.Options).Validate,
+	Logging:    func(o *options.Options) logging.Settings { return o.Settings },
+	// One per cluster, idle most of the time it runs.
+	TrimWhenIdle: true,
+	Run:          run,
 }
 
 // Run parses args and serves until ctx ends. Tests call it directly.
@@ -44,15 +47,7 @@ func Run(ctx context.Context, args []string, streams command.Streams) error {
 }
 
 func run(ctx context.Context, o *options.Options) error {
-	if errs := o.Validate(); len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	log, flush, err := logging.New(o.LogFormat, o.Verbosity)
-	if err != nil {
-		return err
-	}
-	defer flush()
-	go memtrim.RunIdleTrimmer(ctx, log, memtrim.IdleInterval, memtrim.IdleAllocations)
+	log := logr.FromContextOrDiscard(ctx)
 	api, err := apiConfig(o.Kubeconfig)
 	if err != nil {
 		return err
@@ -65,8 +60,7 @@ func run(ctx context.Context, o *options.Options) error {
 	if err != nil {
 		return err
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := processmetrics.NewRegistry()
 	srv := &server.Server{API: api, Sealer: sealer, Assets: ui.Assets(), Log: log}
 	mux := http.NewServeMux()
 	health := serving.Handler(serving.Endpoints{Metrics: reg})

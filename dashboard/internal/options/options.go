@@ -2,10 +2,9 @@
 package options
 
 import (
-	"fmt"
-
 	"github.com/spf13/pflag"
 
+	"trireme.dev/componentbase/logging"
 	"trireme.dev/componentbase/serving"
 )
 
@@ -22,13 +21,12 @@ type Options struct {
 	// at start.
 	SessionKeyFile string
 	*serving.Options
-	LogFormat string
-	Verbosity int
+	logging.Settings
 }
 
 // New returns the defaults.
 func New() *Options {
-	o := &Options{Options: serving.NewOptions(SecurePort, "trireme-dashboard"), LogFormat: "text"}
+	o := &Options{Options: serving.NewOptions(SecurePort, "trireme-dashboard"), Settings: logging.Defaults("text")}
 	// The console authenticates its users itself, by their own tokens.
 	o.Authentication, o.Authorization = nil, nil
 	return o
@@ -39,15 +37,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig naming the apiserver and its CA; its credentials are ignored. Empty means in-cluster configuration.")
 	fs.StringVar(&o.SessionKeyFile, "session-key-file", o.SessionKeyFile, "File holding the 32-byte AES-256 key that seals session cookies; empty means a key made at start (sessions end with the process).")
 	o.SecureServing.AddFlags(fs)
-	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
-	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity.")
+	o.Settings.AddFlags(fs)
 }
 
 // Validate reports every invalid option.
 func (o *Options) Validate() []error {
-	errs := o.SecureServing.Validate()
-	if o.LogFormat != "text" && o.LogFormat != "json" {
-		errs = append(errs, fmt.Errorf("--log-format %q: want text or json", o.LogFormat))
-	}
-	return errs
+	return append(o.SecureServing.Validate(), o.Settings.Validate()...)
 }

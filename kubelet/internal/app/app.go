@@ -58,12 +58,9 @@ var spec = command.Spec[*options.Options]{
 	Short:      "Register the node and run the pods bound to it through the CRI",
 	NewOptions: options.New,
 	AddFlags:   (*options.Options).AddFlags,
-	Run: func(ctx context.Context, o *options.Options) error {
-		if err := o.Complete(); err != nil {
-			return err
-		}
-		return run(ctx, o)
-	},
+	Complete:   (*options.Options).Complete,
+	Logging:    func(o *options.Options) logging.Settings { return o.Settings },
+	Run:        run,
 }
 
 // Run parses args and runs the kubelet until ctx ends.
@@ -73,12 +70,8 @@ func Run(ctx context.Context, args []string, streams command.Streams) error {
 
 // run wires the kubelet's parts together and runs them until ctx ends.
 func run(ctx context.Context, o *options.Options) error {
-	log, flush, err := logging.New(o.LogFormat, o.Verbosity)
-	if err != nil {
-		return err
-	}
-	defer flush()
-	log.Info("Starting trireme-kubelet", "version", version.Get().GitVersion, "node", o.HostnameOverride)
+	log := logr.FromContextOrDiscard(ctx)
+	log.Info("Running the node's pods", "node", o.HostnameOverride)
 	machine, err := prepareHost(o.Config, log)
 	if err != nil {
 		return err

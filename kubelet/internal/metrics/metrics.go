@@ -5,11 +5,12 @@ package metrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"trireme.dev/componentbase/processmetrics"
 )
 
 // Registry is what /metrics serves.
-var Registry = prometheus.NewRegistry()
+var Registry = processmetrics.NewRegistry()
 
 // Metrics the pod workers record.
 var (
@@ -41,6 +42,5 @@ var (
 )
 
 func init() {
-	Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		PodStartDuration, PodStartStepDuration, RunningPods, SyncErrors)
+	Registry.MustRegister(PodStartDuration, PodStartStepDuration, RunningPods, SyncErrors)
 }

@@ -14,6 +14,7 @@ import (
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	kubeletconfig "trireme.dev/api/config/kubelet"
+	"trireme.dev/componentbase/logging"
 )
 
 // Options is everything the kubelet is started with.
@@ -40,9 +41,8 @@ type Options struct {
 	// CloudProvider is --cloud-provider: "" or "external", which leaves the
 	// node's initialization to a cloud-controller-manager.
 	CloudProvider string
-	// LogFormat and Verbosity are --log-format and -v.
-	LogFormat string
-	Verbosity int
+	// Settings are --log-format and -v.
+	logging.Settings
 	// Config is the configuration file's content with the flags given on
 	// the command line applied over it.
 	Config *kubeletv1beta1.KubeletConfiguration
@@ -75,7 +75,7 @@ const CloudProviderExternal = "external"
 
 // New returns options with no flags parsed yet.
 func New() *Options {
-	return &Options{RootDir: "/var/lib/trireme/kubelet", LogFormat: "text"}
+	return &Options{RootDir: "/var/lib/trireme/kubelet", Settings: logging.Defaults("text")}
 }
 
 // AddFlags registers the flags on fs.
@@ -91,8 +91,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "Directory for the kubelet's files (volume mounts, pod state).")
 	fs.StringToStringVar(&o.NodeLabels, "node-labels", o.NodeLabels, "Labels to add when registering the node (key=value,...).")
 	fs.StringVar(&o.CloudProvider, "cloud-provider", o.CloudProvider, `"external" registers the node tainted node.cloudprovider.kubernetes.io/uninitialized for a cloud-controller-manager to initialize, and leaves its addresses to it; empty for none.`)
-	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
-	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity.")
+	o.Settings.AddFlags(fs)
 	fs.StringVar(&o.containerRuntimeEndpoint, "container-runtime-endpoint", kubeletconfig.DefaultContainerRuntimeEndpoint, "The CRI endpoint (unix:///path/to/socket).")
 	fs.StringVar(&o.podManifestPath, "pod-manifest-path", "", "Directory of static pod manifests.")
 	fs.StringSliceVar(&o.registerWithTaints, "register-with-taints", nil, "Taints to register the node with (key=value:Effect,...).")

@@ -7,8 +7,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"trireme.dev/componentbase/processmetrics"
 	"trireme.dev/netpol/internal/policy"
 	"trireme.dev/netpol/internal/ruleset"
 )
@@ -39,7 +39,7 @@ var (
 // the packet counters read from counters at each scrape.
 func NewMetrics(counters CounterSource, log logr.Logger) *Metrics {
 	m := &Metrics{
-		Registry: prometheus.NewRegistry(),
+		Registry: processmetrics.NewRegistry(),
 		syncDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "trireme_netpol_sync_duration_seconds", Help: "Time to resolve every policy and write the table.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
@@ -51,8 +51,7 @@ func NewMetrics(counters CounterSource, log logr.Logger) *Metrics {
 		elements:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "trireme_netpol_set_elements", Help: "Elements of the table's sets and maps."}),
 		cut:          prometheus.NewCounter(prometheus.CounterOpts{Name: "trireme_netpol_connections_cut_total", Help: "Established connections deleted from conntrack because a policy change no longer allows them."}),
 	}
-	m.Registry.MustRegister(m.syncDuration, m.syncFailures, m.lastSync, m.policedPods, m.rules, m.elements, m.cut,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.Registry.MustRegister(m.syncDuration, m.syncFailures, m.lastSync, m.policedPods, m.rules, m.elements, m.cut)
 	if counters != nil {
 		m.Registry.MustRegister(packetCollector{counters: counters, log: log})
 	}

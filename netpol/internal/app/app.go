@@ -4,7 +4,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -26,7 +25,6 @@ import (
 	"trireme.dev/componentbase/clientconn"
 	"trireme.dev/componentbase/command"
 	"trireme.dev/componentbase/logging"
-	"trireme.dev/componentbase/memtrim"
 	"trireme.dev/componentbase/serving"
 	"trireme.dev/netpol/internal/agent"
 	"trireme.dev/netpol/internal/conntrack"
@@ -39,7 +37,11 @@ var spec = command.Spec[*options.Options]{
 	Short:      "Enforce NetworkPolicies on this node, compiled into one nftables table",
 	NewOptions: options.New,
 	AddFlags:   (*options.Options).AddFlags,
-	Run:        run,
+	Validate:   (*options.Options).Validate,
+	Logging:    func(o *options.Options) logging.Settings { return o.Settings },
+	// A DaemonSet on every node: idle, it holds only what it uses.
+	TrimWhenIdle: true,
+	Run:          run,
 }
 
 // Run parses args and runs the agent until ctx ends. Tests call it
@@ -49,17 +51,7 @@ func Run(ctx context.Context, args []string, streams command.Streams) error {
 }
 
 func run(ctx context.Context, o *options.Options) error {
-	if errs := o.Validate(); len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	log, flush, err := logging.New(o.LogFormat, o.Verbosity)
-	if err != nil {
-		return err
-	}
-	defer flush()
-	ctx = logr.NewContext(ctx, log)
-	// A DaemonSet on every node: idle, it holds only what it uses.
-	go memtrim.RunIdleTrimmer(ctx, log, memtrim.IdleInterval, memtrim.IdleAllocations)
+	log := logr.FromContextOrDiscard(ctx)
 	table, err := ruleset.NewWriter()
 	if err != nil {
 		return err
@@ -109,7 +101,7 @@ func run(ctx context.Context, o *options.Options) error {
 	if err != nil {
 		return err
 	}
-	log.Info("Starting trireme-netpol", "version", version.Get().GitVersion, "node", nodeName, "serving", addr,
+	log.Info("Policing this node's pods", "node", nodeName, "serving", addr,
 		"minSyncPeriod", o.MinSyncPeriod, "syncPeriod", o.SyncPeriod)
 	for _, f := range []informers.SharedInformerFactory{factory, nodeFactory} {
 		f.Start(ctx.Done())

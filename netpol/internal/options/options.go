@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"trireme.dev/componentbase/logging"
 	"trireme.dev/componentbase/serving"
 )
 
@@ -35,15 +36,14 @@ type Options struct {
 	// Options serve health and metrics on the secure port, behind
 	// delegated authentication and authorization.
 	*serving.Options
-	LogFormat string
-	Verbosity int
+	logging.Settings
 }
 
 // New returns the defaults.
 func New() *Options {
 	return &Options{
 		MinSyncPeriod: 100 * time.Millisecond, SyncPeriod: time.Minute,
-		Options: serving.NewOptions(SecurePort, "trireme-netpol"), LogFormat: "text",
+		Options: serving.NewOptions(SecurePort, "trireme-netpol"), Settings: logging.Defaults("text"),
 	}
 }
 
@@ -56,24 +56,17 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Uint16Var(&o.LogDeniedGroup, "log-denied-nflog-group", o.LogDeniedGroup, "Log denied packets (at most 10 a second per rule) through this NFLOG group, with the pod and policy that denied them; 0 logs none.")
 	fs.BoolVar(&o.Cleanup, "cleanup", o.Cleanup, "Remove the nftables table and exit.")
 	o.Options.AddFlags(fs)
-	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
-	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity: 0 for what an operator needs, 2 for each sync.")
+	o.Settings.AddFlags(fs)
 }
 
 // Validate reports every invalid option.
 func (o *Options) Validate() []error {
-	errs := o.Options.Validate()
+	errs := append(o.Options.Validate(), o.Settings.Validate()...)
 	if o.MinSyncPeriod < 0 {
 		errs = append(errs, fmt.Errorf("--min-sync-period must not be negative"))
 	}
 	if o.SyncPeriod <= 0 {
 		errs = append(errs, fmt.Errorf("--sync-period must be positive"))
-	}
-	if o.LogFormat != "text" && o.LogFormat != "json" {
-		errs = append(errs, fmt.Errorf("--log-format %q: want text or json", o.LogFormat))
-	}
-	if o.Verbosity < 0 {
-		errs = append(errs, fmt.Errorf("-v must be 0 or more"))
 	}
 	return errs
 }

@@ -47,10 +47,10 @@ var spec = command.Spec[*options.Options]{
 	AddFlags:   (*options.Options).AddFlags,
 	ConfigFile: func(o *options.Options) string { return o.ConfigFile },
 	LoadConfig: command.LoadConfigWith(options.LoadConfig, options.New),
-	Run: func(ctx context.Context, o *options.Options) error {
-		o.Apply()
-		return run(ctx, o)
-	},
+	Complete:   func(o *options.Options) error { o.Apply(); return nil },
+	Validate:   (*options.Options).Validate,
+	Logging:    func(o *options.Options) logging.Settings { return o.Settings },
+	Run:        run,
 }
 
 // Run parses args and runs the proxy until ctx ends. Tests call it
@@ -150,15 +150,7 @@ func nodeAddresses(ctx context.Context, client kubernetes.Interface, name string
 }
 
 func run(ctx context.Context, o *options.Options) error {
-	if err := o.Validate(); err != nil {
-		return err
-	}
-	log, flush, err := logging.New(o.LogFormat, o.Verbosity)
-	if err != nil {
-		return err
-	}
-	defer flush()
-	ctx = logr.NewContext(ctx, log)
+	log := logr.FromContextOrDiscard(ctx)
 	c := o.Config
 	masqBit, syncPeriod, minSync := kubeproxy.ActiveSync(c)
 
@@ -219,7 +211,7 @@ func run(ctx context.Context, o *options.Options) error {
 	if err := serveEndpoints(ctx, c, health, m, serveErr); err != nil {
 		return err
 	}
-	log.Info("Starting trireme-proxy", "version", version.Get().GitVersion, "mode", mode, "node", nodeName,
+	log.Info("Proxying Services", "mode", mode, "node", nodeName,
 		"families", famNames, "clusterCIDR", c.ClusterCIDR, "minSyncPeriod", minSync, "syncPeriod", syncPeriod)
 	p := proxier.NewDualStack(pcfg, client, bes, health, services, m)
 	runErr := make(chan error, 1)

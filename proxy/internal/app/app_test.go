@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -45,7 +46,7 @@ nftables:
 			final, err := spec.Resolve(tt.args)
 			if err == nil {
 				final.Apply()
-				err = final.Validate()
+				err = errors.Join(final.Validate()...)
 			}
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

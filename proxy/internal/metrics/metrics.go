@@ -4,7 +4,8 @@ package metrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"trireme.dev/componentbase/processmetrics"
 )
 
 const (
@@ -44,7 +45,7 @@ type Metrics struct {
 // collectors beside them.
 func New() *Metrics {
 	m := &Metrics{
-		Registry: prometheus.NewRegistry(),
+		Registry: processmetrics.NewRegistry(),
 		SyncDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Subsystem: subsystem, Name: "sync_duration_seconds",
 			Help:    "Time a sync of the proxy rules took, full or partial.",
@@ -87,7 +88,6 @@ func New() *Metrics {
 			Help: "Endpoints across all proxied Service ports.",
 		}),
 	}
-	m.Registry.MustRegister(m.SyncDuration, m.RulesWritten, m.Rules, m.LastSync, m.FamilyLastSync, m.SyncFailures, m.FamilySyncFailures, m.Skipped, m.Services, m.Endpoints,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.Registry.MustRegister(m.SyncDuration, m.RulesWritten, m.Rules, m.LastSync, m.FamilyLastSync, m.SyncFailures, m.FamilySyncFailures, m.Skipped, m.Services, m.Endpoints)
 	return m
 }

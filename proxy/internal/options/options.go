@@ -4,7 +4,6 @@
 package options
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"trireme.dev/api/config/kubeproxy"
 	"trireme.dev/componentbase/configfile"
+	"trireme.dev/componentbase/logging"
 )
 
 // Options is the proxy's whole configuration.
@@ -24,9 +24,8 @@ type Options struct {
 	Kubeconfig string
 	Master     string
 	// Cleanup removes every rule of both modes and exits.
-	Cleanup   bool
-	LogFormat string
-	Verbosity int
+	Cleanup bool
+	logging.Settings
 	// MinSyncPeriod and SyncPeriod, when set, apply to the active mode.
 	MinSyncPeriod, SyncPeriod pflag.Value
 
@@ -38,7 +37,7 @@ func New(cfg *kubeproxyv1alpha1.KubeProxyConfiguration) *Options {
 	if cfg == nil {
 		cfg = kubeproxy.Default()
 	}
-	return &Options{Config: cfg, LogFormat: "text"}
+	return &Options{Config: cfg, Settings: logging.Defaults("text")}
 }
 
 // AddFlags binds the flags, with upstream kube-proxy's names, to o.
@@ -48,8 +47,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to kubeconfig file with authorization information.")
 	fs.StringVar(&o.Master, "master", o.Master, "The address of the Kubernetes API server (overrides any value in kubeconfig).")
 	fs.BoolVar(&o.Cleanup, "cleanup", o.Cleanup, "If true cleanup iptables and nftables rules and exit.")
-	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
-	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity.")
+	o.Settings.AddFlags(fs)
 	fs.StringVar(&c.HostnameOverride, "hostname-override", c.HostnameOverride, "If non-empty, will be used as the name of the Node that kube-proxy is running on.")
 	fs.Var((*modeValue)(&c.Mode), "proxy-mode", "Which proxy mode to use: 'iptables' or 'nftables'. Empty means iptables, as for kube-proxy.")
 	fs.StringVar(&c.ClusterCIDR, "cluster-cidr", c.ClusterCIDR, "The CIDR range of the pods in the cluster; traffic to Services from outside it is masqueraded.")
@@ -68,17 +66,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 }
 
 // Validate checks the final options.
-func (o *Options) Validate() error {
-	var errs []error
+func (o *Options) Validate() []error {
+	errs := o.Settings.Validate()
 	for _, e := range kubeproxy.Validate(o.Config) {
 		errs = append(errs, e)
 	}
-	switch o.LogFormat {
-	case "text", "json":
-	default:
-		errs = append(errs, fmt.Errorf("--log-format %q: want text or json", o.LogFormat))
-	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // NodeName is --hostname-override or the host's name, lowercased as the

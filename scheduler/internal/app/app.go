@@ -18,13 +18,11 @@ import (
 	"k8s.io/client-go/rest"
 	clientleaderelection "k8s.io/client-go/tools/leaderelection"
 	componentbaseconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
-	"k8s.io/component-base/version"
 
 	"trireme.dev/componentbase/clientconn"
 	"trireme.dev/componentbase/command"
 	"trireme.dev/componentbase/leaderelection"
 	"trireme.dev/componentbase/logging"
-	"trireme.dev/componentbase/memtrim"
 	"trireme.dev/componentbase/serving"
 	"trireme.dev/scheduler/internal/metrics"
 	"trireme.dev/scheduler/internal/options"
@@ -44,7 +42,12 @@ var spec = command.Spec[*options.Options]{
 	AddFlags:   (*options.Options).AddFlags,
 	ConfigFile: func(o *options.Options) string { return o.ConfigFile },
 	LoadConfig: command.LoadConfigWith(options.LoadConfig, options.New),
-	Run:        run,
+	Validate:   (*options.Options).Validate,
+	Logging:    func(o *options.Options) logging.Settings { return o.Settings },
+	// Start-up runs the init code of every API group once; give those
+	// pages of the executable, and freed heap, back while idle.
+	TrimWhenIdle: true,
+	Run:          run,
 }
 
 // Run parses args and runs the scheduler until ctx ends. Tests call it
@@ -54,19 +57,7 @@ func Run(ctx context.Context, args []string, streams command.Streams) error {
 }
 
 func run(ctx context.Context, o *options.Options) error {
-	if errs := o.Validate(); len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	log, flush, err := logging.New(o.LogFormat, o.Verbosity)
-	if err != nil {
-		return err
-	}
-	defer flush()
-	ctx = logr.NewContext(ctx, log)
-	log.Info("Starting trireme-scheduler", "version", version.Get().GitVersion)
-	// Start-up runs the init code of every API group once; give those
-	// pages of the executable, and freed heap, back while idle.
-	go memtrim.RunIdleTrimmer(ctx, log, memtrim.IdleInterval, memtrim.IdleAllocations)
+	log := logr.FromContextOrDiscard(ctx)
 
 	restCfg, err := clientconn.Config("", o.Config.ClientConnection.Kubeconfig, o.Config.ClientConnection)
 	if err != nil {

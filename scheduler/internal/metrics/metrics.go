@@ -6,7 +6,8 @@ package metrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"trireme.dev/componentbase/processmetrics"
 )
 
 const (
@@ -16,7 +17,7 @@ const (
 
 // Registry is what /metrics serves: the process's own, so that libraries
 // cannot add to it unasked.
-var Registry = prometheus.NewRegistry()
+var Registry = processmetrics.NewRegistry()
 
 // Results of a scheduling attempt.
 const (
@@ -104,8 +105,6 @@ func (c pendingCollector) Collect(ch chan<- prometheus.Metric) {
 
 func init() {
 	Registry.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		ScheduleAttempts, AttemptDuration, E2EDuration, ExtensionPointDuration, PluginExecutionDuration, BindingDuration,
 		PreemptionAttempts, PreemptionVictims, Leader,
 	)

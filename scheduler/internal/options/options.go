@@ -4,13 +4,12 @@
 package options
 
 import (
-	"fmt"
-
 	"github.com/spf13/pflag"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"trireme.dev/api/config/kubescheduler"
 	"trireme.dev/componentbase/leaderelection"
+	"trireme.dev/componentbase/logging"
 	"trireme.dev/componentbase/serving"
 )
 
@@ -28,8 +27,7 @@ type Options struct {
 	// (port 0 turns it off), behind delegated authentication and
 	// authorization.
 	*serving.Options
-	LogFormat string
-	Verbosity int
+	logging.Settings
 }
 
 // New returns options with every default, bound to cfg (the default
@@ -38,7 +36,7 @@ func New(cfg *configv1.KubeSchedulerConfiguration) *Options {
 	if cfg == nil {
 		cfg = kubescheduler.Default()
 	}
-	return &Options{Config: cfg, Options: serving.NewOptions(SecurePort, "trireme-scheduler"), LogFormat: "text"}
+	return &Options{Config: cfg, Options: serving.NewOptions(SecurePort, "trireme-scheduler"), Settings: logging.Defaults("text")}
 }
 
 // AddFlags registers the options on fs.
@@ -56,21 +54,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(o.Config.EnableContentionProfiling, "contention-profiling", *o.Config.EnableContentionProfiling, "Record lock contention for the profiles, when --profiling is on.")
 
 	o.Options.AddFlags(fs)
-	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: text or json.")
-	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "Log verbosity: 0 for what an operator needs, 2 for per-pod detail, 4 for debugging.")
+	o.Settings.AddFlags(fs)
 }
 
 // Validate reports every invalid option, naming the configuration field.
 func (o *Options) Validate() []error {
-	errs := o.Options.Validate()
+	errs := append(o.Options.Validate(), o.Settings.Validate()...)
 	for _, e := range kubescheduler.Validate(o.Config) {
 		errs = append(errs, e)
-	}
-	if o.LogFormat != "text" && o.LogFormat != "json" {
-		errs = append(errs, fmt.Errorf("--log-format %q: want text or json", o.LogFormat))
-	}
-	if o.Verbosity < 0 {
-		errs = append(errs, fmt.Errorf("-v must be 0 or more"))
 	}
 	return errs
 }
