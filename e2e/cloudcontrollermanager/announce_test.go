@@ -25,6 +25,8 @@ import (
 	"trireme.dev/componentbase/netns"
 	"trireme.dev/componentbase/testcluster"
 	"trireme.dev/e2e/internal/netnsnode"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // lbNode is a node of the announcement test: a network namespace on the
@@ -202,7 +204,7 @@ func TestAnnouncement(t *testing.T) {
 
 	var owner string
 	t.Run("the host reaches the address on the node that owns it", func(t *testing.T) {
-		poll(t, "an answer from "+ip, func(context.Context) (bool, error) {
+		testwait.For(t, timeout, "an answer from "+ip, func(context.Context) (bool, error) {
 			owner = tp.answer(ip)
 			return owner != "", fmt.Errorf("no answer")
 		})
@@ -226,7 +228,7 @@ func TestAnnouncement(t *testing.T) {
 		}
 		for _, name := range []string{"lb-node-3", "lb-node-1"} {
 			setLocalEndpoint(t, cs, local, name, tp.nodes[name].ip.String())
-			poll(t, lip+" answered by "+name, func(context.Context) (bool, error) {
+			testwait.For(t, timeout, lip+" answered by "+name, func(context.Context) (bool, error) {
 				got := tp.holders(lip)
 				return len(got) == 1 && got[0] == name && tp.answer(lip) == name, fmt.Errorf("held by %v", got)
 			})
@@ -238,7 +240,7 @@ func TestAnnouncement(t *testing.T) {
 		ips := waitForIngresses(t, cs, dual, 2)
 		owners := map[string]string{}
 		for _, ip := range ips {
-			poll(t, "an answer from "+ip, func(context.Context) (bool, error) {
+			testwait.For(t, timeout, "an answer from "+ip, func(context.Context) (bool, error) {
 				owners[ip] = tp.answer(ip)
 				return owners[ip] != "", fmt.Errorf("no answer")
 			})
@@ -264,7 +266,7 @@ func (tp *lbTopology) failover(t, outer testing.TB, ip, owner string) {
 	start := time.Now()
 	tp.kill(t, owner)
 	var now string
-	poll(t, ip+" answered by another node", func(context.Context) (bool, error) {
+	testwait.For(t, timeout, ip+" answered by another node", func(context.Context) (bool, error) {
 		now = tp.answer(ip)
 		return now != "" && now != owner, fmt.Errorf("answered by %q", now)
 	})
@@ -275,7 +277,7 @@ func (tp *lbTopology) failover(t, outer testing.TB, ip, owner string) {
 	}
 	netns.IP(t, "-n", tp.sw.Netns, "link", "set", tp.nodes[owner].port, "up")
 	tp.nodes[owner].start(outer, tp.vip, tp.srv)
-	poll(t, ip+" back on "+owner, func(context.Context) (bool, error) {
+	testwait.For(t, timeout, ip+" back on "+owner, func(context.Context) (bool, error) {
 		got := tp.holders(ip)
 		return len(got) == 1 && got[0] == owner && tp.answer(ip) == owner, fmt.Errorf("held by %v", got)
 	})
@@ -342,7 +344,7 @@ func waitForIngress(t testing.TB, cs kubernetes.Interface, svc *corev1.Service) 
 func waitForIngresses(t testing.TB, cs kubernetes.Interface, svc *corev1.Service, n int) []string {
 	t.Helper()
 	var ips []string
-	poll(t, svc.Name+"'s addresses", func(ctx context.Context) (bool, error) {
+	testwait.For(t, timeout, svc.Name+"'s addresses", func(ctx context.Context) (bool, error) {
 		got, err := cs.CoreV1().Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err

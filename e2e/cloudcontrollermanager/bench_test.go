@@ -21,6 +21,8 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 
 	"trireme.dev/componentbase/testcluster"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // BenchmarkLoadBalancer500 creates 500 LoadBalancer Services at once and
@@ -66,7 +68,7 @@ loadBalancer:
 		b.Fatal(err)
 	}
 	startCCM(b, srv, config, args...)
-	poll(b, "the CCM leading", func(ctx context.Context) (bool, error) {
+	testwait.For(b, timeout, "the CCM leading", func(ctx context.Context) (bool, error) {
 		l, err := cs.CoordinationV1().Leases("kube-system").Get(ctx, "cloud-controller-manager", metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -180,7 +182,7 @@ func BenchmarkAnnounceFailover100(b *testing.B) {
 			createLBService(b, tp.cs, "web-"+strconv.Itoa(i), corev1.ServiceExternalTrafficPolicyCluster)
 		}
 		var held map[string][]string
-		poll(b, "100 addresses held once each", func(context.Context) (bool, error) {
+		testwait.For(b, timeout, "100 addresses held once each", func(context.Context) (bool, error) {
 			held = tp.held()
 			for _, nodes := range held {
 				if len(nodes) != 1 {

@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -29,6 +28,8 @@ import (
 	lbv1alpha1 "trireme.dev/api/loadbalancer/v1alpha1"
 	"trireme.dev/componentbase/freeport"
 	"trireme.dev/componentbase/testcluster"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 const (
@@ -104,26 +105,6 @@ func (c *ccm) stop(t testing.TB) {
 	c.proc = nil
 }
 
-// poll calls cond until it reports true, failing the test after timeout
-// with cond's last error.
-func poll(t testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var last error
-	if err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		// An error with false says what is still missing; with true it
-		// is ignored (a NotFound that is the awaited outcome).
-		ok, err := cond(ctx)
-		if !ok {
-			last = err
-		}
-		return ok, nil
-	}); err != nil {
-		t.Fatalf("%s: not after %s (last error: %v)", what, timeout, last)
-	}
-}
-
 // installCRD creates the addons chart's AddressPool CRD, as the release does.
 func installCRD(t testing.TB, srv *testcluster.APIServer) {
 	t.Helper()
@@ -139,7 +120,7 @@ func installCRD(t testing.TB, srv *testcluster.APIServer) {
 	if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(context.Background(), crd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, "CRD established", func(ctx context.Context) (bool, error) {
+	testwait.For(t, timeout, "CRD established", func(ctx context.Context) (bool, error) {
 		got, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -221,14 +202,14 @@ func TestCloudControllerManager(t *testing.T) {
 
 	t.Run("serving", func(t *testing.T) {
 		waitHealthy(t, c)
-		poll(t, "Lease kube-system/cloud-controller-manager", func(ctx context.Context) (bool, error) {
+		testwait.For(t, timeout, "Lease kube-system/cloud-controller-manager", func(ctx context.Context) (bool, error) {
 			l, err := cs.CoordinationV1().Leases("kube-system").Get(ctx, "cloud-controller-manager", metav1.GetOptions{})
 			return err == nil && ptr.Deref(l.Spec.HolderIdentity, "") != "", err
 		})
 	})
 
 	t.Run("nodes initialized", func(t *testing.T) {
-		poll(t, "ccm-node-1 initialized from the inventory", func(ctx context.Context) (bool, error) {
+		testwait.For(t, timeout, "ccm-node-1 initialized from the inventory", func(ctx context.Context) (bool, error) {
 			n, err := cs.CoreV1().Nodes().Get(ctx, "ccm-node-1", metav1.GetOptions{})
 			if err != nil {
 				return false, err
@@ -250,7 +231,7 @@ func TestCloudControllerManager(t *testing.T) {
 			}
 			return true, nil
 		})
-		poll(t, "ccm-node-2 initialized from its labels", func(ctx context.Context) (bool, error) {
+		testwait.For(t, timeout, "ccm-node-2 initialized from its labels", func(ctx context.Context) (bool, error) {
 			n, err := cs.CoreV1().Nodes().Get(ctx, "ccm-node-2", metav1.GetOptions{})
 			if err != nil {
 				return false, err
@@ -260,7 +241,7 @@ func TestCloudControllerManager(t *testing.T) {
 			}
 			return true, nil
 		})
-		poll(t, "ccm-node-3, shut down, gets the shutdown taint", func(ctx context.Context) (bool, error) {
+		testwait.For(t, timeout, "ccm-node-3, shut down, gets the shutdown taint", func(ctx context.Context) (bool, error) {
 			n, err := cs.CoreV1().Nodes().Get(ctx, "ccm-node-3", metav1.GetOptions{})
 			if err != nil {
 				return false, err
@@ -297,7 +278,7 @@ func TestCloudControllerManager(t *testing.T) {
 		if ip := waitIngress(t, cs, ns, "edge"); ip != "192.0.2.8" {
 			t.Fatalf("edge got %s, want 192.0.2.8 from pool extra", ip)
 		}
-		poll(t, "pool extra's status counts the address", func(ctx context.Context) (bool, error) {
+		testwait.For(t, timeout, "pool extra's status counts the address", func(ctx context.Context) (bool, error) {
 			p, err := pools.Get(ctx, "extra", metav1.GetOptions{})
 			if err != nil {
 				return false, err
@@ -323,7 +304,7 @@ func TestCloudControllerManager(t *testing.T) {
 		if _, err := pools.Create(ctx, overlap, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		poll(t, "overlapping pool marked Valid=False", func(ctx context.Context) (bool, error) {
+		testwait.For(t, timeout, "overlapping pool marked Valid=False", func(ctx context.Context) (bool, error) {
 			p, err := pools.Get(ctx, "overlap", metav1.GetOptions{})
 			if err != nil {
 				return false, err
@@ -347,7 +328,7 @@ func TestCloudControllerManager(t *testing.T) {
 			first[n] = waitIngress(t, cs, ns, n)
 		}
 		createLB(t, cs, ns, "pending", nil, nil)
-		poll(t, "Warning Event naming the exhausted pool", func(ctx context.Context) (bool, error) {
+		testwait.For(t, timeout, "Warning Event naming the exhausted pool", func(ctx context.Context) (bool, error) {
 			evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=pending"})
 			if err != nil {
 				return false, err
@@ -379,7 +360,7 @@ func TestCloudControllerManager(t *testing.T) {
 		if err := cs.CoreV1().Services(ns).Delete(ctx, "c", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		poll(t, "c gone (its finalizer removed)", func(ctx context.Context) (bool, error) {
+		testwait.For(t, timeout, "c gone (its finalizer removed)", func(ctx context.Context) (bool, error) {
 			_, err := cs.CoreV1().Services(ns).Get(ctx, "c", metav1.GetOptions{})
 			return apierrors.IsNotFound(err), err
 		})
@@ -448,7 +429,7 @@ func TestCloudControllerManager(t *testing.T) {
 		}
 		c.proc = nil
 		c = standby
-		poll(t, "the standby holds the Lease", func(ctx context.Context) (bool, error) {
+		testwait.For(t, timeout, "the standby holds the Lease", func(ctx context.Context) (bool, error) {
 			holder, err := lease(ctx)
 			return err == nil && holder != "" && holder != leader, fmt.Errorf("holder %q (was %q): %v", holder, leader, err)
 		})
@@ -481,7 +462,7 @@ func TestCloudControllerManager(t *testing.T) {
 		if err := os.WriteFile(config, fmt.Appendf(nil, inventory, true), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		poll(t, "ccm-node-2 deleted", func(ctx context.Context) (bool, error) {
+		testwait.For(t, timeout, "ccm-node-2 deleted", func(ctx context.Context) (bool, error) {
 			_, err := cs.CoreV1().Nodes().Get(ctx, "ccm-node-2", metav1.GetOptions{})
 			return apierrors.IsNotFound(err), err
 		})
@@ -495,7 +476,7 @@ func TestCloudControllerManager(t *testing.T) {
 func waitHealthy(t *testing.T, c *ccm) {
 	t.Helper()
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	poll(t, "GET /healthz", func(context.Context) (bool, error) {
+	testwait.For(t, timeout, "GET /healthz", func(context.Context) (bool, error) {
 		resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d/healthz", c.port))
 		if err != nil {
 			return false, err
@@ -547,7 +528,7 @@ func createLB(t *testing.T, cs kubernetes.Interface, ns, name string, labels, an
 func waitIngress(t *testing.T, cs kubernetes.Interface, ns, name string) string {
 	t.Helper()
 	var ip string
-	poll(t, "Service "+name+" gets an address", func(ctx context.Context) (bool, error) {
+	testwait.For(t, timeout, "Service "+name+" gets an address", func(ctx context.Context) (bool, error) {
 		s, err := cs.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err

@@ -238,18 +238,18 @@ func TestWorkload(t *testing.T) {
 	must(t, "-n", "kube-system", "rollout", "status", "daemonset/kube-proxy", "--timeout=60s")
 	ip := must(t, "-n", "demo", "get", "service", "web", "-o", "jsonpath={.spec.clusterIP}")
 	const want = "hello from trireme\n"
-	eventually(t, 30*time.Second, "ClusterIP service from a pod", func() error {
+	slowly.ForNil(t, 30*time.Second, "ClusterIP service from a pod", func() error {
 		got, err := httpGet("demo", "client", ip, "80")
 		if err == nil && got != want {
 			err = fmt.Errorf("body %q", got)
 		}
 		return err
 	})
-	eventually(t, 30*time.Second, "ClusterIP service from the node", func() error {
+	slowly.ForNil(t, 30*time.Second, "ClusterIP service from the node", func() error {
 		return hostGet(net.JoinHostPort(ip, "80"), want)
 	})
 	nodePort := must(t, "-n", "demo", "get", "service", "web-np", "-o", "jsonpath={.spec.ports[0].nodePort}")
-	eventually(t, 30*time.Second, "NodePort service from the node's IP", func() error {
+	slowly.ForNil(t, 30*time.Second, "NodePort service from the node's IP", func() error {
 		return hostGet(net.JoinHostPort(nodeIP, nodePort), want)
 	})
 	pod := must(t, "-n", "demo", "get", "pods", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.name}")
@@ -369,7 +369,7 @@ func TestProbes(t *testing.T) {
 	apply(t, probes)
 	// The crash-looping pod would only load the node for the rest of the suite.
 	t.Cleanup(func() { _, _ = kubectl("-n", "demo", "delete", "pod", "liveness", "--wait=false") })
-	eventually(t, 90*time.Second, "liveness restart", func() error {
+	slowly.ForNil(t, 90*time.Second, "liveness restart", func() error {
 		n, err := kubectl("-n", "demo", "get", "pod", "liveness", "-o", "jsonpath={.status.containerStatuses[0].restartCount}")
 		if err == nil && (n == "" || n == "0") {
 			err = fmt.Errorf("restartCount %q", n)
@@ -387,15 +387,15 @@ func TestProbes(t *testing.T) {
 			return err
 		}
 	}
-	eventually(t, 30*time.Second, "ready pod in the endpoints", inEndpoints(true))
+	slowly.ForNil(t, 30*time.Second, "ready pod in the endpoints", inEndpoints(true))
 	if _, err := execIn("demo", "ready", "rm /tmp/ready"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "unready pod out of the endpoints", inEndpoints(false))
+	slowly.ForNil(t, 30*time.Second, "unready pod out of the endpoints", inEndpoints(false))
 	if _, err := execIn("demo", "ready", "touch /tmp/ready"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "ready again", inEndpoints(true))
+	slowly.ForNil(t, 30*time.Second, "ready again", inEndpoints(true))
 }
 
 const job = `apiVersion: batch/v1
@@ -467,10 +467,10 @@ func TestConfigMapSecretVolumes(t *testing.T) {
 			return err
 		}
 	}
-	eventually(t, 30*time.Second, "mounted volumes", read("blue\nfirst"))
+	slowly.ForNil(t, 30*time.Second, "mounted volumes", read("blue\nfirst"))
 	must(t, "-n", "demo", "patch", "configmap", "settings", "-p", `{"data":{"color":"green"}}`)
 	must(t, "-n", "demo", "patch", "secret", "creds", "-p", `{"stringData":{"password":"second"}}`)
-	eventually(t, 120*time.Second, "updated volumes", read("green\nsecond"))
+	slowly.ForNil(t, 120*time.Second, "updated volumes", read("green\nsecond"))
 }
 
 // TestStaticPodRestart: killing the apiserver's container makes the kubelet
@@ -491,7 +491,7 @@ func TestStaticPodRestart(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 120*time.Second, "apiserver back", func() error {
+	slowly.ForNil(t, 120*time.Second, "apiserver back", func() error {
 		n, err := kubectl("-n", "kube-system", "get", "pod", mirror, "-o", "jsonpath={.status.containerStatuses[0].restartCount}")
 		if err == nil && n == before {
 			err = fmt.Errorf("restartCount still %s", n)
@@ -500,7 +500,7 @@ func TestStaticPodRestart(t *testing.T) {
 	})
 	// The restarted server answers (the kubelet's status write above got
 	// through) before its post-start hooks finish; /readyz waits for them.
-	eventually(t, 60*time.Second, "apiserver ready", func() error {
+	slowly.ForNil(t, 60*time.Second, "apiserver ready", func() error {
 		_, err := kubectl("get", "--raw", "/readyz")
 		return err
 	})
@@ -529,7 +529,7 @@ func TestRuntimeRestart(t *testing.T) {
 		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 30*time.Second, name+" stopped", func() error {
+		slowly.ForNil(t, 30*time.Second, name+" stopped", func() error {
 			if _, err := os.Stat(pidFile); err == nil {
 				return fmt.Errorf("%s still has its PID file", name)
 			}
@@ -547,13 +547,13 @@ func TestRuntimeRestart(t *testing.T) {
 	}
 	must(t, "wait", "--for=condition=Ready", "node/"+nodeName, "--timeout=120s")
 	must(t, "-n", "demo", "rollout", "status", "deployment/web", "--timeout=120s")
-	eventually(t, 60*time.Second, "same containers after the restart", func() error {
+	slowly.ForNil(t, 60*time.Second, "same containers after the restart", func() error {
 		if after := containers(); after != before {
 			return fmt.Errorf("before %s, after %s", before, after)
 		}
 		return nil
 	})
-	eventually(t, 30*time.Second, "service after the restart", func() error {
+	slowly.ForNil(t, 30*time.Second, "service after the restart", func() error {
 		return hostGet(net.JoinHostPort(ip, "80"), "hello from trireme\n")
 	})
 }

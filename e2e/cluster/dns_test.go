@@ -50,7 +50,7 @@ func TestDNS(t *testing.T) {
 		{"member.hl.demo.svc.cluster.local", member},
 		{"kubernetes.default.svc.cluster.local", api},
 	} {
-		eventually(t, 90*time.Second, "nslookup "+c.name, func() error {
+		slowly.ForNil(t, 90*time.Second, "nslookup "+c.name, func() error {
 			got, err := execIn("demo", "client", "nslookup "+c.name)
 			if err == nil && !strings.Contains(got, "Address: "+c.want) && !strings.Contains(got, "Address 1: "+c.want) {
 				err = fmt.Errorf("want %s, got %q", c.want, got)
@@ -64,7 +64,7 @@ func TestDNS(t *testing.T) {
 	}
 	// busybox's nslookup ignores the search path; nc resolves through libc,
 	// which applies it.
-	eventually(t, 30*time.Second, "short name web", func() error {
+	slowly.ForNil(t, 30*time.Second, "short name web", func() error {
 		body, err := httpGet("demo", "client", "web", "80")
 		if err == nil && body != "hello from trireme\n" {
 			err = fmt.Errorf("body %q", body)
@@ -75,7 +75,7 @@ func TestDNS(t *testing.T) {
 		}
 		return err
 	})
-	eventually(t, 30*time.Second, "kubernetes Service by name", func() error {
+	slowly.ForNil(t, 30*time.Second, "kubernetes Service by name", func() error {
 		for _, name := range []string{"kubernetes.default.svc.cluster.local", "kubernetes.default"} {
 			if _, err := execIn("demo", "client", "nc -w 3 "+name+" 443 </dev/null"); err != nil {
 				return err

@@ -79,7 +79,7 @@ func TestEtcdSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	eventually(t, 60*time.Second, "the marker in the restored etcd", func() error {
+	slowly.ForNil(t, 60*time.Second, "the marker in the restored etcd", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		r, err := c.Get(ctx, testcluster.StoragePrefix+"/configmaps/default/snapshot-marker")

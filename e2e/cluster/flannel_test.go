@@ -64,7 +64,7 @@ func checkFlannelRoutes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("podCIDR of %s: %v", to, err)
 			}
-			eventually(t, 30*time.Second, fmt.Sprintf("flannel's route on %s to %s's pods", from, to), func() error {
+			slowly.ForNil(t, 30*time.Second, fmt.Sprintf("flannel's route on %s to %s's pods", from, to), func() error {
 				out, err := in("ip", "route", "get", prefix.Addr().Next().String()).CombinedOutput()
 				if err == nil && !strings.Contains(string(out), "dev flannel.1") {
 					err = fmt.Errorf("route to %s: %s", cidr, out)
@@ -84,7 +84,7 @@ func waitFlannel(t *testing.T, nodes ...string) {
 		want[n] = true
 	}
 	var sets []string
-	eventually(t, 60*time.Second, fmt.Sprintf("flannel pods on %v", nodes), func() error {
+	slowly.ForNil(t, 60*time.Second, fmt.Sprintf("flannel pods on %v", nodes), func() error {
 		out, err := kubectl("-n", releaseNS, "get", "pods", "-l", "app.kubernetes.io/name=flannel", "-o",
 			`jsonpath={range .items[*]}{.spec.nodeName} {.metadata.ownerReferences[0].name}{"\n"}{end}`)
 		if err != nil {
@@ -124,7 +124,7 @@ func checkNoSNAT(t *testing.T, byNode map[string][2]string) {
 			if from == to {
 				continue
 			}
-			eventually(t, 30*time.Second, fmt.Sprintf("client address seen by the pod on %s from %s", to, from), func() error {
+			slowly.ForNil(t, 30*time.Second, fmt.Sprintf("client address seen by the pod on %s from %s", to, from), func() error {
 				out, err := execIn("demo", src[0], fmt.Sprintf(`printf 'GET /clientip HTTP/1.0\r\n\r\n' | nc -w 3 %s 8080`, dst[1]))
 				if err != nil {
 					return err

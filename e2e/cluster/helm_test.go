@@ -219,7 +219,7 @@ func TestHelmRelease(t *testing.T) {
 	}
 	must(t, "-n", "kube-system", "rollout", "status", "deployment/coredns", "--timeout=90s")
 	uid := must(t, "-n", "kube-system", "get", "deployment/coredns", "-o", "jsonpath={.metadata.uid}")
-	eventually(t, 60*time.Second, "DNS from the legacy CoreDNS", func() error {
+	slowly.ForNil(t, 60*time.Second, "DNS from the legacy CoreDNS", func() error {
 		_, err := execIn("demo", "client", "nslookup kubernetes.default.svc.cluster.local")
 		return err
 	})

@@ -7,7 +7,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"trireme.dev/componentbase/testwait"
 )
+
+// slowly waits on conditions that run kubectl or a command in a pod: once
+// a second, so that polling does not load the cluster under test.
+var slowly = testwait.Poll{Interval: time.Second}
 
 // nodeImages are the trireme.dev/<name> images `make images` built, as the
 // node reports them, in the order of names.
@@ -49,22 +55,6 @@ func must(t *testing.T, args ...string) string {
 		t.Fatalf("%s\nafter %s: %v", state, time.Since(start).Round(time.Millisecond), err)
 	}
 	return out
-}
-
-// eventually retries f every second until it returns nil or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(time.Second)
-	}
 }
 
 // execIn runs a shell command in a pod's container.

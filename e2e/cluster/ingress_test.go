@@ -148,7 +148,7 @@ func TestIngress(t *testing.T) {
 	if class := must(t, "-n", "ingress-demo", "get", "ingress", "two-hosts", "-o", "jsonpath={.spec.ingressClassName}"); class != "traefik" {
 		t.Errorf("Ingress two-hosts: ingressClassName %q, want the default traefik", class)
 	}
-	eventually(t, 60*time.Second, "Ingress two-hosts shows Traefik's address", func() error {
+	slowly.ForNil(t, 60*time.Second, "Ingress two-hosts shows Traefik's address", func() error {
 		out, err := kubectl("-n", "ingress-demo", "get", "ingress", "two-hosts", "-o", "jsonpath={.status.loadBalancer.ingress[*].ip}")
 		if err != nil {
 			return err
@@ -176,7 +176,7 @@ func TestIngress(t *testing.T) {
 		{"an unknown host", "http://nowhere.test/", 404, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			eventually(t, 30*time.Second, tc.url, func() error {
+			slowly.ForNil(t, 30*time.Second, tc.url, func() error {
 				return expect(plain, tc.url, tc.wantStatus, tc.wantBody)
 			})
 		})
@@ -186,7 +186,7 @@ func TestIngress(t *testing.T) {
 		roots := x509.NewCertPool()
 		roots.AppendCertsFromPEM(ca.CertPEM)
 		secure := viaAddress(lb, &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12})
-		eventually(t, 30*time.Second, "https://secure.test/ with the Secret's certificate", func() error {
+		slowly.ForNil(t, 30*time.Second, "https://secure.test/ with the Secret's certificate", func() error {
 			return expect(secure, "https://secure.test/", 200, "alpha-")
 		})
 	})
@@ -201,25 +201,25 @@ func TestIngress(t *testing.T) {
 		roots := x509.NewCertPool()
 		roots.AppendCertsFromPEM(newCA.CertPEM)
 		secure := viaAddress(lb, &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12})
-		eventually(t, 30*time.Second, "https://secure.test/ with the rotated certificate", func() error {
+		slowly.ForNil(t, 30*time.Second, "https://secure.test/ with the rotated certificate", func() error {
 			return expect(secure, "https://secure.test/", 200, "alpha-")
 		})
 	})
 
 	t.Run("HTTPRoute through a Gateway", func(t *testing.T) {
-		eventually(t, 60*time.Second, "GatewayClass traefik accepted", func() error {
+		slowly.ForNil(t, 60*time.Second, "GatewayClass traefik accepted", func() error {
 			return condition("gatewayclass", "traefik", "", "Accepted")
 		})
 		if out, err := kubectlStdin(gatewayDemo, "apply", "-f", "-"); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
-		eventually(t, 60*time.Second, "Gateway demo programmed", func() error {
+		slowly.ForNil(t, 60*time.Second, "Gateway demo programmed", func() error {
 			return condition("gateway", "demo", "ingress-demo", "Programmed")
 		})
 		if addr := must(t, "-n", "ingress-demo", "get", "gateway", "demo", "-o", "jsonpath={.status.addresses[*].value}"); addr != lb {
 			t.Errorf("Gateway demo: status.addresses %q, want %s", addr, lb)
 		}
-		eventually(t, 60*time.Second, "HTTPRoute demo accepted", func() error {
+		slowly.ForNil(t, 60*time.Second, "HTTPRoute demo accepted", func() error {
 			out, err := kubectl("-n", "ingress-demo", "get", "httproute", "demo", "-o",
 				`jsonpath={.status.parents[0].conditions[?(@.type=="Accepted")].status} {.status.parents[0].conditions[?(@.type=="ResolvedRefs")].status}`)
 			if err != nil {
@@ -239,7 +239,7 @@ func TestIngress(t *testing.T) {
 			if want == "" {
 				status = 404
 			}
-			eventually(t, 30*time.Second, url, func() error { return expect(plain, url, status, want) })
+			slowly.ForNil(t, 30*time.Second, url, func() error { return expect(plain, url, status, want) })
 		}
 	})
 }

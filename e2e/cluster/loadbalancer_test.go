@@ -77,7 +77,7 @@ func checkNodesInitialized(t *testing.T) {
 	t.Helper()
 	want := map[string]string{nodeName: "zone-a", "trcl-w1": "zone-b", unlistedWorker: joinZone}
 	for node, zone := range want {
-		eventually(t, 60*time.Second, node+" initialized by the cloud-controller-manager", func() error {
+		slowly.ForNil(t, 60*time.Second, node+" initialized by the cloud-controller-manager", func() error {
 			out, err := kubectl("get", "node", node, "-o",
 				`jsonpath={.spec.providerID} {.metadata.labels.topology\.kubernetes\.io/zone} {.spec.taints[*].key}`)
 			if err != nil {
@@ -112,7 +112,7 @@ func checkLoadBalancer(t *testing.T, byNode map[string][2]string) {
 func lbAddress(t *testing.T, ns, name string) string {
 	t.Helper()
 	var ip string
-	eventually(t, 60*time.Second, ns+"/"+name+" gets an address", func() error {
+	slowly.ForNil(t, 60*time.Second, ns+"/"+name+" gets an address", func() error {
 		out, err := kubectl("-n", ns, "get", "service", name, "-o", "jsonpath={.status.loadBalancer.ingress[0].ip} {.status.loadBalancer.ingress[0].ipMode}")
 		if err != nil {
 			return err
@@ -137,7 +137,7 @@ func answersFromEveryPod(t *testing.T, what, url string, n int) {
 	t.Helper()
 	client := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	seen := map[string]bool{}
-	eventually(t, 60*time.Second, what+" reaching pods on every node", func() error {
+	slowly.ForNil(t, 60*time.Second, what+" reaching pods on every node", func() error {
 		resp, err := client.Get(url)
 		if err != nil {
 			return err

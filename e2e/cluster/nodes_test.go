@@ -214,7 +214,7 @@ func TestMultiNode(t *testing.T) {
 			if from == to {
 				continue
 			}
-			eventually(t, 30*time.Second, fmt.Sprintf("pod on %s to pod on %s", from, to), func() error {
+			slowly.ForNil(t, 30*time.Second, fmt.Sprintf("pod on %s to pod on %s", from, to), func() error {
 				body, err := httpGet("demo", src[0], dst[1], "8080")
 				if err == nil && body != dst[0]+"\n" {
 					err = fmt.Errorf("answered %q, want %s", body, dst[0])
@@ -223,7 +223,7 @@ func TestMultiNode(t *testing.T) {
 			})
 		}
 		seen := map[string]bool{}
-		eventually(t, 60*time.Second, "Service from "+from+" reaching pods on every node", func() error {
+		slowly.ForNil(t, 60*time.Second, "Service from "+from+" reaching pods on every node", func() error {
 			body, err := httpGet("demo", src[0], svc, "80")
 			if err != nil {
 				return err
@@ -235,7 +235,7 @@ func TestMultiNode(t *testing.T) {
 			return nil
 		})
 		seenUDP := map[string]bool{}
-		eventually(t, 60*time.Second, "UDP Service from "+from+" reaching pods on every node", func() error {
+		slowly.ForNil(t, 60*time.Second, "UDP Service from "+from+" reaching pods on every node", func() error {
 			// busybox's nc has no UDP; the echo image's binary asks.
 			out, err := kubectl("-n", "demo", "exec", src[0], "-c", "web", "--", "/echo", "-ask-udp", svc+":81")
 			if err != nil {
@@ -276,21 +276,21 @@ func TestMultiNode(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 120*time.Second, workers[1].Name+" NotReady", func() error {
+	slowly.ForNil(t, 120*time.Second, workers[1].Name+" NotReady", func() error {
 		s, err := kubectl("get", "node", workers[1].Name, "--ignore-not-found", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
 		if err == nil && s == "True" {
 			err = fmt.Errorf("still Ready")
 		}
 		return err
 	})
-	eventually(t, 60*time.Second, workers[1].Name+", NotReady and out of the inventory, deleted", func() error {
+	slowly.ForNil(t, 60*time.Second, workers[1].Name+", NotReady and out of the inventory, deleted", func() error {
 		out, err := kubectl("get", "node", workers[1].Name, "--ignore-not-found", "-o", "name")
 		if err == nil && out != "" {
 			err = fmt.Errorf("still there")
 		}
 		return err
 	})
-	eventually(t, 120*time.Second, "mover recreated on "+workers[0].Name, func() error {
+	slowly.ForNil(t, 120*time.Second, "mover recreated on "+workers[0].Name, func() error {
 		out, err := kubectl("-n", "demo", "get", "pods", "-l", "app=mover", "-o", `jsonpath={range .items[*]}{.spec.nodeName}/{.status.conditions[?(@.type=="Ready")].status} {end}`)
 		if err == nil && !strings.Contains(out, workers[0].Name+"/True") {
 			err = fmt.Errorf("mover pods: %s", out)

@@ -144,28 +144,28 @@ func TestNetworkPolicy(t *testing.T) {
 	}
 
 	for pod, node := range clients {
-		eventually(t, 30*time.Second, "no policy: "+pod+" on "+node+" reaching the server's Service", func() error { return reaches(pod) })
+		slowly.ForNil(t, 30*time.Second, "no policy: "+pod+" on "+node+" reaching the server's Service", func() error { return reaches(pod) })
 	}
-	eventually(t, 30*time.Second, "no policy: other reaching the server's Service", func() error { return reaches("other") })
+	slowly.ForNil(t, 30*time.Second, "no policy: other reaching the server's Service", func() error { return reaches("other") })
 
 	applyPolicy(t, denyIngress)
 	for pod, node := range clients {
-		eventually(t, 30*time.Second, "default deny: "+pod+" on "+node+" cut off", blocked(pod))
+		slowly.ForNil(t, 30*time.Second, "default deny: "+pod+" on "+node+" cut off", blocked(pod))
 	}
-	eventually(t, 30*time.Second, "default deny: other cut off", blocked("other"))
+	slowly.ForNil(t, 30*time.Second, "default deny: other cut off", blocked("other"))
 	// Two probe periods of failures would take the server out of its
 	// Service: it stays Ready, and the node still reaches it.
 	time.Sleep(3 * time.Second)
 	if ready := must(t, "-n", netpolNS, "get", "pod", "server", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`); ready != "True" {
 		t.Errorf("default deny: the server's readiness is %q: the kubelet's probe no longer reaches it", ready)
 	}
-	eventually(t, 10*time.Second, "default deny: the node reaching the server's Service", func() error {
+	slowly.ForNil(t, 10*time.Second, "default deny: the node reaching the server's Service", func() error {
 		return hostGet(net.JoinHostPort(svc, "80"), "netpol-ok\n")
 	})
 
 	applyPolicy(t, allowClients)
 	for pod, node := range clients {
-		eventually(t, 30*time.Second, "allowed: "+pod+" on "+node+" reaching the server again", func() error { return reaches(pod) })
+		slowly.ForNil(t, 30*time.Second, "allowed: "+pod+" on "+node+" reaching the server again", func() error { return reaches(pod) })
 	}
 	if err := reaches("other"); err == nil {
 		t.Errorf("allowed clients only: the pod labelled app=other reaches the server too")
@@ -177,7 +177,7 @@ func TestNetworkPolicy(t *testing.T) {
 	applyPolicy(t, adminDenyClients)
 	t.Cleanup(func() { _, _ = kubectl("delete", "clusternetworkpolicy", "np-e2e-deny-clients") })
 	for pod, node := range clients {
-		eventually(t, 60*time.Second, "admin deny: "+pod+" on "+node+" cut off", blocked(pod))
+		slowly.ForNil(t, 60*time.Second, "admin deny: "+pod+" on "+node+" cut off", blocked(pod))
 	}
 }
 
@@ -195,7 +195,7 @@ func applyPolicy(t *testing.T, manifest string) {
 func checkNetpolPods(t *testing.T, nodes []string) {
 	t.Helper()
 	for _, node := range nodes {
-		eventually(t, 60*time.Second, "trireme-netpol Ready on "+node, func() error {
+		slowly.ForNil(t, 60*time.Second, "trireme-netpol Ready on "+node, func() error {
 			out, err := kubectl("-n", "kube-system", "get", "pods", "-l", "app.kubernetes.io/name=trireme-netpol",
 				"--field-selector", "spec.nodeName="+node, "-o", `jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status} {end}`)
 			if err == nil && (!strings.Contains(out, "=True") || strings.Contains(out, "=False")) {

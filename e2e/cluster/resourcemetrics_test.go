@@ -92,7 +92,7 @@ func TestMetrics(t *testing.T) {
 		fmt.Printf("e2e/cluster: idle RSS %-28s %6.1f MiB (target %.0f MiB)\n", "metrics-server", rss, idleRSSTarget)
 	})
 	t.Run("top nodes", func(t *testing.T) {
-		eventually(t, 90*time.Second, "kubectl top nodes", func() error {
+		slowly.ForNil(t, 90*time.Second, "kubectl top nodes", func() error {
 			out, err := kubectl("top", "nodes", "--no-headers")
 			if err != nil {
 				return err
@@ -117,7 +117,7 @@ func TestMetrics(t *testing.T) {
 	must(t, "-n", "metrics-e2e", "wait", "--for=condition=Ready", "pod/burner", "--timeout=60s")
 
 	t.Run("top pods follows a burning pod", func(t *testing.T) {
-		eventually(t, 90*time.Second, "burning container above 200m", func() error {
+		slowly.ForNil(t, 90*time.Second, "burning container above 200m", func() error {
 			burn, idle, err := topContainers("burner")
 			if err == nil && (burn < 200 || idle > 20) {
 				err = fmt.Errorf("burn %dm, idle %dm", burn, idle)
@@ -135,7 +135,7 @@ func TestMetrics(t *testing.T) {
 		if _, err := execIn("metrics-e2e", "burner", "touch /tmp/stop"); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 90*time.Second, "burning container back below 50m", func() error {
+		slowly.ForNil(t, 90*time.Second, "burning container back below 50m", func() error {
 			burn, _, err := topContainers("burner")
 			if err == nil && burn >= 50 {
 				err = fmt.Errorf("burn %dm", burn)
@@ -145,7 +145,7 @@ func TestMetrics(t *testing.T) {
 	})
 	t.Run("HPA scales on CPU", func(t *testing.T) {
 		must(t, "-n", "metrics-e2e", "rollout", "status", "deployment/scaled", "--timeout=60s")
-		eventually(t, 90*time.Second, "HPA reads the pods' CPU", func() error {
+		slowly.ForNil(t, 90*time.Second, "HPA reads the pods' CPU", func() error {
 			out, err := kubectl("-n", "metrics-e2e", "get", "hpa", "scaled", "-o", "jsonpath={.status.currentMetrics[0].resource.current.averageUtilization}")
 			if err == nil && out == "" {
 				err = fmt.Errorf("no current CPU utilization yet")
@@ -155,9 +155,9 @@ func TestMetrics(t *testing.T) {
 		// One pod at its 200m limit is 200% of its request: the HPA wants
 		// four, and its maximum is three.
 		scaledPods(t, "touch /tmp/on")
-		eventually(t, 3*time.Minute, "HPA scales up under load", func() error { return replicasAtLeast(3) })
+		slowly.ForNil(t, 3*time.Minute, "HPA scales up under load", func() error { return replicasAtLeast(3) })
 		scaledPods(t, "rm -f /tmp/on")
-		eventually(t, 3*time.Minute, "HPA scales back down after the load", func() error {
+		slowly.ForNil(t, 3*time.Minute, "HPA scales back down after the load", func() error {
 			n, err := specReplicas()
 			if err == nil && n != 1 {
 				err = fmt.Errorf("%d replicas", n)
@@ -252,10 +252,10 @@ func testKubeletServingCerts(t *testing.T) {
 			continue
 		}
 		t.Run(node, func(t *testing.T) {
-			eventually(t, 60*time.Second, "approved and issued kubelet-serving CSR", func() error {
+			slowly.ForNil(t, 60*time.Second, "approved and issued kubelet-serving CSR", func() error {
 				return servingCSRIssued(node)
 			})
-			eventually(t, 60*time.Second, "kubelet's certificate verified by the cluster CA", func() error {
+			slowly.ForNil(t, 60*time.Second, "kubelet's certificate verified by the cluster CA", func() error {
 				c, err := tls.DialWithDialer(&net.Dialer{Timeout: 3 * time.Second}, "tcp", net.JoinHostPort(ip, "10250"),
 					&tls.Config{RootCAs: pool, ServerName: ip})
 				if err != nil {

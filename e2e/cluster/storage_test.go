@@ -120,7 +120,7 @@ func TestStorage(t *testing.T) {
 	must(t, "-n", "storage", "delete", "statefulset", "web", "--wait=true")
 	must(t, "-n", "storage", "delete", "pvc", "--all", "--wait=true")
 	for pod, v := range before {
-		eventually(t, 90*time.Second, "PV and directory of "+pod+" removed", func() error {
+		slowly.ForNil(t, 90*time.Second, "PV and directory of "+pod+" removed", func() error {
 			if out, _ := kubectl("get", "pv", v.pv, "--ignore-not-found", "-o", "name"); out != "" {
 				return fmt.Errorf("PV %s still there", v.pv)
 			}

@@ -93,7 +93,7 @@ func TestPodNetworkThroughput(t *testing.T) {
 	// place of the VXLAN device; vxlan again afterwards.
 	setBackend(t, "host-gw")
 	t.Cleanup(func() { setBackend(t, "vxlan") })
-	eventually(t, 60*time.Second, "a route to the worker's pod range through its address", func() error {
+	slowly.ForNil(t, 60*time.Second, "a route to the worker's pod range through its address", func() error {
 		cidr := must(t, "get", "node", worker, "-o", "jsonpath={.spec.podCIDR}")
 		out, err := exec.Command("ip", "route", "show", cidr).CombinedOutput()
 		if err == nil && !strings.Contains(string(out), "via "+workers[0].IP.String()) {

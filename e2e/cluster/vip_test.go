@@ -144,7 +144,7 @@ func TestHAControlPlane(t *testing.T) {
 
 	// One scheduler and one controller-manager lead; the others stand by.
 	for _, lease := range []string{"kube-scheduler", "kube-controller-manager"} {
-		eventually(t, 60*time.Second, lease+" leader", func() error {
+		slowly.ForNil(t, 60*time.Second, lease+" leader", func() error {
 			out, err := kubectl("get", "lease", "-n", "kube-system", lease, "-o", "jsonpath={.spec.holderIdentity}")
 			if err == nil && out == "" {
 				err = fmt.Errorf("no holder")
@@ -196,7 +196,7 @@ func TestHAControlPlane(t *testing.T) {
 	if err := syscall.Kill(vipm, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 60*time.Second, "kubectl through the VIP after its holder failed", func() error {
+	slowly.ForNil(t, 60*time.Second, "kubectl through the VIP after its holder failed", func() error {
 		if h := vipHolder(t); h == holderName {
 			return fmt.Errorf("%s still holds the VIP", h)
 		}

@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // detachedJWS is the compact form with the payload left out.
@@ -40,7 +42,7 @@ func testBootstrapTokens(t *testing.T, cs kubernetes.Interface) {
 	if _, err := cs.CoreV1().ConfigMaps(metav1.NamespacePublic).Create(ctx, info, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create cluster-info: %v", err)
 	}
-	poll(t, nodesTestTimeout, "cluster-info signed with token sign01", func(ctx context.Context) (bool, error) {
+	testwait.For(t, nodesTestTimeout, "cluster-info signed with token sign01", func(ctx context.Context) (bool, error) {
 		cm, err := cs.CoreV1().ConfigMaps(metav1.NamespacePublic).Get(ctx, "cluster-info", metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -50,7 +52,7 @@ func testBootstrapTokens(t *testing.T, cs kubernetes.Interface) {
 		}
 		return detachedJWS.MatchString(cm.Data["jws-kubeconfig-sign01"]), nil
 	})
-	poll(t, nodesTestTimeout, "expired token gone01 deleted", func(ctx context.Context) (bool, error) {
+	testwait.For(t, nodesTestTimeout, "expired token gone01 deleted", func(ctx context.Context) (bool, error) {
 		_, err := cs.CoreV1().Secrets(metav1.NamespaceSystem).Get(ctx, "bootstrap-token-gone01", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})

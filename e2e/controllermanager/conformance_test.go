@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // The tests here replay what upstream's conformance specs of the
@@ -279,7 +281,7 @@ func TestNamespaceDeletesPodsFirst(t *testing.T) {
 	if err := cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "NamespaceDeletionContentFailure condition", func(ctx context.Context) (bool, error) {
+	testwait.For(t, 30*time.Second, "NamespaceDeletionContentFailure condition", func(ctx context.Context) (bool, error) {
 		n, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -288,7 +290,7 @@ func TestNamespaceDeletesPodsFirst(t *testing.T) {
 			return c.Type == corev1.NamespaceDeletionContentFailure
 		}), nil
 	})
-	eventually(t, 30*time.Second, "pod deleting", func(ctx context.Context) (bool, error) {
+	testwait.For(t, 30*time.Second, "pod deleting", func(ctx context.Context) (bool, error) {
 		p, err := cs.CoreV1().Pods(ns).Get(ctx, "test-pod", metav1.GetOptions{})
 		return err == nil && p.DeletionTimestamp != nil, err
 	})
@@ -302,7 +304,7 @@ func TestNamespaceDeletesPodsFirst(t *testing.T) {
 	if _, err := cs.CoreV1().Pods(ns).Patch(ctx, "test-pod", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "namespace gone", func(ctx context.Context) (bool, error) {
+	testwait.For(t, time.Minute, "namespace gone", func(ctx context.Context) (bool, error) {
 		_, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})

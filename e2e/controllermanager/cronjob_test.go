@@ -9,6 +9,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 func TestCronJobFiresOnScheduleAndTTLDeletesJob(t *testing.T) {
@@ -31,7 +33,7 @@ func TestCronJobFiresOnScheduleAndTTLDeletesJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	var jobName string
-	waitFor(t, 70*time.Second, "the CronJob's first Job", func(ctx context.Context) (bool, error) {
+	testwait.For(t, 70*time.Second, "the CronJob's first Job", func(ctx context.Context) (bool, error) {
 		got, err := cs.BatchV1().CronJobs(ns).Get(ctx, "tick", metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -51,13 +53,13 @@ func TestCronJobFiresOnScheduleAndTTLDeletesJob(t *testing.T) {
 	}
 	// The Job succeeds, the CronJob records it, and one second later the
 	// TTL controller deletes it.
-	waitFor(t, 30*time.Second, "the CronJob to record its successful Job", func(ctx context.Context) (bool, error) {
+	testwait.For(t, 30*time.Second, "the CronJob to record its successful Job", func(ctx context.Context) (bool, error) {
 		got, err := cs.BatchV1().CronJobs(ns).Get(ctx, "tick", metav1.GetOptions{})
 		return err == nil && got.Status.LastSuccessfulTime != nil && len(got.Status.Active) == 0, err
 	})
 	// Foreground deletion leaves the Job to the garbage collector once its
 	// pods are gone, so a deletion timestamp is what this controller owes.
-	waitFor(t, 30*time.Second, "ttl-after-finished to delete job "+jobName, func(ctx context.Context) (bool, error) {
+	testwait.For(t, 30*time.Second, "ttl-after-finished to delete job "+jobName, func(ctx context.Context) (bool, error) {
 		got, err := cs.BatchV1().Jobs(ns).Get(ctx, jobName, metav1.GetOptions{})
 		return err != nil || got.DeletionTimestamp != nil, nil
 	})

@@ -20,6 +20,8 @@ import (
 
 	"trireme.dev/componentbase/testcluster"
 	"trireme.dev/componentbase/testpki"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // The bootstrap token the joining "kubelet" presents, as kubeadm makes it.
@@ -73,7 +75,7 @@ func makeCSR(t *testing.T, cs kubernetes.Interface, name, signer string, want te
 func issued(t *testing.T, cs kubernetes.Interface, name string) *x509.Certificate {
 	t.Helper()
 	var csr *certificatesv1.CertificateSigningRequest
-	poll(t, nodesTestTimeout, "certificate of csr "+name, func(ctx context.Context) (bool, error) {
+	testwait.For(t, nodesTestTimeout, "certificate of csr "+name, func(ctx context.Context) (bool, error) {
 		var err error
 		csr, err = cs.CertificatesV1().CertificateSigningRequests().Get(ctx, name, metav1.GetOptions{})
 		return err == nil && len(csr.Status.Certificate) > 0, err

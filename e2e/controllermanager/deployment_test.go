@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 func webDeployment(name string, replicas int32, image string, surge, unavailable int) *appsv1.Deployment {
@@ -147,7 +149,7 @@ func TestDeploymentRecreatePauseAndScale(t *testing.T) {
 	kubectl(t, "-n", ns, "rollout", "pause", "deployment/db")
 	kubectl(t, "-n", ns, "set", "image", "deployment/db", "web=registry.example/db:2")
 	kubectl(t, "-n", ns, "scale", "deployment/db", "--replicas=5")
-	waitFor(t, 30*time.Second, "paused deployment to scale to 5 on the old image", func(ctx context.Context) (bool, error) {
+	testwait.For(t, 30*time.Second, "paused deployment to scale to 5 on the old image", func(ctx context.Context) (bool, error) {
 		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "db", metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -183,7 +185,7 @@ func dump(t *testing.T, ns string) {
 
 func wantImages(t *testing.T, ns, selector, image string, n int) {
 	t.Helper()
-	waitFor(t, 30*time.Second, "pods of "+selector+" to run "+image, func(ctx context.Context) (bool, error) {
+	testwait.For(t, 30*time.Second, "pods of "+selector+" to run "+image, func(ctx context.Context) (bool, error) {
 		pods, err := srv.Clientset(t).CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return false, err

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 const endpointsTimeout = 20 * time.Second
@@ -66,7 +68,7 @@ func TestEndpointSliceFollowsPodReadiness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, endpointsTimeout, "not-ready endpoint listed", func(ctx context.Context) (bool, error) {
+	testwait.For(t, endpointsTimeout, "not-ready endpoint listed", func(ctx context.Context) (bool, error) {
 		eps, ports, err := sliceEndpoints(ctx, cs, ns, "web")
 		e, ok := eps["web-1"]
 		return err == nil && ok && e.Conditions.Ready != nil && !*e.Conditions.Ready &&
@@ -75,14 +77,14 @@ func TestEndpointSliceFollowsPodReadiness(t *testing.T) {
 	if _, err := setPodStatus(ctx, cs, pod, "10.244.7.10", true); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, endpointsTimeout, "ready endpoint listed", func(ctx context.Context) (bool, error) {
+	testwait.For(t, endpointsTimeout, "ready endpoint listed", func(ctx context.Context) (bool, error) {
 		eps, _, err := sliceEndpoints(ctx, cs, ns, "web")
 		e, ok := eps["web-1"]
 		return err == nil && ok && e.Conditions.Ready != nil && *e.Conditions.Ready &&
 			e.Conditions.Serving != nil && *e.Conditions.Serving && e.Addresses[0] == "10.244.7.10" &&
 			e.NodeName != nil && *e.NodeName == node && e.Zone != nil && *e.Zone == "zone-a", err
 	})
-	eventually(t, endpointsTimeout, "legacy Endpoints ready address", func(ctx context.Context) (bool, error) {
+	testwait.For(t, endpointsTimeout, "legacy Endpoints ready address", func(ctx context.Context) (bool, error) {
 		ep, err := cs.CoreV1().Endpoints(ns).Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && len(ep.Subsets) == 1 && len(ep.Subsets[0].Addresses) == 1 &&
 			ep.Subsets[0].Addresses[0].IP == "10.244.7.10" && ep.Subsets[0].Ports[0].Port == 8080, err
@@ -91,11 +93,11 @@ func TestEndpointSliceFollowsPodReadiness(t *testing.T) {
 	if err := cs.CoreV1().Pods(ns).Delete(ctx, "web-1", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, endpointsTimeout, "deleted pod dropped", func(ctx context.Context) (bool, error) {
+	testwait.For(t, endpointsTimeout, "deleted pod dropped", func(ctx context.Context) (bool, error) {
 		eps, _, err := sliceEndpoints(ctx, cs, ns, "web")
 		return err == nil && len(eps) == 0, err
 	})
-	eventually(t, endpointsTimeout, "legacy Endpoints emptied", func(ctx context.Context) (bool, error) {
+	testwait.For(t, endpointsTimeout, "legacy Endpoints emptied", func(ctx context.Context) (bool, error) {
 		ep, err := cs.CoreV1().Endpoints(ns).Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && len(ep.Subsets) == 0, err
 	})
@@ -135,7 +137,7 @@ func TestEndpointSlicePublishNotReadyAndSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, endpointsTimeout, "150 endpoints in slices of at most 100", func(ctx context.Context) (bool, error) {
+	testwait.For(t, endpointsTimeout, "150 endpoints in slices of at most 100", func(ctx context.Context) (bool, error) {
 		list, err := cs.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=db"})
 		if err != nil {
 			return false, err
@@ -178,7 +180,7 @@ func TestEndpointSliceMirroring(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, endpointsTimeout, "mirrored slice", func(ctx context.Context) (bool, error) {
+	testwait.For(t, endpointsTimeout, "mirrored slice", func(ctx context.Context) (bool, error) {
 		list, err := cs.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{
 			LabelSelector: discoveryv1.LabelManagedBy + "=endpointslicemirroring-controller.k8s.io," + discoveryv1.LabelServiceName + "=external"})
 		if err != nil || len(list.Items) != 1 {
@@ -196,7 +198,7 @@ func TestEndpointSliceMirroring(t *testing.T) {
 	if err := cs.CoreV1().Endpoints(ns).Delete(ctx, "external", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, endpointsTimeout, "mirrored slice removed", func(ctx context.Context) (bool, error) {
+	testwait.For(t, endpointsTimeout, "mirrored slice removed", func(ctx context.Context) (bool, error) {
 		list, err := cs.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=external"})
 		return err == nil && len(list.Items) == 0, err
 	})
@@ -222,7 +224,7 @@ func TestEvictionHonoursPDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, endpointsTimeout, "PDB status computed", func(ctx context.Context) (bool, error) {
+	testwait.For(t, endpointsTimeout, "PDB status computed", func(ctx context.Context) (bool, error) {
 		p, err := cs.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "guard", metav1.GetOptions{})
 		return err == nil && p.Status.ObservedGeneration == p.Generation && p.Status.CurrentHealthy == 2 &&
 			p.Status.DesiredHealthy == 2 && p.Status.ExpectedPods == 2 && p.Status.DisruptionsAllowed == 0 &&
@@ -241,7 +243,7 @@ func TestEvictionHonoursPDB(t *testing.T) {
 	if _, err := cs.PolicyV1().PodDisruptionBudgets(ns).Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, endpointsTimeout, "one disruption allowed", func(ctx context.Context) (bool, error) {
+	testwait.For(t, endpointsTimeout, "one disruption allowed", func(ctx context.Context) (bool, error) {
 		p, err := cs.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "guard", metav1.GetOptions{})
 		return err == nil && p.Status.ObservedGeneration == p.Generation && p.Status.DisruptionsAllowed == 1 &&
 			conditionIs(p.Status.Conditions, "DisruptionAllowed", metav1.ConditionTrue), err

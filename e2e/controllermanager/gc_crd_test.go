@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // gadgets is the custom resource the tests below install.
@@ -60,7 +62,7 @@ spec:
 func createGadget(t *testing.T, dyn dynamic.Interface, ns, name string, owners ...metav1.OwnerReference) *unstructured.Unstructured {
 	t.Helper()
 	var obj *unstructured.Unstructured
-	eventually(t, gcTimeout, "create gadget "+name, func(ctx context.Context) (bool, error) {
+	testwait.For(t, gcTimeout, "create gadget "+name, func(ctx context.Context) (bool, error) {
 		u := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "gc.e2e.trireme.dev/v1", "kind": "Gadget", "metadata": map[string]any{"name": name},
 		}}
@@ -99,9 +101,9 @@ func testGCCustomOwner(t *testing.T, dyn dynamic.Interface, propagation metav1.D
 	if err := dyn.Resource(gadgets).Namespace(ns).Delete(context.Background(), "owner", metav1.DeleteOptions{PropagationPolicy: &propagation}); err != nil {
 		t.Fatalf("delete gadget: %v", err)
 	}
-	eventually(t, gcTimeout, "ConfigMap dependent of the custom resource collected", configMapGone(cs, ns, "part"))
-	eventually(t, gcTimeout, "custom dependent of the custom resource collected", gadgetGone(dyn, ns, "child"))
-	eventually(t, gcTimeout, "custom owner gone", gadgetGone(dyn, ns, "owner"))
+	testwait.For(t, gcTimeout, "ConfigMap dependent of the custom resource collected", configMapGone(cs, ns, "part"))
+	testwait.For(t, gcTimeout, "custom dependent of the custom resource collected", gadgetGone(dyn, ns, "child"))
+	testwait.For(t, gcTimeout, "custom owner gone", gadgetGone(dyn, ns, "owner"))
 }
 
 // testNamespaceDeletesCustomResources deletes a namespace holding Gadgets
@@ -117,9 +119,9 @@ func testNamespaceDeletesCustomResources(t *testing.T, dyn dynamic.Interface) {
 		t.Fatalf("delete namespace: %v", err)
 	}
 	for _, name := range []string{"a", "b", "c"} {
-		eventually(t, gcTimeout, "gadget "+name+" deleted with its namespace", gadgetGone(dyn, ns, name))
+		testwait.For(t, gcTimeout, "gadget "+name+" deleted with its namespace", gadgetGone(dyn, ns, name))
 	}
-	eventually(t, gcTimeout, "namespace gone", func(ctx context.Context) (bool, error) {
+	testwait.For(t, gcTimeout, "namespace gone", func(ctx context.Context) (bool, error) {
 		_, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})

@@ -8,6 +8,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 func typesUID(s string) types.UID { return types.UID(s) }
@@ -29,7 +31,7 @@ func TestGCForegroundDeletion(t *testing.T) {
 	if res.ExitCode != 0 {
 		t.Fatalf("kubectl delete: %s", res)
 	}
-	eventually(t, gcTimeout, "grandchild marked for deletion", func(ctx context.Context) (bool, error) {
+	testwait.For(t, gcTimeout, "grandchild marked for deletion", func(ctx context.Context) (bool, error) {
 		g, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "grandchild", metav1.GetOptions{})
 		return err == nil && g.DeletionTimestamp != nil, err
 	})
@@ -46,7 +48,7 @@ func TestGCForegroundDeletion(t *testing.T) {
 	}
 	dropFinalizers(t, cs, ns, "grandchild")
 	for _, name := range []string{"grandchild", "child", "owner"} {
-		eventually(t, gcTimeout, name+" deleted", configMapGone(cs, ns, name))
+		testwait.For(t, gcTimeout, name+" deleted", configMapGone(cs, ns, name))
 	}
 }
 
@@ -63,7 +65,7 @@ func TestGCBackgroundDeletion(t *testing.T) {
 		t.Fatalf("kubectl delete: %s", res)
 	}
 	for _, name := range []string{"a", "b", "c"} {
-		eventually(t, gcTimeout, name+" collected", configMapGone(cs, ns, name))
+		testwait.For(t, gcTimeout, name+" collected", configMapGone(cs, ns, name))
 	}
 }
 
@@ -81,7 +83,7 @@ func TestGCOrphanDeletion(t *testing.T) {
 	if res := srv.Kubectl(t, "-n", ns, "delete", "configmap", "owner", "--cascade=orphan"); res.ExitCode != 0 {
 		t.Fatalf("kubectl delete: %s", res)
 	}
-	eventually(t, gcTimeout, "owner deleted", configMapGone(cs, ns, "owner"))
+	testwait.For(t, gcTimeout, "owner deleted", configMapGone(cs, ns, "owner"))
 	dep, err := cs.CoreV1().ConfigMaps(ns).Get(context.Background(), "dep", metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("orphaned dependent: %v", err)
@@ -108,8 +110,8 @@ func TestGCMissingOwner(t *testing.T) {
 		ownerRef("v1", "ConfigMap", "ghost", "6f0e2b8c-0000-4000-8000-000000000002", false),
 		ownerRef("v1", "ConfigMap", "live", string(live.UID), false),
 	})
-	eventually(t, gcTimeout, "object with a missing owner collected", configMapGone(cs, ns, "dangling"))
-	eventually(t, gcTimeout, "dangling reference dropped", func(ctx context.Context) (bool, error) {
+	testwait.For(t, gcTimeout, "object with a missing owner collected", configMapGone(cs, ns, "dangling"))
+	testwait.For(t, gcTimeout, "dangling reference dropped", func(ctx context.Context) (bool, error) {
 		m, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "mixed", metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -136,7 +138,7 @@ rules: []
 		t.Fatalf("apply: %s", res)
 	}
 	t.Cleanup(func() { srv.Kubectl(t, "delete", "clusterrole", "e2e-gc-invalid-owner", "--ignore-not-found") })
-	eventually(t, gcTimeout, "OwnerRefInvalidNamespace event", func(ctx context.Context) (bool, error) {
+	testwait.For(t, gcTimeout, "OwnerRefInvalidNamespace event", func(ctx context.Context) (bool, error) {
 		evs, err := cs.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=e2e-gc-invalid-owner"})
 		if err != nil {
 			return false, err
@@ -150,7 +152,7 @@ rules: []
 	})
 	// Still working on everything else.
 	dep := configMap(t, cs, ns, "dep", []metav1.OwnerReference{ownerRef("v1", "ConfigMap", "missing", "6f0e2b8c-0000-4000-8000-000000000003", false)})
-	eventually(t, gcTimeout, "collection continues", configMapGone(cs, ns, dep.Name))
+	testwait.For(t, gcTimeout, "collection continues", configMapGone(cs, ns, dep.Name))
 }
 
 func contains(list []string, s string) bool {

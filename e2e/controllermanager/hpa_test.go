@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // testHorizontalPodAutoscaler checks the parts that need no metrics
@@ -49,7 +51,7 @@ func testHorizontalPodAutoscaler(t *testing.T, cs kubernetes.Interface) {
 	if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, hpa, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, nodesTestTimeout, "deployment scaled to minReplicas 3", func(ctx context.Context) (bool, error) {
+	testwait.For(t, nodesTestTimeout, "deployment scaled to minReplicas 3", func(ctx context.Context) (bool, error) {
 		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && ptr.Deref(d.Spec.Replicas, 0) == 3, err
 	})
@@ -61,7 +63,7 @@ func testHorizontalPodAutoscaler(t *testing.T, cs kubernetes.Interface) {
 		}
 		return false
 	}
-	poll(t, nodesTestTimeout, "autoscaler reports no metrics", func(ctx context.Context) (bool, error) {
+	testwait.For(t, nodesTestTimeout, "autoscaler reports no metrics", func(ctx context.Context) (bool, error) {
 		h, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -78,7 +80,7 @@ func testHorizontalPodAutoscaler(t *testing.T, cs kubernetes.Interface) {
 	if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, broken, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, nodesTestTimeout, "Warning FailedGetScale event for the broken autoscaler", func(ctx context.Context) (bool, error) {
+	testwait.For(t, nodesTestTimeout, "Warning FailedGetScale event for the broken autoscaler", func(ctx context.Context) (bool, error) {
 		events, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=broken"})
 		if err != nil {
 			return false, err
@@ -90,7 +92,7 @@ func testHorizontalPodAutoscaler(t *testing.T, cs kubernetes.Interface) {
 		}
 		return false, nil
 	})
-	poll(t, nodesTestTimeout, "broken autoscaler reports FailedGetScale", func(ctx context.Context) (bool, error) {
+	testwait.For(t, nodesTestTimeout, "broken autoscaler reports FailedGetScale", func(ctx context.Context) (bool, error) {
 		h, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "broken", metav1.GetOptions{})
 		return err == nil && conditionIs(h, autoscalingv2.AbleToScale, corev1.ConditionFalse, "FailedGetScale"), err
 	})
@@ -102,7 +104,7 @@ func testHorizontalPodAutoscaler(t *testing.T, cs kubernetes.Interface) {
 	if _, err := cs.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, nodesTestTimeout, "deployment scaled back to minReplicas 3", func(ctx context.Context) (bool, error) {
+	testwait.For(t, nodesTestTimeout, "deployment scaled back to minReplicas 3", func(ctx context.Context) (bool, error) {
 		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && ptr.Deref(d.Spec.Replicas, 0) == 3, err
 	})

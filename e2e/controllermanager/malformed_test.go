@@ -19,6 +19,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"trireme.dev/componentbase/testcluster"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // TestMalformedStoredObjects gives the controllers objects the apiserver's
@@ -186,7 +188,7 @@ func storeMalformed(t *testing.T, resource string, gvk schema.GroupVersionKind, 
 		t.Fatalf("etcd key %s already exists", key)
 	}
 	// The apiserver serves it back, so key and encoding are what it uses.
-	waitFor(t, 30*time.Second, "the apiserver to serve "+key, func(ctx context.Context) (bool, error) {
+	testwait.For(t, 30*time.Second, "the apiserver to serve "+key, func(ctx context.Context) (bool, error) {
 		res := srv.Kubectl(t, "-n", meta.GetNamespace(), "get", resource+"/"+meta.GetName(), "-o", "name")
 		return res.ExitCode == 0, nil
 	})

@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // namespaceKinds creates one object of each of 20 kinds; i makes names
@@ -151,7 +153,7 @@ func meta(prefix string, i int) metav1.ObjectMeta {
 // ServiceAccount, which pods need.
 func waitDefaultServiceAccount(t *testing.T, cs kubernetes.Interface, ns string) {
 	t.Helper()
-	eventually(t, 30*time.Second, "default serviceaccount", func(ctx context.Context) (bool, error) {
+	testwait.For(t, 30*time.Second, "default serviceaccount", func(ctx context.Context) (bool, error) {
 		_, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, err
 	})
@@ -191,7 +193,7 @@ func TestNamespaceDeletionEmptiesIt(t *testing.T) {
 	if res := srv.Kubectl(t, "delete", "namespace", ns, "--wait=false"); res.ExitCode != 0 {
 		t.Fatalf("kubectl delete namespace: %s", res)
 	}
-	eventually(t, 120*time.Second, "namespace removed", func(ctx context.Context) (bool, error) {
+	testwait.For(t, 120*time.Second, "namespace removed", func(ctx context.Context) (bool, error) {
 		_, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil
@@ -219,7 +221,7 @@ func TestNamespaceDeletionConditions(t *testing.T) {
 		corev1.NamespaceContentRemaining:         corev1.ConditionTrue,
 		corev1.NamespaceFinalizersRemaining:      corev1.ConditionTrue,
 	}
-	eventually(t, 30*time.Second, "deletion conditions", func(ctx context.Context) (bool, error) {
+	testwait.For(t, 30*time.Second, "deletion conditions", func(ctx context.Context) (bool, error) {
 		n, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -236,9 +238,9 @@ func TestNamespaceDeletionConditions(t *testing.T) {
 		}
 		return got == len(want) && n.Status.Phase == corev1.NamespaceTerminating, nil
 	})
-	eventually(t, 10*time.Second, "unheld content deleted", configMapGone(cs, ns, "free"))
+	testwait.For(t, 10*time.Second, "unheld content deleted", configMapGone(cs, ns, "free"))
 	dropFinalizers(t, cs, ns, "held")
-	eventually(t, 30*time.Second, "namespace removed", func(ctx context.Context) (bool, error) {
+	testwait.For(t, 30*time.Second, "namespace removed", func(ctx context.Context) (bool, error) {
 		_, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})

@@ -12,12 +12,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/componentbase/testcluster"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // Settings of the node controllers under test: a short grace period so a
@@ -60,25 +61,6 @@ func TestNodeControllers(t *testing.T) {
 	t.Run("persistentvolume", func(t *testing.T) { t.Parallel(); testPersistentVolume(t, cs) })
 	t.Run("bootstraptokens", func(t *testing.T) { t.Parallel(); testBootstrapTokens(t, cs) })
 	t.Run("horizontalpodautoscaler", func(t *testing.T) { t.Parallel(); testHorizontalPodAutoscaler(t, cs) })
-}
-
-// poll calls cond every 200ms until it returns true, fails or timeout.
-func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var last error
-	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		if err != nil {
-			last = err
-			return false, nil
-		}
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not after %s (last error: %v)", what, timeout, last)
-	}
 }
 
 // makeNode registers a node as a kubelet would: Ready, with addresses and
@@ -146,7 +128,7 @@ func makeNamespace(t *testing.T, cs kubernetes.Interface, name string) {
 		t.Fatalf("create namespace %s: %v", name, err)
 	}
 	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	poll(t, nodesTestTimeout, "default ServiceAccount in "+name, func(ctx context.Context) (bool, error) {
+	testwait.For(t, nodesTestTimeout, "default ServiceAccount in "+name, func(ctx context.Context) (bool, error) {
 		_, err := cs.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, err
 	})
@@ -209,7 +191,7 @@ func testNodeLifecycle(t *testing.T, cs kubernetes.Interface) {
 	}
 
 	var tainted, added time.Time
-	poll(t, nodesTestTimeout, "nl-lost marked Unknown and tainted unreachable", func(ctx context.Context) (bool, error) {
+	testwait.For(t, nodesTestTimeout, "nl-lost marked Unknown and tainted unreachable", func(ctx context.Context) (bool, error) {
 		node, err := cs.CoreV1().Nodes().Get(ctx, "nl-lost", metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -241,7 +223,7 @@ func testNodeLifecycle(t *testing.T, cs kubernetes.Interface) {
 	}
 	t.Logf("nl-lost tainted after %s", tainted.Sub(start).Round(100*time.Millisecond))
 
-	poll(t, nodesTestTimeout, "pod short evicted", func(ctx context.Context) (bool, error) {
+	testwait.For(t, nodesTestTimeout, "pod short evicted", func(ctx context.Context) (bool, error) {
 		p, err := cs.CoreV1().Pods(ns).Get(ctx, "short", metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil
@@ -298,7 +280,7 @@ func testNodeLifecycle(t *testing.T, cs kubernetes.Interface) {
 			time.Sleep(500 * time.Millisecond)
 		}
 	}()
-	poll(t, nodesTestTimeout, "taints of nl-lost lifted once it is back", func(ctx context.Context) (bool, error) {
+	testwait.For(t, nodesTestTimeout, "taints of nl-lost lifted once it is back", func(ctx context.Context) (bool, error) {
 		node, err := cs.CoreV1().Nodes().Get(ctx, "nl-lost", metav1.GetOptions{})
 		return err == nil && len(node.Spec.Taints) == 0, err
 	})
@@ -314,7 +296,7 @@ func testNodeIPAM(t *testing.T, cs kubernetes.Interface) {
 	seen := map[string]string{}
 	for _, n := range names {
 		var cidr string
-		poll(t, nodesTestTimeout, "pod CIDR of "+n, func(ctx context.Context) (bool, error) {
+		testwait.For(t, nodesTestTimeout, "pod CIDR of "+n, func(ctx context.Context) (bool, error) {
 			node, err := cs.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
 			if err != nil {
 				return false, err

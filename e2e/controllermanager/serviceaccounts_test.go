@@ -6,6 +6,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // TestControllersUseOwnServiceAccounts checks that the suite's
@@ -16,7 +18,7 @@ import (
 func TestControllersUseOwnServiceAccounts(t *testing.T) {
 	cs := srv.Clientset(t)
 	for _, name := range []string{"generic-garbage-collector", "namespace-controller", "endpointslice-controller", "resourcequota-controller"} {
-		eventually(t, 30*time.Second, "service account "+name, func(ctx context.Context) (bool, error) {
+		testwait.For(t, 30*time.Second, "service account "+name, func(ctx context.Context) (bool, error) {
 			_, err := cs.CoreV1().ServiceAccounts("kube-system").Get(ctx, name, metav1.GetOptions{})
 			return err == nil, nil
 		})

@@ -25,6 +25,8 @@ import (
 	"trireme.dev/componentbase/freeport"
 	"trireme.dev/componentbase/testcluster"
 	"trireme.dev/componentbase/testpki"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // controllerManagerUser is the identity kubeadm's controller-manager.conf
@@ -90,7 +92,7 @@ func TestSecurePortDelegatesToAPIServer(t *testing.T) {
 		body, err := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body), err
 	}
-	eventually(t, 30*time.Second, "controller-manager /healthz", func(context.Context) (bool, error) {
+	testwait.For(t, 30*time.Second, "controller-manager /healthz", func(context.Context) (bool, error) {
 		code, _, err := get(hc, "/healthz", "")
 		return err == nil && code == http.StatusOK, nil
 	})
@@ -137,7 +139,7 @@ func TestSecurePortDelegatesToAPIServer(t *testing.T) {
 		admin.Timeout = 5 * time.Second
 		// The CA is loaded by an informer started with the port, so the
 		// first requests may still be anonymous, as upstream's.
-		eventually(t, 30*time.Second, "GET /metrics as admin = 200", func(context.Context) (bool, error) {
+		testwait.For(t, 30*time.Second, "GET /metrics as admin = 200", func(context.Context) (bool, error) {
 			code, body, err := get(admin, "/metrics", "")
 			if err == nil && code != http.StatusOK {
 				err = fmt.Errorf("%d %.300q", code, body)

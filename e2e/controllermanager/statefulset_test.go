@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // order records the order pods first appear in and whether every lower
@@ -120,7 +122,7 @@ func TestStatefulSetOrderedWithClaimsAndRollingUpdate(t *testing.T) {
 	}
 
 	kubectl(t, "-n", ns, "scale", "statefulset/db", "--replicas=1")
-	waitFor(t, 30*time.Second, "scale down to db-0", func(ctx context.Context) (bool, error) {
+	testwait.For(t, 30*time.Second, "scale down to db-0", func(ctx context.Context) (bool, error) {
 		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		return err == nil && len(pods.Items) == 1 && pods.Items[0].Name == "db-0", err
 	})

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 const storageNS = "storage-e2e"
@@ -57,7 +59,7 @@ func makePVC(t *testing.T, cs kubernetes.Interface, name, class, size string, an
 // waitBound waits until claim is Bound to volume, both ways.
 func waitBound(t *testing.T, cs kubernetes.Interface, claim, volume string) {
 	t.Helper()
-	poll(t, nodesTestTimeout, "claim "+claim+" bound to "+volume, func(ctx context.Context) (bool, error) {
+	testwait.For(t, nodesTestTimeout, "claim "+claim+" bound to "+volume, func(ctx context.Context) (bool, error) {
 		pvc, err := cs.CoreV1().PersistentVolumeClaims(storageNS).Get(ctx, claim, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -149,7 +151,7 @@ func testPersistentVolume(t *testing.T, cs kubernetes.Interface) {
 	}
 	// Reclaim policies: Delete removes the volume, Retain keeps it
 	// Released.
-	poll(t, nodesTestTimeout, "volume e2e-pv-huge (reclaim Delete) deleted", func(ctx context.Context) (bool, error) {
+	testwait.For(t, nodesTestTimeout, "volume e2e-pv-huge (reclaim Delete) deleted", func(ctx context.Context) (bool, error) {
 		_, err := cs.CoreV1().PersistentVolumes().Get(ctx, "e2e-pv-huge", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
@@ -161,11 +163,11 @@ func testPersistentVolume(t *testing.T, cs kubernetes.Interface) {
 	if err := cs.CoreV1().Pods(storageNS).Delete(ctx, "user", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, nodesTestTimeout, "claim gone once its pod is", func(ctx context.Context) (bool, error) {
+	testwait.For(t, nodesTestTimeout, "claim gone once its pod is", func(ctx context.Context) (bool, error) {
 		_, err := cs.CoreV1().PersistentVolumeClaims(storageNS).Get(ctx, "claim", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
-	poll(t, nodesTestTimeout, "volume e2e-pv-big (reclaim Retain) Released", func(ctx context.Context) (bool, error) {
+	testwait.For(t, nodesTestTimeout, "volume e2e-pv-big (reclaim Retain) Released", func(ctx context.Context) (bool, error) {
 		phase, err := volumePhase(ctx, cs, "e2e-pv-big")
 		return phase == corev1.VolumeReleased, err
 	})
@@ -188,7 +190,7 @@ func testPersistentVolume(t *testing.T, cs kubernetes.Interface) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	poll(t, nodesTestTimeout, "claim eph-scratch owned by pod eph", func(ctx context.Context) (bool, error) {
+	testwait.For(t, nodesTestTimeout, "claim eph-scratch owned by pod eph", func(ctx context.Context) (bool, error) {
 		pvc, err := cs.CoreV1().PersistentVolumeClaims(storageNS).Get(ctx, "eph-scratch", metav1.GetOptions{})
 		if err != nil {
 			return false, err

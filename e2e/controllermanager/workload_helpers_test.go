@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"trireme.dev/componentbase/testcluster"
+	"trireme.dev/componentbase/testwait"
 )
 
 // newNamespace creates a namespace for one test, waits for its default
@@ -46,16 +47,10 @@ func kubectl(t *testing.T, args ...string) testcluster.Result {
 	return res
 }
 
-// waitFor polls cond every 100ms until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	waitForIn(t, "", timeout, what, cond)
-}
-
 // waitForIn is waitFor that dumps namespace ns's objects on failure.
 func waitForIn(t *testing.T, ns string, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, cond); err != nil {
+	if err := testwait.Default.Until(t.Context(), timeout, cond); err != nil {
 		if ns != "" {
 			dump(t, ns)
 		}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"trireme.dev/e2e/internal/extapiserver"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // TestAggregatedAPI starts an extension apiserver built on k8s.io/apiserver,
@@ -97,7 +99,7 @@ spec:
 
 	// Through the aggregator, as the admin user: the extension server
 	// trusts the front proxy's headers and asks the cluster to authorize.
-	eventually(t, time.Minute, "flunders listed through the aggregator", func(context.Context) (bool, error) {
+	testwait.For(t, time.Minute, "flunders listed through the aggregator", func(context.Context) (bool, error) {
 		res := srv.Kubectl(t, "get", "flunders")
 		if res.ExitCode != 0 {
 			return false, errors.New(res.String())
@@ -112,7 +114,7 @@ spec:
 	}
 
 	stop()
-	eventually(t, 2*time.Minute, "APIService unavailable once the extension stops", func(context.Context) (bool, error) {
+	testwait.For(t, 2*time.Minute, "APIService unavailable once the extension stops", func(context.Context) (bool, error) {
 		got := kubectlOK(t, "get", "apiservice", name, "-o", `jsonpath={.status.conditions[?(@.type=="Available")].status} {.status.conditions[?(@.type=="Available")].reason}`).Stdout
 		return got == "False FailedDiscoveryCheck", fmt.Errorf("Available condition: %q", got)
 	})

@@ -1,14 +1,10 @@
 package crd_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
-
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"trireme.dev/componentbase/testcluster"
 )
@@ -43,20 +39,6 @@ func newNamespace(t *testing.T, prefix string) string {
 	name := fmt.Sprintf("%s-%d", prefix, nameCounter.Add(1))
 	kubectlOK(t, "create", "namespace", name)
 	return name
-}
-
-// eventually polls cond every 200ms until it holds, for up to timeout.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		last = err
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not true after %s (last error: %v)", what, timeout, last)
-	}
 }
 
 // header returns the column names of kubectl's table output.

@@ -13,6 +13,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"trireme.dev/e2e/internal/backupoperator"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // TestControllerRuntimeOperator runs an operator written with
@@ -51,7 +53,7 @@ func TestControllerRuntimeOperator(t *testing.T) {
 		return kubectlOK(t, append(append([]string{"get", "-n", ns}, args...), "-o", "jsonpath="+template)...).Stdout
 	}
 
-	eventually(t, time.Minute, "Backup reconciled", func(context.Context) (bool, error) {
+	testwait.For(t, time.Minute, "Backup reconciled", func(context.Context) (bool, error) {
 		got := get("{.status.phase} {.status.observedGeneration} {.metadata.generation} {.metadata.finalizers}", "backup", "nightly")
 		return got == `Ready 1 1 ["`+backupoperator.Finalizer+`"]`, fmt.Errorf("phase, observed and current generation, finalizers: %q", got)
 	})
@@ -67,7 +69,7 @@ func TestControllerRuntimeOperator(t *testing.T) {
 	// A spec change reaches the child, and the status says which
 	// generation it reflects.
 	kubectlStdinOK(t, backup("db-2"), "apply", "-n", ns, "-f", "-")
-	eventually(t, time.Minute, "spec change reconciled", func(context.Context) (bool, error) {
+	testwait.For(t, time.Minute, "spec change reconciled", func(context.Context) (bool, error) {
 		got := get("{.status.observedGeneration}", "backup", "nightly") + " " + get("{.data.target}", "configmap", backupoperator.ChildName("nightly"))
 		return got == "2 db-2", fmt.Errorf("observed generation and child target: %q", got)
 	})

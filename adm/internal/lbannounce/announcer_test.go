@@ -14,6 +14,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/adm/internal/vip"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // fakeNetwork records the addresses on one node's interfaces.
@@ -56,17 +58,6 @@ func (f *fakeNetwork) has(key string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.addrs[key]
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func readyNode(name string) *corev1.Node {
@@ -116,9 +107,9 @@ func TestFailover(t *testing.T) {
 	if owner == "node-b" {
 		first, firstNet, otherNet = "node-b", netB, netA
 	}
-	waitFor(t, first+" to hold the address", func() bool { return firstNet.has("eth0/" + ip) })
-	waitFor(t, "the other to have no address", func() bool { return !otherNet.has("eth0/" + ip) })
-	waitFor(t, first+" to announce it twice", func() bool {
+	testwait.ForTrue(t, 15*time.Second, first+" to hold the address", func() bool { return firstNet.has("eth0/" + ip) })
+	testwait.ForTrue(t, 15*time.Second, "the other to have no address", func() bool { return !otherNet.has("eth0/" + ip) })
+	testwait.ForTrue(t, 15*time.Second, first+" to announce it twice", func() bool {
 		firstNet.mu.Lock()
 		defer firstNet.mu.Unlock()
 		return firstNet.announced["eth0/"+ip] >= 2
@@ -135,12 +126,12 @@ func TestFailover(t *testing.T) {
 		if netA.has("eth0/" + ip) {
 			t.Error("node-a kept the address after it stopped")
 		}
-		waitFor(t, "node-b to take the address over", func() bool { return netB.has("eth0/" + ip) })
+		testwait.ForTrue(t, 15*time.Second, "node-b to take the address over", func() bool { return netB.has("eth0/" + ip) })
 	}
 	if err := c.CoreV1().Services("default").Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "node-b to drop the deleted Service's address", func() bool { return !netB.has("eth0/" + ip) })
+	testwait.ForTrue(t, 15*time.Second, "node-b to drop the deleted Service's address", func() bool { return !netB.has("eth0/" + ip) })
 }
 
 // TestNodeNotReady: a node that turns NotReady gives its addresses up to
@@ -153,15 +144,15 @@ func TestNodeNotReady(t *testing.T) {
 	start(t, c, "node-b", nets["node-b"])
 	owner := Owner(netipMust(ip), []string{"node-a", "node-b"})
 	other := map[string]string{"node-a": "node-b", "node-b": "node-a"}[owner]
-	waitFor(t, owner+" to hold the address", func() bool { return nets[owner].has("eth0/" + ip) })
+	testwait.ForTrue(t, 15*time.Second, owner+" to hold the address", func() bool { return nets[owner].has("eth0/" + ip) })
 	n := readyNode(owner)
 	n.Status.Conditions[0].Status = corev1.ConditionFalse
 	if _, err := c.CoreV1().Nodes().UpdateStatus(context.Background(), n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, other+" to take the address", func() bool { return nets[other].has("eth0/"+ip) && !nets[owner].has("eth0/"+ip) })
+	testwait.ForTrue(t, 15*time.Second, other+" to take the address", func() bool { return nets[other].has("eth0/"+ip) && !nets[owner].has("eth0/"+ip) })
 	if _, err := c.CoreV1().Nodes().UpdateStatus(context.Background(), readyNode(owner), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, owner+" to take it back", func() bool { return nets[owner].has("eth0/"+ip) && !nets[other].has("eth0/"+ip) })
+	testwait.ForTrue(t, 15*time.Second, owner+" to take it back", func() bool { return nets[owner].has("eth0/"+ip) && !nets[other].has("eth0/"+ip) })
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // The test binary acts as `triremeadm supervise` when asked to.
@@ -49,7 +51,7 @@ func TestStartStop(t *testing.T) {
 	if _, err := Start(self, spec, time.Second); err == nil || !strings.Contains(err.Error(), "already supervised") {
 		t.Errorf("second Start: %v", err)
 	}
-	waitFor(t, func() bool { _, err := ReadPID(spec.PIDFile + ".child"); return err == nil })
+	testwait.ForTrue(t, 10*time.Second, "the child's PID file", func() bool { _, err := ReadPID(spec.PIDFile + ".child"); return err == nil })
 	child, _ := ReadPID(spec.PIDFile + ".child")
 	stopped, err := Stop(spec.PIDFile, 5*time.Second)
 	if err != nil || !stopped {
@@ -58,7 +60,7 @@ func TestStartStop(t *testing.T) {
 	if !Gone(pid) {
 		t.Errorf("supervisor %d still running", pid)
 	}
-	waitFor(t, func() bool { return Gone(child) })
+	testwait.ForTrue(t, 10*time.Second, "the child gone", func() bool { return Gone(child) })
 	if _, err := os.Stat(spec.PIDFile); err == nil {
 		t.Error("PID file left behind")
 	}
@@ -70,16 +72,5 @@ func TestStartStop(t *testing.T) {
 	os.WriteFile(spec.PIDFile, []byte("1\n"), 0o644)
 	if stopped, err := Stop(spec.PIDFile, time.Second); err != nil || stopped {
 		t.Errorf("Stop of a PID file naming a process that is not ours = %v, %v", stopped, err)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 10s")
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

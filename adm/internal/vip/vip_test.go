@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	componentbaseconfig "k8s.io/component-base/config/v1alpha1"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // fakeNetwork records which addresses are on which interface.
@@ -51,17 +53,6 @@ func (f *fakeNetwork) has(key string) bool {
 	return f.addrs[key]
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // testLease is a quick election; whole seconds for the duration, which the
 // Lease stores in seconds.
 func testLease() componentbaseconfig.LeaderElectionConfiguration {
@@ -87,11 +78,11 @@ func TestFailover(t *testing.T) {
 	ctxA, stopA := context.WithCancel(context.Background())
 	doneA := make(chan struct{})
 	go func() { _ = New(cfg("a"), c, netA, logr.Discard()).Run(ctxA); close(doneA) }()
-	waitFor(t, "a to hold the lease", func() bool {
+	testwait.ForTrue(t, 10*time.Second, "a to hold the lease", func() bool {
 		l, err := c.CoordinationV1().Leases("kube-system").Get(context.Background(), DefaultLeaseName, metav1.GetOptions{})
 		return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity == "a"
 	})
-	waitFor(t, "a to hold the address", func() bool { return netA.has("eth0/10.0.0.100") })
+	testwait.ForTrue(t, 10*time.Second, "a to hold the address", func() bool { return netA.has("eth0/10.0.0.100") })
 	ctxB, stopB := context.WithCancel(context.Background())
 	defer stopB()
 	go func() { _ = New(cfg("b"), c, netB, logr.Discard()).Run(ctxB) }()
@@ -104,8 +95,8 @@ func TestFailover(t *testing.T) {
 	if netA.has("eth0/10.0.0.100") {
 		t.Error("a kept the address after it stopped")
 	}
-	waitFor(t, "b to take the address over", func() bool { return netB.has("eth0/10.0.0.100") })
-	waitFor(t, "b to announce it", func() bool {
+	testwait.ForTrue(t, 10*time.Second, "b to take the address over", func() bool { return netB.has("eth0/10.0.0.100") })
+	testwait.ForTrue(t, 10*time.Second, "b to announce it", func() bool {
 		netB.mu.Lock()
 		defer netB.mu.Unlock()
 		return netB.announced > 0
@@ -152,16 +143,16 @@ func TestHealthAndMetrics(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = m.Run(ctx); close(done) }()
-	waitFor(t, "the address", func() bool { return n.has("eth0/10.0.0.100") })
-	waitFor(t, "trireme_vip_holding 1", metric("trireme_vip_holding 1"))
-	waitFor(t, "one acquisition", metric(`trireme_vip_transitions_total{event="acquired"} 1`))
+	testwait.ForTrue(t, 10*time.Second, "the address", func() bool { return n.has("eth0/10.0.0.100") })
+	testwait.ForTrue(t, 10*time.Second, "trireme_vip_holding 1", metric("trireme_vip_holding 1"))
+	testwait.ForTrue(t, 10*time.Second, "one acquisition", metric(`trireme_vip_transitions_total{event="acquired"} 1`))
 	if code, body := get("/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz while holding: %d %q", code, body)
 	}
 	stop()
 	<-done
-	waitFor(t, "trireme_vip_holding 0", metric("trireme_vip_holding 0"))
-	waitFor(t, "one release", metric(`trireme_vip_transitions_total{event="released"} 1`))
+	testwait.ForTrue(t, 10*time.Second, "trireme_vip_holding 0", metric("trireme_vip_holding 0"))
+	testwait.ForTrue(t, 10*time.Second, "one release", metric(`trireme_vip_transitions_total{event="released"} 1`))
 }
 
 func TestUnsolicitedNA(t *testing.T) {

@@ -22,12 +22,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"trireme.dev/apiserver/internal/testserver"
 	"trireme.dev/componentbase/testpki"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // admissionConfiguration makes baseline the cluster's default Pod Security
@@ -91,20 +92,6 @@ func pod(name string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox"}}},
-	}
-}
-
-// eventually retries fn until it returns nil: admission plugins read
-// objects through informers, which trail the write by a moment.
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
-		last = fn()
-		return last == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: %v", what, last)
 	}
 }
 
@@ -255,7 +242,7 @@ func TestAdmissionChain(t *testing.T) {
 			_ = c.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, hook.Name, metav1.DeleteOptions{})
 		}()
 		i := 0
-		eventually(t, "webhook denial", func() error {
+		testwait.ForNil(t, 20*time.Second, "webhook denial", func() error {
 			i++
 			_, err := c.CoreV1().ConfigMaps("hooked").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm%d", i)}}, metav1.CreateOptions{})
 			if err == nil || !strings.Contains(err.Error(), `admission webhook "veto.test.trireme.dev" denied the request: configmaps here are vetoed by the test webhook`) {
@@ -298,7 +285,7 @@ func TestAdmissionChain(t *testing.T) {
 		if _, err := c.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "policy denial", func() error {
+		testwait.ForNil(t, 20*time.Second, "policy denial", func() error {
 			_, err := c.CoreV1().ConfigMaps("policed").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bad"}}, metav1.CreateOptions{})
 			want := `ValidatingAdmissionPolicy 'named-configmaps' with binding 'named-configmaps' denied request: configmap names must start with ok-`
 			if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) || err == nil || !strings.Contains(err.Error(), want) {
@@ -368,7 +355,7 @@ func TestAdmissionChain(t *testing.T) {
 			Spec:       certificatesv1.ClusterTrustBundleSpec{SignerName: "example.com/issuer", TrustBundle: string(testpki.NewCA("test-root").CertPEM)},
 		}
 		want := `user not permitted to attest for signerName "example.com/issuer"`
-		eventually(t, "attest refusal", func() error {
+		testwait.ForNil(t, 20*time.Second, "attest refusal", func() error {
 			_, err := carol.CertificatesV1().ClusterTrustBundles().Create(ctx, bundle, metav1.CreateOptions{})
 			if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
 				return fmt.Errorf("create without attest: got %v, want 403 containing %q", err, want)
@@ -388,7 +375,7 @@ func TestAdmissionChain(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		eventually(t, "attested create", func() error {
+		testwait.ForNil(t, 20*time.Second, "attested create", func() error {
 			_, err := carol.CertificatesV1().ClusterTrustBundles().Create(ctx, bundle, metav1.CreateOptions{})
 			return err
 		})
@@ -419,7 +406,7 @@ func TestAdmissionChain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "oversized resize refusal", func() error {
+		testwait.ForNil(t, 20*time.Second, "oversized resize refusal", func() error {
 			big := p.DeepCopy()
 			big.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("3")
 			_, err := c.CoreV1().Pods("resize").UpdateResize(ctx, p.Name, big, metav1.UpdateOptions{})

@@ -25,6 +25,8 @@ import (
 	"trireme.dev/apiserver/internal/devpki"
 	"trireme.dev/componentbase/freeport"
 	"trireme.dev/componentbase/testpki"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // testCluster is an in-process dev-mode apiserver.
@@ -114,20 +116,6 @@ func clientFor(t *testing.T, kubeconfig string) (*kubernetes.Clientset, *rest.Co
 	return kubernetes.NewForConfigOrDie(cfg), cfg
 }
 
-// eventually retries fn until it passes: authorizers read informer caches
-// that trail writes by a moment.
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	var last error
-	for i := 0; i < 100; i++ {
-		if last = fn(); last == nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s: %v", what, last)
-}
-
 func expectForbidden(err error) error {
 	if !apierrors.IsForbidden(err) {
 		return fmt.Errorf("want 403 Forbidden, got %v", err)
@@ -169,7 +157,7 @@ func TestAuthorizationEndToEnd(t *testing.T) {
 	dev, _ := clientFor(t, devConfig)
 
 	t.Run("dev group gets exactly what the RoleBinding grants", func(t *testing.T) {
-		eventually(t, "list pods in demo", func() error {
+		testwait.ForNil(t, 10*time.Second, "list pods in demo", func() error {
 			_, err := dev.CoreV1().Pods("demo").List(ctx, metav1.ListOptions{})
 			return err
 		})
@@ -239,7 +227,7 @@ func TestAuthorizationEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Once dave may impersonate, requests are alice's: she holds nothing in demo.
-		eventually(t, "dave acts as alice", func() error {
+		testwait.ForNil(t, 10*time.Second, "dave acts as alice", func() error {
 			_, err := alice.CoreV1().Pods("demo").List(ctx, metav1.ListOptions{})
 			if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "alice" cannot list`) {
 				return fmt.Errorf("want alice's 403, got %v", err)
@@ -290,7 +278,7 @@ func TestAuthorizationEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		node, _ := clientFor(t, c.userKubeconfig(t, "system:node:n1", "system:nodes"))
-		eventually(t, "node reads its pod's secret", func() error {
+		testwait.ForNil(t, 10*time.Second, "node reads its pod's secret", func() error {
 			_, err := node.CoreV1().Secrets("demo").Get(ctx, "used", metav1.GetOptions{})
 			return err
 		})

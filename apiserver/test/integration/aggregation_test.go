@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // TestBuiltinAPIServices checks that every built-in group version has a
@@ -80,7 +83,7 @@ func TestAPIServiceUnavailable(t *testing.T) {
 	t.Cleanup(func() {
 		_ = agg.ApiregistrationV1().APIServices().Delete(context.WithoutCancel(ctx), svc.Name, metav1.DeleteOptions{})
 	})
-	eventually(t, "APIService unavailable for want of its Service", func(ctx context.Context) (bool, error) {
+	testwait.For(t, 20*time.Second, "APIService unavailable for want of its Service", func(ctx context.Context) (bool, error) {
 		got, err := agg.ApiregistrationV1().APIServices().Get(ctx, svc.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // paintCRD has two versions that differ in one field's name — v1's
@@ -67,7 +70,7 @@ func TestWebhookConversion(t *testing.T) {
 	v2 := dyn.Resource(schema.GroupVersionResource{Group: group, Version: "v2", Resource: "paints"}).Namespace(ns)
 
 	// The handlers pick the new strategy up a moment after the update.
-	eventually(t, "v2 created through the webhook", func(ctx context.Context) (bool, error) {
+	testwait.For(t, 20*time.Second, "v2 created through the webhook", func(ctx context.Context) (bool, error) {
 		obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"colour": "blue"}}}
 		obj.SetAPIVersion(group + "/v2")
 		obj.SetKind("Paint")

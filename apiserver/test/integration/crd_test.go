@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -19,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	"sigs.k8s.io/yaml"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // testCRDGroupSuffix ends the group of every CRD these tests make, so the
@@ -109,7 +112,7 @@ func createCRD(t *testing.T, manifest string) *apiextensionsv1.CustomResourceDef
 			t.Errorf("delete CRD %s: %v", created.Name, err)
 		}
 	})
-	eventually(t, "CRD established", func(ctx context.Context) (bool, error) {
+	testwait.For(t, 20*time.Second, "CRD established", func(ctx context.Context) (bool, error) {
 		got, err := crdClient(t).ApiextensionsV1().CustomResourceDefinitions().Get(ctx, created.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -122,7 +125,7 @@ func createCRD(t *testing.T, manifest string) *apiextensionsv1.CustomResourceDef
 		}
 		return false, fmt.Errorf("conditions %v", got.Status.Conditions)
 	})
-	eventually(t, "CRD in discovery", func(ctx context.Context) (bool, error) {
+	testwait.For(t, 20*time.Second, "CRD in discovery", func(ctx context.Context) (bool, error) {
 		_, err := client.Discovery().ServerResourcesForGroupVersion(group + "/" + crd.Spec.Versions[0].Name)
 		return err == nil, err
 	})
@@ -188,7 +191,7 @@ func TestCustomResources(t *testing.T) {
 	})
 
 	t.Run("aggregated discovery", func(t *testing.T) {
-		eventually(t, "group in aggregated discovery", func(ctx context.Context) (bool, error) {
+		testwait.For(t, 20*time.Second, "group in aggregated discovery", func(ctx context.Context) (bool, error) {
 			body, err := client.Discovery().RESTClient().Get().AbsPath("/apis").
 				SetHeader("Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList").DoRaw(ctx)
 			if err != nil {
@@ -225,7 +228,7 @@ func TestCustomResources(t *testing.T) {
 
 	t.Run("APIService registered", func(t *testing.T) {
 		agg := aggregatorclient.NewForConfigOrDie(config)
-		eventually(t, "APIService v1."+group, func(ctx context.Context) (bool, error) {
+		testwait.For(t, 20*time.Second, "APIService v1."+group, func(ctx context.Context) (bool, error) {
 			s, err := agg.ApiregistrationV1().APIServices().Get(ctx, "v1."+group, metav1.GetOptions{})
 			if err != nil {
 				return false, err
@@ -419,14 +422,14 @@ func TestCustomResources(t *testing.T) {
 	})
 
 	t.Run("OpenAPI", func(t *testing.T) {
-		eventually(t, "widget schema in OpenAPI v3", func(ctx context.Context) (bool, error) {
+		testwait.For(t, 20*time.Second, "widget schema in OpenAPI v3", func(ctx context.Context) (bool, error) {
 			body, err := client.Discovery().RESTClient().Get().AbsPath("/openapi/v3/apis", group, "v1").DoRaw(ctx)
 			if err != nil {
 				return false, err
 			}
 			return strings.Contains(string(body), "replicas must not exceed maxReplicas") || strings.Contains(string(body), `"maxReplicas"`), nil
 		})
-		eventually(t, "widget definition in OpenAPI v2", func(ctx context.Context) (bool, error) {
+		testwait.For(t, 20*time.Second, "widget definition in OpenAPI v2", func(ctx context.Context) (bool, error) {
 			body, err := client.Discovery().RESTClient().Get().AbsPath("/openapi/v2").SetHeader("Accept", "application/json").DoRaw(ctx)
 			if err != nil {
 				return false, err
@@ -449,7 +452,7 @@ func TestCustomResources(t *testing.T) {
 		if err := crds.Delete(ctx, crd.Name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "CRD gone", func(ctx context.Context) (bool, error) {
+		testwait.For(t, 20*time.Second, "CRD gone", func(ctx context.Context) (bool, error) {
 			_, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
 			return apierrors.IsNotFound(err), err
 		})
@@ -459,7 +462,7 @@ func TestCustomResources(t *testing.T) {
 		if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("recreate CRD: %v", err)
 		}
-		eventually(t, "recreated CRD served and empty", func(ctx context.Context) (bool, error) {
+		testwait.For(t, 20*time.Second, "recreated CRD served and empty", func(ctx context.Context) (bool, error) {
 			list, err := res.List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return false, err

@@ -21,7 +21,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"trireme.dev/componentbase/testcluster"
 )
@@ -99,21 +98,6 @@ func wantCause(t *testing.T, se *apierrors.StatusError, field string) {
 		}
 	}
 	t.Fatalf("error %q has causes at [%s], want one at %s", se.ErrStatus.Message, strings.Join(fields, ", "), field)
-}
-
-// eventually polls cond every 50ms until it holds, for up to 20s; the
-// server's informers (admission, APF) lag writes by a moment.
-func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(testContext(t), 50*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		last = err
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not true after 20s (last error: %v)", what, last)
-	}
 }
 
 // statusCode is the HTTP code of an API error, 0 for other errors.

@@ -4,10 +4,13 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 func TestNamespaces(t *testing.T) {
@@ -55,7 +58,7 @@ func TestNamespaces(t *testing.T) {
 			t.Errorf("after delete: phase %q deletionTimestamp %v, want Terminating and set", ns.Status.Phase, ns.DeletionTimestamp)
 		}
 		// Admission reads namespaces from an informer: allow it to catch up.
-		eventually(t, "create in a terminating namespace is forbidden", func(ctx context.Context) (bool, error) {
+		testwait.For(t, 20*time.Second, "create in a terminating namespace is forbidden", func(ctx context.Context) (bool, error) {
 			_, err := client.CoreV1().ConfigMaps(name).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: uniqueName("late")}}, metav1.CreateOptions{})
 			return err != nil && statusCode(err) == 403, err
 		})

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
@@ -20,6 +21,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/componentbase/testcluster"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // serviceRange and the node port range are the shared server's
@@ -90,7 +93,7 @@ func TestKubernetesService(t *testing.T) {
 	want := advertised.String()
 
 	t.Run("endpoints list the server", func(t *testing.T) {
-		eventually(t, "kubernetes endpoints list "+want, func(ctx context.Context) (bool, error) {
+		testwait.For(t, 20*time.Second, "kubernetes endpoints list "+want, func(ctx context.Context) (bool, error) {
 			ep, err := client.CoreV1().Endpoints("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 			if err != nil {
 				return false, err
@@ -101,7 +104,7 @@ func TestKubernetesService(t *testing.T) {
 	})
 
 	t.Run("endpointslice lists the server", func(t *testing.T) {
-		eventually(t, "kubernetes endpointslice lists "+want, func(ctx context.Context) (bool, error) {
+		testwait.For(t, 20*time.Second, "kubernetes endpointslice lists "+want, func(ctx context.Context) (bool, error) {
 			es, err := client.DiscoveryV1().EndpointSlices("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 			if err != nil {
 				return false, err

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -14,6 +15,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // TestAdmissionWebhookService checks that a validating webhook named by a
@@ -52,7 +55,7 @@ func TestAdmissionWebhookService(t *testing.T) {
 	})
 
 	// The webhook manager picks the configuration up a moment later.
-	eventually(t, "labelled ConfigMap refused by the webhook", func(ctx context.Context) (bool, error) {
+	testwait.For(t, 20*time.Second, "labelled ConfigMap refused by the webhook", func(ctx context.Context) (bool, error) {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "denied-", Labels: map[string]string{"deny": "yes"}}}
 		_, err := client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
 		if err == nil {

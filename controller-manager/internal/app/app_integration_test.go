@@ -17,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -25,6 +24,8 @@ import (
 	"trireme.dev/componentbase/command"
 	"trireme.dev/componentbase/freeport"
 	"trireme.dev/componentbase/testcluster"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // apiserverBin returns a trireme-apiserver binary: $TRIREME_APISERVER_BIN,
@@ -76,13 +77,6 @@ func adminHTTPClient(t *testing.T, kubeconfig string) *http.Client {
 	return hc
 }
 
-func poll(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, cond); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
 // TestAgainstAPIServer runs the controller-manager in-process, with leader
 // election, against the real apiserver binary.
 func TestAgainstAPIServer(t *testing.T) {
@@ -110,7 +104,7 @@ func TestAgainstAPIServer(t *testing.T) {
 	}()
 
 	t.Run("holds the leader election lease", func(t *testing.T) {
-		poll(t, "lease kube-system/kube-controller-manager", func(ctx context.Context) (bool, error) {
+		testwait.For(t, 30*time.Second, "lease kube-system/kube-controller-manager", func(ctx context.Context) (bool, error) {
 			l, err := client.CoordinationV1().Leases("kube-system").Get(ctx, "kube-controller-manager", metav1.GetOptions{})
 			return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "", nil
 		})
@@ -121,7 +115,7 @@ func TestAgainstAPIServer(t *testing.T) {
 	}
 
 	t.Run("new namespace gets the default serviceaccount", func(t *testing.T) {
-		poll(t, "serviceaccount demo/default", func(ctx context.Context) (bool, error) {
+		testwait.For(t, 30*time.Second, "serviceaccount demo/default", func(ctx context.Context) (bool, error) {
 			_, err := client.CoreV1().ServiceAccounts("demo").Get(ctx, "default", metav1.GetOptions{})
 			return err == nil, nil
 		})
@@ -132,7 +126,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		poll(t, "configmap demo/kube-root-ca.crt", func(ctx context.Context) (bool, error) {
+		testwait.For(t, 30*time.Second, "configmap demo/kube-root-ca.crt", func(ctx context.Context) (bool, error) {
 			cm, err := client.CoreV1().ConfigMaps("demo").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
 			return err == nil && cm.Data["ca.crt"] == string(cfg.CAData), nil
 		})
@@ -161,7 +155,7 @@ func TestAgainstAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		var last corev1.ResourceQuotaStatus
-		poll(t, "quota usage", func(ctx context.Context) (bool, error) {
+		testwait.For(t, 30*time.Second, "quota usage", func(ctx context.Context) (bool, error) {
 			got, err := client.CoreV1().ResourceQuotas("demo").Get(ctx, "q", metav1.GetOptions{})
 			if err != nil {
 				return false, nil
@@ -200,7 +194,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		}
 		get(anonymous, "/metrics", http.StatusForbidden)
 		// The client CA comes from an informer started with the port.
-		poll(t, "admin reads /metrics", func(context.Context) (bool, error) {
+		testwait.For(t, 30*time.Second, "admin reads /metrics", func(context.Context) (bool, error) {
 			resp, err := admin.Get(fmt.Sprintf("https://127.0.0.1:%d/metrics", port))
 			if err != nil {
 				return false, nil

@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/knftables"
 
 	"trireme.dev/netpol/internal/ruleset"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 func pod(ns, name, node, ip string, labels map[string]string) *corev1.Pod {
@@ -94,7 +96,7 @@ func TestAgent(t *testing.T) {
 	if _, err := client.NetworkingV1().NetworkPolicies("prod").Create(ctx, broken, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { _, err := a.policies.NetworkPolicies("prod").Get("broken"); return err == nil })
+	testwait.ForTrue(t, 10*time.Second, "the policy in the informer", func() bool { _, err := a.policies.NetworkPolicies("prod").Get("broken"); return err == nil })
 	if err := a.Sync(ctx); err == nil {
 		t.Fatal("sync of a refused table succeeded")
 	}
@@ -130,17 +132,6 @@ func TestConvertPod(t *testing.T) {
 	p.Status.Phase = corev1.PodSucceeded
 	if convertPod(p) != nil {
 		t.Error("a finished pod is converted: its address may be another pod's")
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 10s")
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -18,6 +18,8 @@ import (
 	"trireme.dev/proxy/internal/healthcheck"
 	"trireme.dev/proxy/internal/metrics"
 	"trireme.dev/proxy/internal/model"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 func dualService() *v1.Service {
@@ -73,7 +75,7 @@ func TestDualStack(t *testing.T) {
 	v4only.Name = "v4only"
 
 	t.Run("each family gets its own addresses and endpoints", func(t *testing.T) {
-		eventually(t, "a sync of both", func() bool {
+		testwait.ForTrue(t, 10*time.Second, "a sync of both", func() bool {
 			_, n4 := rec4.last()
 			_, n6 := rec6.last()
 			return n4 > 0 && n6 > 0
@@ -130,7 +132,7 @@ func TestDualStack(t *testing.T) {
 		if _, err := client.DiscoveryV1().EndpointSlices("ns").Update(ctx, v6, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the IPv6 sync", func() bool {
+		testwait.ForTrue(t, 10*time.Second, "the IPv6 sync", func() bool {
 			req, n := rec6.last()
 			return n > before && len(req.State[dual].Endpoints) == 2
 		})
@@ -149,15 +151,15 @@ func TestDualStack(t *testing.T) {
 		if _, err := client.DiscoveryV1().EndpointSlices("ns").Update(ctx, epSlice("dual", "10.0.0.3"), metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "IPv4 synced", func() bool {
+		testwait.ForTrue(t, 10*time.Second, "IPv4 synced", func() bool {
 			req, _ := rec4.last()
 			return len(req.State[dual].Endpoints) == 1 && req.State[dual].Endpoints[0].IP.String() == "10.0.0.3"
 		})
-		eventually(t, "failures", func() bool { return testutil.ToFloat64(m.SyncFailures) >= 2 })
+		testwait.ForTrue(t, 10*time.Second, "failures", func() bool { return testutil.ToFloat64(m.SyncFailures) >= 2 })
 		if req, _ := rec6.last(); !req.Full {
 			t.Error("IPv6 retry after a failure was not full")
 		}
-		eventually(t, "unhealthy", func() bool { ok, _, _ := health.Healthy(); return !ok })
+		testwait.ForTrue(t, 10*time.Second, "unhealthy", func() bool { ok, _, _ := health.Healthy(); return !ok })
 		if got := testutil.ToFloat64(m.FamilySyncFailures.WithLabelValues("IPv4")); got != 0 {
 			t.Errorf("IPv4 failures = %v, want 0", got)
 		}
@@ -165,7 +167,7 @@ func TestDualStack(t *testing.T) {
 			t.Errorf("IPv6 failures = %v, want >= 2", got)
 		}
 		rec6.setFail(false)
-		eventually(t, "healthy again", func() bool { ok, _, _ := health.Healthy(); return ok })
+		testwait.ForTrue(t, 10*time.Second, "healthy again", func() bool { ok, _, _ := health.Healthy(); return ok })
 	})
 	cancel()
 	if err := <-done; err != nil {

@@ -21,6 +21,8 @@ import (
 	"trireme.dev/proxy/internal/healthcheck"
 	"trireme.dev/proxy/internal/metrics"
 	"trireme.dev/proxy/internal/model"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // recorder is a back end that remembers requests and fails while told to.
@@ -62,17 +64,6 @@ func (r *recorder) setFail(f bool) {
 	r.mu.Unlock()
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func svc(name string, proto v1.Protocol) *v1.Service {
 	return &v1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
@@ -109,7 +100,7 @@ func TestSyncLoop(t *testing.T) {
 	web.Namespace, web.Name = "ns", "web"
 
 	t.Run("first sync is full, bad Service skipped with the rest synced", func(t *testing.T) {
-		eventually(t, "a sync", func() bool { _, n := rec.last(); return n > 0 })
+		testwait.ForTrue(t, 10*time.Second, "a sync", func() bool { _, n := rec.last(); return n > 0 })
 		rec.mu.Lock()
 		req := rec.reqs[0]
 		rec.mu.Unlock()
@@ -134,7 +125,7 @@ func TestSyncLoop(t *testing.T) {
 		if _, err := client.DiscoveryV1().EndpointSlices("ns").Update(ctx, epSlice("web", "10.0.0.1", "10.0.0.2"), metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the partial sync", func() bool {
+		testwait.ForTrue(t, 10*time.Second, "the partial sync", func() bool {
 			req, n := rec.last()
 			return n > before && len(req.State[web].Endpoints) == 2
 		})
@@ -152,14 +143,14 @@ func TestSyncLoop(t *testing.T) {
 		if _, err := client.DiscoveryV1().EndpointSlices("ns").Update(ctx, epSlice("web", "10.0.0.3"), metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "failures", func() bool { return testutil.ToFloat64(m.SyncFailures) >= 2 })
+		testwait.ForTrue(t, 10*time.Second, "failures", func() bool { return testutil.ToFloat64(m.SyncFailures) >= 2 })
 		req, _ := rec.last()
 		if !req.Full {
 			t.Error("retry after a failure was not full")
 		}
-		eventually(t, "unhealthy", func() bool { ok, _, _ := health.Healthy(); return !ok })
+		testwait.ForTrue(t, 10*time.Second, "unhealthy", func() bool { ok, _, _ := health.Healthy(); return !ok })
 		rec.setFail(false)
-		eventually(t, "healthy again", func() bool { ok, _, _ := health.Healthy(); return ok })
+		testwait.ForTrue(t, 10*time.Second, "healthy again", func() bool { ok, _, _ := health.Healthy(); return ok })
 		req, _ = rec.last()
 		if eps := req.State[web].Endpoints; len(eps) != 1 || eps[0].IP.String() != "10.0.0.3" {
 			t.Errorf("after recovery endpoints = %v", eps)
