@@ -77,7 +77,7 @@ func TestAccessibility(t *testing.T) {
 		{"deployment", "#/obj/apis/apps/v1/namespaces/" + ns + "/deployments/web", "#workload-pods", "2 pods"},
 		{"pod", "#/obj/api/v1/namespaces/" + ns + "/pods/solo", "#view", "Open terminal"},
 		{"nodes", "#/list/v1/nodes", "#view", "a11y-node"},
-		{"node", "#/obj/api/v1/nodes/a11y-node", "#node-state", "Scheduling"},
+		{"node", "#/obj/api/v1/nodes/a11y-node", "#node-pods", "pod"},
 		{"secrets", "#/list/v1/secrets", "#view", "secrets"},
 		{"custom resources", "#/crds", "#view", "Custom resources"},
 	}

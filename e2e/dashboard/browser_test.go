@@ -165,8 +165,8 @@ func TestSecretEditKeepsValues(t *testing.T) {
 	}
 }
 
-// TestNodeCordonAndDrain cordons and uncordons a node from its page, then
-// drains it: the pod that may go is evicted, the one a
+// TestNodeCordonAndDrain lists a node's pods on its page, live; cordons
+// and uncordons the node from there, then drains it: the pod that may go is evicted, the one a
 // PodDisruptionBudget guards is refused and reported, the mirror pod is
 // left alone.
 func TestNodeCordonAndDrain(t *testing.T) {
@@ -220,8 +220,24 @@ func TestNodeCordonAndDrain(t *testing.T) {
 	}
 
 	browser.Run(t, tab, "sign in", browser.SignIn(base, token, "system:serviceaccount:"+ns+":operator"))
-	browser.Run(t, tab, "cordon",
+	browser.Run(t, tab, "the node's pods",
 		chromedp.Navigate(base+"/#/obj/api/v1/nodes/"+node),
+		browser.WaitText("#node-pods", "3 pods"),
+		browser.WaitText("#node-pods", "guarded"),
+		browser.WaitText("#node-pods", "static-"+node),
+	)
+	// A pod bound later shows up from the watch, without a reload.
+	mkPod("late", nil, nil)
+	browser.Run(t, tab, "a pod bound later",
+		browser.WaitText("#node-pods", "4 pods"),
+		browser.WaitText("#node-pods", "late"),
+		browser.Shot(t, "node-pods"),
+	)
+	if err := cs.CoreV1().Pods(ns).Delete(ctx, "late", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	browser.Run(t, tab, "cordon",
+		browser.WaitText("#node-pods", "3 pods"),
 		browser.WaitText("#node-state", "enabled"),
 		chromedp.Click(chromedp.CSS(`button[data-action="cordon"]`)),
 		browser.WaitText("#node-state", "cordoned"),

@@ -2,7 +2,7 @@
 // textContent, never as markup.
 import { el, clear, diffLines } from './dom.js';
 import { terminalPanel } from './terminal.js';
-import { workloadLive } from './workload.js';
+import { workloadLive, nodePodsLive } from './workload.js';
 import { follow } from './live.js';
 
 const ROW = 23;
@@ -284,6 +284,10 @@ async function objectView(path, q) {
   main.append(bar, out);
   if (d.resource === 'nodes') {
     main.append(el('p', { id: 'node-state' }, obj.spec?.unschedulable ? 'Scheduling: disabled (cordoned)' : 'Scheduling: enabled'));
+    const pods = nodePodsLive(call, setStatus, d.name);
+    const prev = stopView;
+    stopView = () => { prev(); pods.stop(); };
+    main.append(pods.box);
   }
 
   if (workloads.has(d.resource)) {

@@ -104,3 +104,21 @@ export function workloadLive(call, setStatus, obj, d, listPath) {
   }
   return { box, stop: () => stops.forEach(s => s()) };
 }
+
+// nodePodsLive renders the pods bound to node (the spec.nodeName field
+// selector, as the kubelet lists them) into a box kept current by a watch,
+// and returns it with the function that stops the watch.
+export function nodePodsLive(call, setStatus, node) {
+  const box = el('section', { 'aria-labelledby': 'node-pods-heading' });
+  const list = el('div', { id: 'node-pods', 'aria-live': 'polite' });
+  box.append(el('h3', { id: 'node-pods-heading' }, 'Pods on this node'), list);
+  const stop = live(call, setStatus, '/api/v1/pods', { fieldSelector: `spec.nodeName=${node}` }, items => {
+    const pods = [...items.values()].sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
+    clear(list);
+    list.append(el('p', { class: 'count' }, plural(pods.length, 'pod')), table('Pods on this node', ['Namespace', 'Name', 'Phase'],
+      pods.map(p => [p.metadata.namespace,
+        el('a', { href: `#/obj/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}` }, p.metadata.name),
+        p.metadata.deletionTimestamp ? 'Terminating' : (p.status?.phase || '')])));
+  });
+  return { box, stop };
+}
