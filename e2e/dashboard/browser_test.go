@@ -282,3 +282,43 @@ func TestNodeCordonAndDrain(t *testing.T) {
 		}
 	}
 }
+
+// TestLostWatchReconnects stops the console under an open pod list: the
+// page says its live updates are interrupted, and once the console is
+// back it says so, shows the pod created meanwhile (a new list) and the
+// one created after (the new watch).
+func TestLostWatchReconnects(t *testing.T) {
+	ns := "reconnect"
+	cs := newNamespace(t, ns)
+	mkPod := func(name string) {
+		t.Helper()
+		if _, err := cs.CoreV1().Pods(ns).Create(t.Context(), &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.example/app:1"}}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create pod %s: %v", name, err)
+		}
+	}
+	mkPod("before")
+	token := console.Token(t, cs, ns, "viewer", "view")
+	c := console.Run(t, srv.KubeconfigPath())
+	tab := browser.New(t)
+	browser.Run(t, tab, "sign in", browser.SignIn(c.Base, token, "system:serviceaccount:"+ns+":viewer"))
+	browser.Run(t, tab, "pod list",
+		chromedp.Navigate(c.Base+"/#/list/v1/pods?ns="+ns),
+		browser.WaitText("#view", "before"),
+	)
+	c.Stop(t)
+	browser.Run(t, tab, "the watch is lost",
+		browser.WaitText("#status", "Live updates interrupted"),
+		browser.Shot(t, "watch-lost"),
+	)
+	mkPod("meanwhile")
+	c.Start(t)
+	browser.Run(t, tab, "reconnected",
+		browser.WaitText("#status", "Live updates reconnected"),
+		browser.WaitText("#view", "meanwhile"),
+	)
+	mkPod("after")
+	browser.Run(t, tab, "watching again", browser.WaitText("#view", "after"))
+}

@@ -5,6 +5,9 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 
 	"trireme.dev/componentbase/freeport"
 	"trireme.dev/componentbase/testcluster"
+	"trireme.dev/componentbase/testwait"
 )
 
 // Start runs the built trireme-dashboard against the apiserver kubeconfig
@@ -24,36 +28,77 @@ import (
 // ready; it is stopped by PID when the test ends.
 func Start(t *testing.T, kubeconfig string) string {
 	t.Helper()
+	return Run(t, kubeconfig).Base
+}
+
+// Console is a running trireme-dashboard that a test can stop and start
+// again: on the same port and with the same session key, so that the
+// page's session outlives the restart as it does across a rollout.
+type Console struct {
+	// Base is the console's URL, https://127.0.0.1:port.
+	Base string
+	args []string
+	bin  string
+	out  bytes.Buffer
+	proc *testcluster.Process
+}
+
+// Run starts the console as Start does and returns it.
+func Run(t *testing.T, kubeconfig string) *Console {
+	t.Helper()
 	bin, err := testcluster.Binary("trireme-dashboard")
 	if err != nil {
 		t.Fatal(err)
 	}
+	key := filepath.Join(t.TempDir(), "session.key")
+	if err := os.WriteFile(key, []byte(strings.Repeat("k", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	port := freeport.For(t)
-	var out bytes.Buffer
-	p, err := testcluster.StartProcess(bin, []string{"--kubeconfig", kubeconfig, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1", "-v", "2"}, &out)
+	c := &Console{
+		Base: fmt.Sprintf("https://127.0.0.1:%d", port),
+		bin:  bin,
+		args: []string{"--kubeconfig", kubeconfig, "--session-key-file", key, "--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1", "-v", "2"},
+	}
+	t.Cleanup(func() {
+		c.Stop(t)
+		if t.Failed() {
+			t.Logf("trireme-dashboard log:\n%s", c.out.String())
+		}
+	})
+	c.Start(t)
+	return c
+}
+
+// Start starts the stopped console and waits until it is ready.
+func (c *Console) Start(t *testing.T) {
+	t.Helper()
+	p, err := testcluster.StartProcess(c.bin, c.args, &c.out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = p.Stop(5 * time.Second)
-		if t.Failed() {
-			t.Logf("trireme-dashboard log:\n%s", out.String())
+	c.proc = p
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	testwait.ForTrue(t, 30*time.Second, "trireme-dashboard ready", func() bool {
+		r, err := hc.Get(c.Base + "/readyz")
+		if err != nil {
+			return false
 		}
+		_ = r.Body.Close()
+		return r.StatusCode == http.StatusOK
 	})
-	base := fmt.Sprintf("https://127.0.0.1:%d", port)
-	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if r, err := c.Get(base + "/readyz"); err == nil {
-			_ = r.Body.Close()
-			if r.StatusCode == http.StatusOK {
-				return base
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("trireme-dashboard not ready after 30s:\n%s", out.String())
-		}
-		time.Sleep(100 * time.Millisecond)
+}
+
+// Stop stops the console by PID; a stopped console stays stopped.
+func (c *Console) Stop(t *testing.T) {
+	t.Helper()
+	if c.proc == nil {
+		return
 	}
+	if err := c.proc.Stop(5 * time.Second); err != nil {
+		t.Logf("stop trireme-dashboard: %v", err)
+	}
+	c.proc = nil
 }
 
 // Token makes a ServiceAccount bound to clusterRole and returns a token
