@@ -62,3 +62,49 @@ func TestDashboardTerminal(t *testing.T) {
 		browser.WaitText("#term-state", "exit code 0"),
 	)
 }
+
+// TestDashboardLogs reads a real container's log from the pod page: the
+// search keeps the matching lines (marked) among those that came and those
+// that come next, a line that looks like a script stays text, and a line
+// the container writes while the page follows shows up.
+func TestDashboardLogs(t *testing.T) {
+	script := `echo needle-1; echo '<script>document.title="xss"</script>'; echo other; ` +
+		`i=0; while true; do i=$((i+1)); echo tick-$i; sleep 1; done`
+	createPod(t, boundPod("logs", corev1.Container{Name: "app", Image: suite.busybox, Command: []string{"sh", "-c", script}}))
+	waitPod(t, "logs", 60*time.Second, "Running", func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running != nil
+	})
+	token := console.Token(t, suite.client, "default", "logs-user", "view")
+	base := console.Start(t, suite.srv.KubeconfigPath())
+	tab := browser.New(t)
+	const logText = `document.querySelector('#log').innerText`
+
+	browser.Run(t, tab, "sign in", browser.SignIn(base, token, "system:serviceaccount:default:logs-user"))
+	browser.Run(t, tab, "search before the lines come",
+		browser.Navigate(base+"/#/obj/api/v1/namespaces/default/pods/logs"),
+		chromedp.WaitVisible(chromedp.CSS("#show-logs")),
+		chromedp.SendKeys(chromedp.CSS("#search"), "needle"),
+		chromedp.Click(chromedp.CSS("#show-logs")),
+		browser.WaitText("#log", "needle-1"),
+		browser.WaitText("#log-count", "1 of"),
+		browser.WaitTrue(`!`+logText+`.includes('other') && !`+logText+`.includes('tick-') && document.querySelector('#log mark').textContent === 'needle'`,
+			"the search shows more than needle-1, or does not mark it"),
+	)
+	// Lines that came while the search hid them are in the buffer; the
+	// ones that come next are matched as they arrive.
+	browser.Run(t, tab, "a new search over the lines that came and the next ones",
+		browser.Eval(`document.querySelector('#search').value = ''`),
+		chromedp.SendKeys(chromedp.CSS("#search"), "tick-"),
+		browser.WaitText("#log", "tick-1"),
+		browser.WaitTrue(`!`+logText+`.includes('needle-1')`, "needle-1 still shown under the search tick-"),
+		browser.WaitTrue(`(() => { const n = document.querySelectorAll('#log div').length; window.ticksSeen = n; return n > 0; })()`, "no tick lines"),
+		browser.WaitTrue(`document.querySelectorAll('#log div').length > window.ticksSeen`, "no new tick line while following"),
+	)
+	browser.Run(t, tab, "a line that looks like a script stays text",
+		browser.Eval(`document.querySelector('#search').value = ''`),
+		chromedp.SendKeys(chromedp.CSS("#search"), "script"),
+		browser.WaitText("#log", `<script>document.title="xss"</script>`),
+		browser.WaitTrue(`!document.querySelector('#log script') && document.title !== 'xss'`, "the log line became a script"),
+		browser.Shot(t, "logs"),
+	)
+}

@@ -4,6 +4,7 @@ import { el, clear, diffLines } from './dom.js';
 import { terminalPanel } from './terminal.js';
 import { workloadLive, nodePodsLive } from './workload.js';
 import { follow } from './live.js';
+import { logPane } from './logs.js';
 
 const ROW = 23;
 const main = document.getElementById('view');
@@ -395,35 +396,18 @@ function podDetails(pod, d) {
   for (const [k, v] of Object.entries(pod.metadata?.labels || {})) labels.append(el('li', { class: 'label' }, `${k}=${v}`));
   main.append(el('p', {}, `Phase: ${pod.status?.phase || ''}, node: ${pod.spec?.nodeName || '(none)'}`), el('h3', {}, 'Labels'), labels, el('h3', {}, 'Containers'), ct);
 
-  const sel = el('select', { id: 'container' }, (pod.spec?.containers || []).map(c => el('option', { value: c.name }, c.name)));
-  const follow = el('input', { type: 'checkbox', id: 'follow', checked: '' });
-  const previous = el('input', { type: 'checkbox', id: 'previous' });
-  const search = el('input', { id: 'search', type: 'search' });
-  const show = el('button', { type: 'button' }, 'Show logs');
-  const pre = el('pre', { role: 'log', 'aria-label': 'Log', tabindex: '0' });
-  let src = null;
-  show.addEventListener('click', () => {
-    src?.close(); clear(pre);
-    const q = new URLSearchParams({ container: sel.value, tailLines: '500' });
-    if (follow.checked) q.set('follow', 'true');
-    if (previous.checked) q.set('previous', 'true');
-    src = new EventSource(`/api/logs/${encodeURIComponent(d.namespace)}/${encodeURIComponent(d.name)}?${q}`);
-    src.onmessage = m => { const line = JSON.parse(m.data); if (!search.value || line.includes(search.value)) pre.append(el('div', {}, line)); };
-    src.onerror = () => { src.close(); };
-  });
+  const logs = logPane(pod, d);
   const term = el('div');
   const prev = stopView;
   let stopTerm = () => {};
-  stopView = () => { prev(); src?.close(); stopTerm(); };
+  stopView = () => { prev(); logs.stop(); stopTerm(); };
   canI([{ verb: 'create', group: '', resource: 'pods', subresource: 'exec', namespace: d.namespace, name: d.name }]).then(([a]) => {
     if (!a.allowed) { term.append(el('h3', {}, 'Terminal'), el('p', { class: 'denied' }, `Terminal not allowed (${a.reason})`)); return; }
     const t = terminalPanel(pod, csrf);
     stopTerm = t.stop;
     term.append(t.panel);
   });
-  main.append(el('h3', {}, 'Logs'), el('label', { for: 'container' }, 'Container '), sel,
-    el('label', { for: 'follow' }, ' Follow '), follow, el('label', { for: 'previous' }, ' Previous '), previous,
-    el('label', { for: 'search' }, ' Search '), search, show, pre, term);
+  main.append(logs.box, term);
   call(`/api/k8s/api/v1/namespaces/${encodeURIComponent(d.namespace)}/events?fieldSelector=${encodeURIComponent('involvedObject.name=' + d.name)}`).then(evs => {
     const ul = el('ul', { 'aria-label': 'Events' });
     for (const e of evs.items || []) ul.append(el('li', {}, `${e.type} ${e.reason}: ${e.message}`));
