@@ -117,7 +117,8 @@ bench: build
 	go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./proxy/internal/benchmark/
 	go test -run '^$$' -bench . -benchtime 1x -timeout 10m ./netpol/internal/benchmark/
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) ./e2e/bench/run-apiload.sh
-	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench PodStartup -benchtime=1x -timeout 30m ./e2e/kubelet/
+	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench 'PodStartup|DashboardLogLine' -benchtime=1x -timeout 30m ./e2e/kubelet/
+	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench BenchmarkDashboard5000Pods -benchtime=3x -timeout 20m ./e2e/dashboard/
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench 'BenchmarkGCDependents10000|BenchmarkEndpointSliceChurn|BenchmarkDeploymentRollout1000' -benchtime=1x -timeout 30m ./e2e/controllermanager/
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) ./e2e/bench/run-schedload.sh
 	@if [ "$$(id -u)" = 0 ]; then TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench 'BenchmarkLoadBalancer500|BenchmarkAnnounceFailover100' -benchtime=1x -timeout 30m ./e2e/cloudcontrollermanager/; fi

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 
 // newNamespace makes namespace ns and waits for its default
 // ServiceAccount, without which pods are refused.
-func newNamespace(t *testing.T, ns string) kubernetes.Interface {
+func newNamespace(t testing.TB, ns string) kubernetes.Interface {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(srv.Config())
 	if err != nil {

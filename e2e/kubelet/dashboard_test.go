@@ -1,6 +1,8 @@
 package kubelet_test
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -107,4 +109,53 @@ func TestDashboardLogs(t *testing.T) {
 		browser.WaitTrue(`!document.querySelector('#log script') && document.title !== 'xss'`, "the log line became a script"),
 		browser.Shot(t, "logs"),
 	)
+}
+
+// BenchmarkDashboardLogLine measures how long a line a real container
+// writes takes to show in the pod page's followed log: the page compares
+// each line's runtime timestamp (the Timestamps box) with the time the
+// line is added to the pane, on the host's clock. Issue 27's target: under
+// 1 s.
+func BenchmarkDashboardLogLine(b *testing.B) {
+	const lines = 50
+	createPod(b, boundPod("log-bench", corev1.Container{Name: "app", Image: suite.busybox,
+		Command: []string{"sh", "-c", `i=0; while true; do i=$((i+1)); echo line-$i; sleep 0.2; done`}}))
+	waitPod(b, "log-bench", 60*time.Second, "Running", func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running != nil
+	})
+	token := console.Token(b, suite.client, "default", "log-bench-user", "view")
+	base := console.Start(b, suite.srv.KubeconfigPath())
+	tab := browser.New(b)
+	browser.Run(b, tab, "sign in", browser.SignIn(base, token, "system:serviceaccount:default:log-bench-user"))
+	var delays []float64
+	for b.Loop() {
+		browser.Run(b, tab, "follow the log",
+			browser.Navigate(base+"/#/obj/api/v1/namespaces/default/pods/log-bench"),
+			chromedp.WaitVisible(chromedp.CSS("#show-logs")),
+			chromedp.Click(chromedp.CSS("#timestamps")),
+			// Time the lines that come after the tail the pane starts with.
+			browser.Eval(`(() => {
+				window.delays = [];
+				let armed = false;
+				new MutationObserver(ms => {
+					if (!armed) return;
+					for (const m of ms) for (const n of m.addedNodes) {
+						const ts = (n.textContent || '').split(' ')[0].replace(/\.(\d{3})\d*Z$/, '.$1Z');
+						const at = Date.parse(ts);
+						if (!isNaN(at)) window.delays.push(Date.now() - at);
+					}
+				}).observe(document.querySelector('#log'), { childList: true });
+				setTimeout(() => { armed = true; }, 1000);
+			})()`),
+			chromedp.Click(chromedp.CSS("#show-logs")),
+		)
+		browser.Run(b, tab, "lines arrive",
+			browser.WaitTrue(fmt.Sprintf(`window.delays.length >= %d`, lines), "too few log lines timed"))
+		var got []float64
+		browser.Run(b, tab, "read the delays", browser.Into(chromedp.Evaluate[[]float64](`window.delays`), &got))
+		delays = append(delays, got...)
+	}
+	slices.Sort(delays)
+	b.ReportMetric(delays[len(delays)/2], "line-p50-ms")
+	b.ReportMetric(delays[len(delays)*99/100], "line-p99-ms")
 }

@@ -30,7 +30,7 @@ func boundPod(name string, containers ...corev1.Container) *corev1.Pod {
 	}
 }
 
-func createPod(t *testing.T, pod *corev1.Pod) *corev1.Pod {
+func createPod(t testing.TB, pod *corev1.Pod) *corev1.Pod {
 	t.Helper()
 	ctx := context.Background()
 	out, err := suite.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
@@ -47,7 +47,7 @@ func createPod(t *testing.T, pod *corev1.Pod) *corev1.Pod {
 }
 
 // waitPod polls the pod until cond holds.
-func waitPod(t *testing.T, name string, timeout time.Duration, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
+func waitPod(t testing.TB, name string, timeout time.Duration, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
 	t.Helper()
 	var last *corev1.Pod
 	err := waitFor(context.Background(), timeout, func() (bool, error) {

@@ -18,7 +18,7 @@ import (
 // New starts a fresh headless Chromium (its own profile, nothing that
 // reaches the network on its own) and returns a tab context; the browser
 // is stopped when the test ends.
-func New(t *testing.T) context.Context {
+func New(t testing.TB) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -52,7 +52,7 @@ func New(t *testing.T) context.Context {
 
 // Run performs actions in tab within a minute, failing the test with what
 // on error.
-func Run(t *testing.T, tab context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+func Run(t testing.TB, tab context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(tab, 60*time.Second)
 	defer cancel()
@@ -159,7 +159,7 @@ func Into[T any](a chromedp.Action[T], dst *T) chromedp.Action[chromedp.Void] {
 }
 
 // Shot saves a screenshot of the page under the test's artifact dir.
-func Shot(t *testing.T, name string) chromedp.Action[chromedp.Void] {
+func Shot(t testing.TB, name string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 		png, err := chromedp.FullScreenshot(100)(ctx, target)
 		if err != nil {

@@ -26,7 +26,7 @@ import (
 // Start runs the built trireme-dashboard against the apiserver kubeconfig
 // names (only its server and CA are used) and returns its URL once it is
 // ready; it is stopped by PID when the test ends.
-func Start(t *testing.T, kubeconfig string) string {
+func Start(t testing.TB, kubeconfig string) string {
 	t.Helper()
 	return Run(t, kubeconfig).Base
 }
@@ -44,7 +44,7 @@ type Console struct {
 }
 
 // Run starts the console as Start does and returns it.
-func Run(t *testing.T, kubeconfig string) *Console {
+func Run(t testing.TB, kubeconfig string) *Console {
 	t.Helper()
 	bin, err := testcluster.Binary("trireme-dashboard")
 	if err != nil {
@@ -71,7 +71,7 @@ func Run(t *testing.T, kubeconfig string) *Console {
 }
 
 // Start starts the stopped console and waits until it is ready.
-func (c *Console) Start(t *testing.T) {
+func (c *Console) Start(t testing.TB) {
 	t.Helper()
 	p, err := testcluster.StartProcess(c.bin, c.args, &c.out)
 	if err != nil {
@@ -89,8 +89,17 @@ func (c *Console) Start(t *testing.T) {
 	})
 }
 
+// PID is the running console's process ID (0 when stopped), for a
+// benchmark that reads its memory.
+func (c *Console) PID() int {
+	if c.proc == nil {
+		return 0
+	}
+	return c.proc.PID()
+}
+
 // Stop stops the console by PID; a stopped console stays stopped.
-func (c *Console) Stop(t *testing.T) {
+func (c *Console) Stop(t testing.TB) {
 	t.Helper()
 	if c.proc == nil {
 		return
@@ -103,7 +112,7 @@ func (c *Console) Stop(t *testing.T) {
 
 // Token makes a ServiceAccount bound to clusterRole and returns a token
 // for it, as `kubectl create token` would.
-func Token(t *testing.T, cs kubernetes.Interface, ns, name, clusterRole string) string {
+func Token(t testing.TB, cs kubernetes.Interface, ns, name, clusterRole string) string {
 	t.Helper()
 	ctx := t.Context()
 	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {

@@ -24,6 +24,7 @@ export function logPane(pod, d) {
   const sel = el('select', { id: 'container' }, (pod.spec?.containers || []).map(c => el('option', { value: c.name }, c.name)));
   const follow = el('input', { type: 'checkbox', id: 'follow', checked: '' });
   const previous = el('input', { type: 'checkbox', id: 'previous' });
+  const stamps = el('input', { type: 'checkbox', id: 'timestamps' });
   const search = el('input', { id: 'search', type: 'search' });
   const show = el('button', { type: 'button', id: 'show-logs' }, 'Show logs');
   const count = el('p', { id: 'log-count', 'aria-live': 'polite' });
@@ -47,6 +48,7 @@ export function logPane(pod, d) {
     const q = new URLSearchParams({ container: sel.value, tailLines: '500' });
     if (follow.checked) q.set('follow', 'true');
     if (previous.checked) q.set('previous', 'true');
+    if (stamps.checked) q.set('timestamps', 'true');
     src = new EventSource(`/api/logs/${encodeURIComponent(d.namespace)}/${encodeURIComponent(d.name)}?${q}`);
     src.onmessage = m => {
       const line = JSON.parse(m.data);
@@ -63,6 +65,7 @@ export function logPane(pod, d) {
   const box = el('section', { 'aria-labelledby': 'logs-heading' }, [el('h3', { id: 'logs-heading' }, 'Logs'),
     el('label', { for: 'container' }, 'Container '), sel,
     el('label', { for: 'follow' }, ' Follow '), follow, el('label', { for: 'previous' }, ' Previous '), previous,
+    el('label', { for: 'timestamps' }, ' Timestamps '), stamps,
     el('label', { for: 'search' }, ' Search '), search, show, count, pre]);
   return { box, stop: () => src?.close() };
 }
