@@ -5,6 +5,7 @@ import { terminalPanel } from './terminal.js';
 import { workloadLive, nodePodsLive } from './workload.js';
 import { follow } from './live.js';
 import { logPane } from './logs.js';
+import { routeDetails } from './routes.js';
 
 const ROW = 23;
 const main = document.getElementById('view');
@@ -102,7 +103,11 @@ async function route() {
     else if (parts[0] === 'crds') await crdView();
     else main.append(el('p', {}, 'No such view.'));
   } catch (e) {
-    if (e instanceof APIError) main.append(errorBox(e)); else throw e;
+    if (!(e instanceof APIError)) throw e;
+    // A list of an API the cluster does not serve (a CRD not installed).
+    if (parts[0] === 'list' && e.status.code === 404) {
+      main.append(el('p', { class: 'error', role: 'alert' }, `This cluster does not serve ${parts[parts.length - 1]} (${parts.slice(1, -1).join('/')}): its API is not installed.`));
+    } else main.append(errorBox(e));
   }
 }
 
@@ -298,6 +303,7 @@ async function objectView(path, q) {
     main.append(w.box);
   }
   if (d.resource === 'pods') podDetails(obj, d);
+  if (d.resource === 'httproutes') main.append(routeDetails(obj));
   if (d.resource === 'secrets') {
     const values = el('div');
     const show = el('button', { type: 'button' }, 'Show values');
