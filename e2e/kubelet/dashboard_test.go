@@ -3,6 +3,7 @@ package kubelet_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,6 +45,25 @@ func TestDashboardTerminal(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#term-input"), "echo term-$((40+2))\n"),
 		browser.WaitText("#terminal", "term-42"),
 	)
+	// The TTY follows the pane's size, also when it changes after the
+	// session opened.
+	stty := func(what string) {
+		t.Helper()
+		var size string
+		browser.Run(t, tab, what+": read the pane's size",
+			browser.WaitTrue(`!!document.querySelector('#terminal').dataset.size`, "the terminal never sized itself"),
+			browser.Into(chromedp.Evaluate[string](`document.querySelector('#terminal').dataset.size`), &size))
+		cols, rows, _ := strings.Cut(size, "x")
+		browser.Run(t, tab, what+": stty size",
+			chromedp.SendKeys(chromedp.CSS("#term-input"), "stty size\n"),
+			browser.WaitText("#terminal", "\n"+rows+" "+cols))
+	}
+	stty("as opened")
+	browser.Run(t, tab, "resize the pane",
+		browser.Eval(`(() => { const o = document.querySelector('#terminal'); o.style.width = '420px'; o.style.height = '190px'; o.style.minHeight = '0'; })()`),
+		browser.WaitTrue(`document.querySelector('#terminal').dataset.size.split('x')[0] < 60`, "the terminal's size did not follow the pane"),
+	)
+	stty("resized")
 	browser.Run(t, tab, "output that looks like markup stays text",
 		chromedp.SendKeys(chromedp.CSS("#term-input"), "echo '<b>bold</b>'\n"),
 		browser.WaitTrue(`document.querySelector('#terminal').innerText.includes('\n<b>bold</b>') && !document.querySelector('#terminal b')`,

@@ -94,6 +94,31 @@ export function terminalPanel(pod, csrf) {
   const enc = new TextEncoder();
   let ws = null, screen = null, dirty = false;
 
+  // The TTY's size follows the pane's: measured in character cells, sent
+  // (a text message) when it changes, kept in data-size for tests.
+  let cell = null;
+  const size = () => {
+    if (!cell) {
+      const probe = el('span', {}, 'M'.repeat(10));
+      out.append(probe);
+      const r = probe.getBoundingClientRect();
+      probe.remove();
+      cell = { w: r.width / 10 || 8, h: r.height || 16 };
+    }
+    const st = getComputedStyle(out);
+    const w = out.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight);
+    const h = out.clientHeight - parseFloat(st.paddingTop) - parseFloat(st.paddingBottom);
+    return { cols: Math.max(20, Math.floor(w / cell.w)), rows: Math.max(5, Math.floor(h / cell.h)) };
+  };
+  const sendSize = () => {
+    if (ws?.readyState !== WebSocket.OPEN) return;
+    const s = size();
+    if (out.dataset.size === `${s.cols}x${s.rows}`) return;
+    out.dataset.size = `${s.cols}x${s.rows}`;
+    ws.send(JSON.stringify(s));
+  };
+  new ResizeObserver(sendSize).observe(out);
+
   const paint = () => { dirty = false; out.textContent = screen.text(); out.scrollTop = out.scrollHeight; };
   const send = s => { if (ws?.readyState === WebSocket.OPEN) ws.send(enc.encode(s)); };
   const stop = () => { ws?.close(); ws = null; input.setAttribute('disabled', ''); close.setAttribute('disabled', ''); open.removeAttribute('disabled'); };
@@ -102,8 +127,9 @@ export function terminalPanel(pod, csrf) {
     stop();
     screen = new Screen();
     const dec = new TextDecoder();
-    const cols = Math.max(20, Math.floor((out.clientWidth || 800) / 8));
-    const q = new URLSearchParams({ container: sel.value, csrf: csrf(), cols: String(cols), rows: '24' });
+    const { cols, rows } = size();
+    out.dataset.size = `${cols}x${rows}`;
+    const q = new URLSearchParams({ container: sel.value, csrf: csrf(), cols: String(cols), rows: String(rows) });
     ws = new WebSocket(`wss://${location.host}/api/exec/${encodeURIComponent(ns)}/${encodeURIComponent(name)}?${q}`);
     ws.binaryType = 'arraybuffer';
     state.textContent = 'Connecting…';
