@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	corev1 "k8s.io/api/core/v1"
 
 	"trireme.dev/e2e/internal/browser"
@@ -64,6 +65,25 @@ func TestDashboardTerminal(t *testing.T) {
 		browser.WaitTrue(`document.querySelector('#terminal').dataset.size.split('x')[0] < 60`, "the terminal's size did not follow the pane"),
 	)
 	stty("resized")
+	// vi draws its screen with cursor addressing; its empty-line markers
+	// stand on lines of their own only if the page places them.
+	const lastLine = `document.querySelector('#terminal').innerText.trimEnd().split('\n').pop()`
+	browser.Run(t, tab, "a full-screen program",
+		chromedp.SendKeys(chromedp.CSS("#term-input"), "vi /tmp/note\n"),
+		browser.WaitTrue(`document.querySelector('#terminal').innerText.split('\n').filter(l => l.startsWith('~')).length >= 3`,
+			"vi's empty-line markers never showed on lines of their own"),
+		chromedp.SendKeys(chromedp.CSS("#term-input"), "ihello-vi"),
+		browser.WaitText("#terminal", "hello-vi"),
+		browser.Shot(t, "terminal-vi"),
+		browser.WaitTrue(lastLine+`.startsWith('I ')`, "vi's status line never said insert mode"),
+		chromedp.KeyEvent(kb.Escape),
+		// vi takes an escape followed at once by more keys for a key's
+		// escape sequence: the next keys wait until it left insert mode.
+		browser.WaitTrue(`!`+lastLine+`.startsWith('I ')`, "vi never left insert mode"),
+		chromedp.SendKeys(chromedp.CSS("#term-input"), ":wq\n"),
+		chromedp.SendKeys(chromedp.CSS("#term-input"), "cat /tmp/note\n"),
+		browser.WaitText("#terminal", "\nhello-vi"),
+	)
 	browser.Run(t, tab, "output that looks like markup stays text",
 		chromedp.SendKeys(chromedp.CSS("#term-input"), "echo '<b>bold</b>'\n"),
 		browser.WaitTrue(`document.querySelector('#terminal').innerText.includes('\n<b>bold</b>') && !document.querySelector('#terminal b')`,

@@ -6,9 +6,18 @@ import { el } from './dom.js';
 const MAX_LINES = 2000;
 
 // Screen keeps lines of text and a cursor: enough of a terminal for a
-// shell's line editing (CR, BS, cursor left/right, erase to end of line).
+// shell's line editing (CR, BS, cursor left/right, erase in line) and for
+// full-screen programs (vi, top, less): cursor moves and absolute
+// positions within the last rows lines, erase in display, and the
+// alternate screen they draw on and leave.
 export class Screen {
-  constructor() { this.lines = ['']; this.col = 0; this.pending = ''; }
+  constructor(rows = 24) { this.lines = ['']; this.row = 0; this.col = 0; this.rows = rows; this.pending = ''; this.saved = null; }
+
+  resize(rows) { this.rows = rows; }
+
+  // top is the index of the screen's first line: the lines above it are
+  // scrollback.
+  top() { return Math.max(0, this.lines.length - this.rows); }
 
   write(text) {
     let s = this.pending + text;
@@ -34,28 +43,66 @@ export class Screen {
     }
   }
 
+  // goto puts the cursor on screen line r (0-based), adding lines the
+  // screen has not drawn yet.
+  goto(r) {
+    const top = this.top();
+    const want = top + Math.max(0, Math.min(r, this.rows - 1));
+    while (this.lines.length <= want) this.lines.push('');
+    this.row = want;
+  }
+
   csi(params, final) {
-    const n = Math.max(1, parseInt(params, 10) || 1);
-    const line = this.lines[this.lines.length - 1];
-    if (final === 'D') this.col = Math.max(0, this.col - n);
-    else if (final === 'C') this.col += n;
-    else if (final === 'K') {
-      if (params === '' || params === '0') this.lines[this.lines.length - 1] = line.slice(0, this.col);
-      else if (params === '2') this.lines[this.lines.length - 1] = '';
-    } else if (final === 'J' && params === '2') { this.lines = ['']; this.col = 0; }
+    if (params.startsWith('?')) {
+      // The alternate screen (1049, 47, 1047): drawn on, then left as it was.
+      if (/^\?(1049|1047|47)$/.test(params)) {
+        if (final === 'h' && !this.saved) {
+          this.saved = { lines: this.lines, row: this.row, col: this.col };
+          this.lines = Array(this.rows).fill(''); this.row = 0; this.col = 0;
+        } else if (final === 'l' && this.saved) {
+          ({ lines: this.lines, row: this.row, col: this.col } = this.saved);
+          this.saved = null;
+        }
+      }
+      return;
+    }
+    const ps = params.split(';').map(p => parseInt(p, 10));
+    const n = Math.max(1, ps[0] || 1);
+    const line = this.lines[this.row];
+    switch (final) {
+      case 'A': this.row = Math.max(this.top(), this.row - n); break;
+      case 'B': this.goto(this.row - this.top() + n); break;
+      case 'C': this.col += n; break;
+      case 'D': this.col = Math.max(0, this.col - n); break;
+      case 'G': this.col = n - 1; break;
+      case 'd': this.goto(n - 1); break;
+      case 'H': case 'f': this.goto(n - 1); this.col = Math.max(1, ps[1] || 1) - 1; break;
+      case 'K':
+        if (params === '' || params === '0') this.lines[this.row] = line.slice(0, this.col);
+        else if (params === '1') this.lines[this.row] = ' '.repeat(this.col) + line.slice(this.col);
+        else if (params === '2') this.lines[this.row] = '';
+        break;
+      case 'J':
+        if (params === '' || params === '0') { this.lines[this.row] = line.slice(0, this.col); this.lines.length = this.row + 1; }
+        else if (params === '2' || params === '3') { const top = this.top(); for (let r = top; r < this.lines.length; r++) this.lines[r] = ''; }
+        break;
+    }
   }
 
   put(text) {
-    const i = this.lines.length - 1;
-    const line = this.lines[i].padEnd(this.col);
-    this.lines[i] = line.slice(0, this.col) + text + line.slice(this.col + text.length);
+    const line = this.lines[this.row].padEnd(this.col);
+    this.lines[this.row] = line.slice(0, this.col) + text + line.slice(this.col + text.length);
     this.col += text.length;
   }
 
   newline() {
-    this.lines.push('');
+    if (this.row < this.lines.length - 1) this.row++;
+    else {
+      this.lines.push('');
+      this.row = this.lines.length - 1;
+      if (this.lines.length > MAX_LINES) { this.lines.splice(0, this.lines.length - MAX_LINES); this.row = this.lines.length - 1; }
+    }
     this.col = 0;
-    if (this.lines.length > MAX_LINES) this.lines.splice(0, this.lines.length - MAX_LINES);
   }
 
   text() { return this.lines.join('\n'); }
@@ -115,6 +162,7 @@ export function terminalPanel(pod, csrf) {
     const s = size();
     if (out.dataset.size === `${s.cols}x${s.rows}`) return;
     out.dataset.size = `${s.cols}x${s.rows}`;
+    screen?.resize(s.rows);
     ws.send(JSON.stringify(s));
   };
   new ResizeObserver(sendSize).observe(out);
@@ -125,9 +173,9 @@ export function terminalPanel(pod, csrf) {
 
   open.addEventListener('click', () => {
     stop();
-    screen = new Screen();
     const dec = new TextDecoder();
     const { cols, rows } = size();
+    screen = new Screen(rows);
     out.dataset.size = `${cols}x${rows}`;
     const q = new URLSearchParams({ container: sel.value, csrf: csrf(), cols: String(cols), rows: String(rows) });
     ws = new WebSocket(`wss://${location.host}/api/exec/${encodeURIComponent(ns)}/${encodeURIComponent(name)}?${q}`);
