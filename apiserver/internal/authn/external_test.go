@@ -2,8 +2,6 @@ package authn
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -15,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -25,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"trireme.dev/api/scheme"
+	"trireme.dev/componentbase/testoidc"
 )
 
 // writeServerCA stores the httptest server's certificate as a CA bundle.
@@ -35,38 +32,6 @@ func writeServerCA(t *testing.T, srv *httptest.Server, path string) {
 	}
 }
 
-// fakeOIDCProvider serves discovery and a JWKS for key.
-func fakeOIDCProvider(t *testing.T, key *rsa.PrivateKey) *httptest.Server {
-	t.Helper()
-	var srv *httptest.Server
-	srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		switch r.URL.Path {
-		case "/.well-known/openid-configuration":
-			_ = json.NewEncoder(w).Encode(map[string]string{"issuer": srv.URL, "jwks_uri": srv.URL + "/jwks"})
-		case "/jwks":
-			_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k1", Algorithm: "RS256", Use: "sig"}}})
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-func idToken(t *testing.T, key *rsa.PrivateKey, claims map[string]any) string {
-	t.Helper()
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key}, (&jose.SignerOptions{}).WithHeader("kid", "k1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := jwt.Signed(signer).Claims(claims).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
-}
-
 func bearer(auth authenticator.Request, token string) (*authenticator.Response, bool, error) {
 	req, _ := http.NewRequest(http.MethodGet, "https://example/api", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -74,11 +39,7 @@ func bearer(auth authenticator.Request, token string) (*authenticator.Response, 
 }
 
 func TestOIDCAndWebhookTokens(t *testing.T) {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	provider := fakeOIDCProvider(t, key)
+	provider := testoidc.Start(t)
 	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var review authenticationv1.TokenReview
 		if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
@@ -100,8 +61,7 @@ func TestOIDCAndWebhookTokens(t *testing.T) {
 	o.OIDC.ClientID = "trireme"
 	o.OIDC.GroupsClaim = "groups"
 	o.OIDC.GroupsPrefix = "oidc:"
-	o.OIDC.CAFile = filepath.Join(dir, "oidc-ca.crt")
-	writeServerCA(t, provider, o.OIDC.CAFile)
+	o.OIDC.CAFile = provider.CAFile
 	hookCA := filepath.Join(dir, "hook-ca.crt")
 	writeServerCA(t, hook, hookCA)
 	o.WebhookConfigFile = filepath.Join(dir, "webhook.kubeconfig")
@@ -123,7 +83,7 @@ func TestOIDCAndWebhookTokens(t *testing.T) {
 	base := map[string]any{"iss": provider.URL, "aud": "trireme", "sub": "u-42", "groups": []string{"admins"}, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
 
 	t.Run("OIDC ID token", func(t *testing.T) {
-		tok := idToken(t, key, base)
+		tok := provider.Token(t, base)
 		var resp *authenticator.Response
 		// The provider's keys are fetched asynchronously after start.
 		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
@@ -151,7 +111,7 @@ func TestOIDCAndWebhookTokens(t *testing.T) {
 				claims[k] = v
 			}
 			mutate(claims)
-			if _, ok, err := bearer(auth, idToken(t, key, claims)); ok || err == nil {
+			if _, ok, err := bearer(auth, provider.Token(t, claims)); ok || err == nil {
 				t.Fatalf("ok=%v err=%v, want a rejection", ok, err)
 			}
 		})
