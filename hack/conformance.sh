@@ -34,7 +34,8 @@
 #   CONFORMANCE_EXTRA_IMAGES  image references to build, import and check
 #                        besides those, space-separated, each of an image this
 #                        script has a recipe for (other suites' workloads, such
-#                        as hack/netpol-conformance.sh's agnhost:2.45)
+#                        as hack/netpol-conformance.sh's agnhost:2.45 and
+#                        hack/gateway-conformance.sh's echo-basic and coredns)
 #   CONFORMANCE_PROCS    ginkgo processes for the non-[Serial] specs (default 4)
 #   CONFORMANCE_TIMEOUT  ginkgo --timeout of each of the two runs (default 4h)
 #   CONFORMANCE_REBUILD  1 rebuilds the binaries, images and archives anyway
@@ -163,6 +164,8 @@ conformance::recipe() {
   registry.k8s.io/e2e-test-images/glibc-dns-testing) echo image::glibc_dns_testing ;;
   registry.k8s.io/pause) echo image::pause ;;
   registry.k8s.io/etcd) echo image::etcd ;;
+  registry.k8s.io/gateway-api/echo-basic) echo image::echo_basic ;;
+  registry.k8s.io/coredns/coredns) echo image::gateway_coredns ;;
   esac
 }
 
@@ -439,6 +442,28 @@ image::etcd() {
   rootfs_busybox
   "${IMAGE_BUILD}" --name "$1" --out "$2" --base-dir "${ROOTFS}/busybox" \
     --file "${REPO_ROOT}/_output/bin/etcd=/usr/local/bin/etcd:0755" --entrypoint /usr/local/bin/etcd
+}
+
+# echo-basic: the Gateway API conformance suite's backend, built by
+# hack/gateway-conformance.sh from the suite's module; upstream's image is the
+# binary alone on distroless, run as its nonroot user.
+image::echo_basic() {
+  local bin="${REPO_ROOT}/_output/gateway-conformance/echo-basic"
+  [[ -x "${bin}" ]] || die "${bin} missing: hack/gateway-conformance.sh build"
+  "${IMAGE_BUILD}" --name "$1" --out "$2" \
+    --file "${bin}=/echo-basic:0755" --entrypoint /echo-basic --user 65532:65532
+}
+
+# coredns, as the Gateway API suite's base workloads run it (-conf with a
+# Corefile of errors, log, forward and whoami): the CoreDNS build of
+# hack/gateway-conformance.sh, at the repository's CoreDNS version. It runs
+# as root, so that the NET_BIND_SERVICE the pod adds binds :53 (upstream's
+# image sets that capability on its file).
+image::gateway_coredns() {
+  local bin="${REPO_ROOT}/_output/gateway-conformance/coredns"
+  [[ -x "${bin}" ]] || die "${bin} missing: hack/gateway-conformance.sh build"
+  "${IMAGE_BUILD}" --name "$1" --out "$2" \
+    --file "${bin}=/coredns:0755" --entrypoint /coredns
 }
 
 conformance::check() {
