@@ -29,7 +29,7 @@ GO_TEST_FLAGS ?=
 # test files included, so `make check` would type-check everything twice.
 TEST_FLAGS    := -ldflags=-w -vet=off
 
-.PHONY: all build test test-unit e2e e2e-cluster bench bench-cluster bench-scale kwok conformance conformance-build conformance-netpol generate verify fix images check clean run up down helm
+.PHONY: all build test test-unit e2e e2e-cluster bench bench-cluster bench-scale kwok conformance conformance-build conformance-netpol conformance-gateway generate verify fix images check clean run up down helm
 
 all: build
 
@@ -164,6 +164,15 @@ conformance:
 ## _output/netpol-conformance/results (see hack/netpol-conformance.sh)
 conformance-netpol:
 	./hack/netpol-conformance.sh
+
+## conformance-gateway: the Gateway API conformance suite (GATEWAY-HTTP profile) on
+## the addons' GatewayClass traefik against KUBECONFIG (make up's by default), built
+## from sigs.k8s.io/gateway-api/conformance at the version images/traefik requires,
+## its echo-basic and coredns images built and imported as make conformance's;
+## each test's result, core and extended counts and features printed; results in
+## _output/gateway-conformance/results (see hack/gateway-conformance.sh)
+conformance-gateway:
+	./hack/gateway-conformance.sh
 
 # conformance-build: e2e.test, ginkgo and kubectl of the libraries' release
 # (nothing when built already), for e2e-cluster's conformance subset.
