@@ -3,10 +3,8 @@ package dashboard_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"trireme.dev/componentbase/testwait"
 	"trireme.dev/e2e/internal/browser"
 	"trireme.dev/e2e/internal/console"
+	"trireme.dev/e2e/internal/load"
 )
 
 // BenchmarkDashboard5000Pods measures the console with 5,000 pods in the
@@ -70,7 +69,7 @@ func BenchmarkDashboard5000Pods(b *testing.B) {
 			check();
 		})()`),
 	)
-	var delays []float64
+	var delays []time.Duration
 	for i := range creates {
 		name := fmt.Sprintf("late-%02d", i)
 		browser.Run(b, tab, "scroll to the end",
@@ -85,16 +84,20 @@ func BenchmarkDashboard5000Pods(b *testing.B) {
 			err := chromedp.Do(tab, browser.Into(chromedp.Evaluate[int64](`window.seen['`+name+`'] || 0`), &seen))
 			return seen > 0, err
 		})
-		delays = append(delays, float64(seen-sent))
+		delays = append(delays, time.Duration(seen-sent)*time.Millisecond)
 	}
 	slices.Sort(delays)
-	b.ReportMetric(delays[len(delays)/2], "row-p50-ms")
-	b.ReportMetric(delays[len(delays)*99/100], "row-p99-ms")
+	b.ReportMetric(float64(load.Percentile(delays, 50).Milliseconds()), "row-p50-ms")
+	b.ReportMetric(float64(load.Percentile(delays, 99).Milliseconds()), "row-p99-ms")
 
 	var heap float64
 	browser.Run(b, tab, "JS heap", browser.Into(chromedp.Evaluate[float64](`performance.memory.usedJSHeapSize`), &heap))
 	b.ReportMetric(heap/(1<<20), "js-heap-MiB")
-	b.ReportMetric(rssMiB(b, c.PID()), "console-rss-MiB")
+	mem, err := load.ReadMemory(c.PID())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(mem.RSS)/(1<<20), "console-rss-MiB")
 }
 
 // makeObjects makes nodes Node objects and pods pods bound to them in ns,
@@ -155,24 +158,4 @@ func mean(xs []float64) float64 {
 		sum += x
 	}
 	return sum / float64(len(xs))
-}
-
-// rssMiB reads the resident set of process pid.
-func rssMiB(b *testing.B, pid int) float64 {
-	b.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, err := strconv.ParseFloat(f[1], 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return kb / 1024
-		}
-	}
-	b.Fatalf("no VmRSS in /proc/%d/status", pid)
-	return 0
 }

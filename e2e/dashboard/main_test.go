@@ -5,6 +5,7 @@
 package dashboard_test
 
 import (
+	"context"
 	"os"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"trireme.dev/componentbase/testcluster"
+	"trireme.dev/componentbase/testwait"
 )
 
 var srv *testcluster.APIServer
@@ -36,12 +38,9 @@ func newNamespace(t testing.TB, ns string) kubernetes.Interface {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if _, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{}); err == nil {
-			return cs
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("namespace %s has no default ServiceAccount after 60s", ns)
-		}
-	}
+	testwait.For(t, 60*time.Second, "namespace "+ns+"'s default ServiceAccount", func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, err
+	})
+	return cs
 }
