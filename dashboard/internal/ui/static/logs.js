@@ -29,15 +29,16 @@ export function logPane(pod, d) {
   const show = el('button', { type: 'button', id: 'show-logs' }, 'Show logs');
   const count = el('p', { id: 'log-count', 'aria-live': 'polite' });
   const pre = el('pre', { id: 'log', role: 'log', 'aria-label': 'Log', tabindex: '0' });
-  let lines = [], src = null;
+  // shown counts the lines in pre: those of lines that match, in order.
+  let lines = [], shown = 0, src = null;
   const matches = line => !search.value || line.includes(search.value);
   const tell = () => {
-    const n = search.value ? lines.filter(matches).length : lines.length;
-    count.textContent = search.value ? `${n} of ${lines.length} lines match` : `${lines.length} lines`;
+    count.textContent = search.value ? `${shown} of ${lines.length} lines match` : `${lines.length} lines`;
   };
   const render = () => {
     clear(pre);
-    for (const l of lines) if (matches(l)) pre.append(marked(l, search.value));
+    shown = 0;
+    for (const l of lines) if (matches(l)) { pre.append(marked(l, search.value)); shown++; }
     tell();
   };
   search.addEventListener('input', render);
@@ -53,11 +54,11 @@ export function logPane(pod, d) {
     src.onmessage = m => {
       const line = JSON.parse(m.data);
       lines.push(line);
-      if (lines.length > MAX_LINES) {
-        lines.splice(0, lines.length - MAX_LINES);
-        while (pre.childElementCount > MAX_LINES) pre.firstChild.remove();
+      if (matches(line)) { pre.append(marked(line, search.value)); shown++; }
+      // The oldest lines leave the buffer, and those of them shown the pane.
+      for (const old of lines.splice(0, Math.max(0, lines.length - MAX_LINES))) {
+        if (matches(old)) { pre.firstChild.remove(); shown--; }
       }
-      if (matches(line)) pre.append(marked(line, search.value));
       tell();
     };
     src.onerror = () => { src.close(); };
