@@ -181,12 +181,14 @@ func TestImageGC(t *testing.T) {
 	is := critesting.NewFakeImageService()
 	is.FakeImageSize = 40
 	is.Pinned = map[string]bool{"pinned": true}
-	is.SetFakeImages([]string{"used", "old", "new", "pinned"})
+	// The sandbox image is in use by no container, and not marked pinned
+	// (containerd 1.6), but named in the runtime's config.
+	is.SetFakeImages([]string{"used", "old", "new", "pinned", "trireme.dev/pause:1"})
 	rs.SetFakeContainers([]*critesting.FakeContainer{{ContainerStatus: runtimeapi.ContainerStatus{Id: "c", Image: &runtimeapi.ImageSpec{Image: "used"}, ImageRef: "used"}}})
 	now := time.Unix(1000, 0)
 	avail := int64(10)
 	gc := &ImageGC{
-		Runtime: rs, Images: is, HighPercent: 85, LowPercent: 80, MinAge: time.Minute, Log: logr.Discard(),
+		Runtime: runtimeConfig{rs, `{"sandboxImage":"trireme.dev/pause:1"}`}, Images: is, HighPercent: 85, LowPercent: 80, MinAge: time.Minute, Log: logr.Discard(),
 		ImageFs: func(context.Context) (Observation, error) { return Observation{Available: avail, Capacity: 100}, nil },
 		Now:     func() time.Time { return now },
 	}
@@ -204,14 +206,36 @@ func TestImageGC(t *testing.T) {
 	for id := range is.Images {
 		left[id] = true
 	}
-	if !left["used"] || !left["pinned"] || len(left) != 3 {
-		t.Errorf("images left %v: want used, pinned and one of the unused (10 bytes needed, 40 each)", left)
+	if !left["used"] || !left["pinned"] || !left["trireme.dev/pause:1"] || len(left) != 4 {
+		t.Errorf("images left %v: want used, pinned, the sandbox image and one of the unused (10 bytes needed, 40 each)", left)
 	}
 	// Below the high threshold nothing is removed.
 	avail = 50
-	if err := gc.GarbageCollect(ctx); err != nil || len(is.Images) != 3 {
+	if err := gc.GarbageCollect(ctx); err != nil || len(is.Images) != 4 {
 		t.Errorf("GC below threshold: %v, %d images", err, len(is.Images))
 	}
+	// Everything that can go goes; the sandbox image stays.
+	avail = 0
+	_ = gc.GarbageCollect(ctx)
+	if _, ok := is.Images["trireme.dev/pause:1"]; !ok || len(is.Images) != 3 {
+		t.Errorf("images left after freeing all: %v", is.Images)
+	}
+}
+
+// runtimeConfig is a runtime whose verbose status carries config, as
+// containerd's CRI reports its configuration.
+type runtimeConfig struct {
+	*critesting.FakeRuntimeService
+	config string
+}
+
+func (r runtimeConfig) Status(ctx context.Context, verbose bool) (*runtimeapi.StatusResponse, error) {
+	st, err := r.FakeRuntimeService.Status(ctx, verbose)
+	if err != nil || !verbose {
+		return st, err
+	}
+	st.Info = map[string]string{"config": r.config}
+	return st, nil
 }
 
 func TestHostObservations(t *testing.T) {

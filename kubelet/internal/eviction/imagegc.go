@@ -2,6 +2,7 @@ package eviction
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
@@ -16,7 +17,8 @@ import (
 // as upstream's image garbage collector: when the image file system is
 // HighPercent full it frees down to LowPercent; under imagefs pressure
 // the eviction manager asks it for what the threshold needs. Pinned
-// images and images younger than MinAge are kept.
+// images, the runtime's sandbox image and images younger than MinAge are
+// kept.
 type ImageGC struct {
 	Runtime     cri.RuntimeService
 	Images      cri.ImageManagerService
@@ -51,7 +53,11 @@ func (g *ImageGC) detect(ctx context.Context) ([]*runtimeapi.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
-	used := map[string]bool{}
+	sandbox, err := sandboxImage(ctx, g.Runtime)
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{sandbox: sandbox != ""}
 	for _, c := range containers {
 		used[c.GetImageRef()] = true
 		used[c.GetImage().GetImage()] = true
@@ -98,6 +104,30 @@ func (g *ImageGC) detect(ctx context.Context) ([]*runtimeapi.Image, error) {
 		return g.firstSeen[unused[i].Id].Before(g.firstSeen[unused[j].Id])
 	})
 	return unused, nil
+}
+
+// sandboxImage is the image the runtime starts pod sandboxes from, as its
+// verbose status reports it (containerd's CRI config), or "" when it does
+// not say. Upstream's kubelet relies on the runtime marking that image
+// pinned, which containerd 1.6 does not: removed, it would leave the node
+// unable to start any pod until the image is pulled again, and a cluster's
+// own pause image may not be pullable at all.
+func sandboxImage(ctx context.Context, rs cri.RuntimeService) (string, error) {
+	st, err := rs.Status(ctx, true)
+	if err != nil {
+		return "", fmt.Errorf("runtime status: %w", err)
+	}
+	raw, ok := st.GetInfo()["config"]
+	if !ok {
+		return "", nil
+	}
+	var cfg struct {
+		SandboxImage string `json:"sandboxImage"`
+	}
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		return "", fmt.Errorf("read the runtime's config: %w", err)
+	}
+	return cfg.SandboxImage, nil
 }
 
 // Free removes unused images until bytes are freed and returns what was.
