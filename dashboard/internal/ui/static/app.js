@@ -6,8 +6,8 @@ import { workloadLive, nodePodsLive } from './workload.js';
 import { follow } from './live.js';
 import { logPane } from './logs.js';
 import { routeDetails } from './routes.js';
+import { virtualTable } from './vlist.js';
 
-const ROW = 23;
 const main = document.getElementById('view');
 const statusBox = document.getElementById('status');
 let stopView = () => {};
@@ -158,7 +158,8 @@ async function overview() {
 }
 
 // listView shows the server-side Table of a resource, kept live by a
-// watch and rendered as a window of rows so thousands stay fast.
+// watch and drawn by virtualTable, so thousands of rows stay fast: the
+// first page is small so rows show at once, the rest come in large pages.
 async function listView(gv, resource, q) {
   const ns = q.get('ns') || '';
   const path = `${base(gv)}${ns ? `/namespaces/${encodeURIComponent(ns)}` : ''}/${resource}`;
@@ -167,67 +168,62 @@ async function listView(gv, resource, q) {
   const filter = el('form', {}, [el('label', { for: 'ns' }, 'Namespace '), nsInput, el('button', { type: 'submit' }, 'Filter')]);
   filter.addEventListener('submit', ev => { ev.preventDefault(); location.hash = `#/list/${gv}/${resource}${nsInput.value ? '?ns=' + encodeURIComponent(nsInput.value) : ''}`; });
   const count = el('p', { 'aria-live': 'polite' });
-  const scroller = el('div', { class: 'scroller', tabindex: '0', role: 'region', 'aria-label': `${resource} list` });
-  main.append(filter, count, scroller);
 
   let columns = [];
-  const rows = new Map();
-  let order = [];
-  let dirty = false;
-  const table = el('table');
-  const spacer = el('div');
-  scroller.append(spacer);
-  spacer.append(table);
-
-  const key = r => r.object?.metadata?.uid || `${r.object?.metadata?.namespace}/${r.object?.metadata?.name}`;
   const objPath = r => {
     const m = r.object?.metadata || {};
     return `${base(gv)}${m.namespace ? `/namespaces/${m.namespace}` : ''}/${resource}/${m.name}`;
   };
-  function paint() {
-    dirty = false;
-    if (order.length !== rows.size) order = [...rows.keys()];
-    count.textContent = `${rows.size} ${resource}`;
-    spacer.style.height = `${(order.length + 1) * ROW}px`;
-    const first = Math.max(0, Math.floor(scroller.scrollTop / ROW) - 5);
-    const n = Math.ceil((scroller.clientHeight || 600) / ROW) + 10;
-    clear(table);
-    table.style.transform = `translateY(${first * ROW}px)`;
-    const head = el('tr', {}, [el('th', {}, 'Namespace'), ...columns.map(c => el('th', {}, c.name))]);
-    table.append(head);
-    for (const k of order.slice(first, first + n)) {
-      const r = rows.get(k);
-      if (!r) continue;
-      const cells = r.cells.map((c, i) => el('td', {}, i === 0 ? el('a', { href: `#/obj${objPath(r)}` }, String(c)) : (typeof c === 'object' ? JSON.stringify(c) : String(c ?? ''))));
-      table.append(el('tr', { 'data-name': String(r.cells[0]) }, [el('td', {}, r.object?.metadata?.namespace || ''), ...cells]));
-    }
-  }
-  const schedule = () => { if (!dirty) { dirty = true; requestAnimationFrame(paint); } };
-  scroller.addEventListener('scroll', schedule);
+  const cellText = c => (typeof c === 'object' && c !== null ? JSON.stringify(c) : String(c ?? ''));
+  const list = virtualTable(resource, r => [el('td', {}, r.object?.metadata?.namespace || ''),
+    ...r.cells.map((c, i) => el('td', {}, i === 0 ? el('a', { href: `#/obj${objPath(r)}` }, String(c)) : cellText(c)))],
+  r => String(r.cells[0]));
+  main.append(filter, count, list.element);
+  const key = r => r.object?.metadata?.uid || `${r.object?.metadata?.namespace}/${r.object?.metadata?.name}`;
+  const counted = () => {
+    const text = `${list.size()} ${resource}`;
+    if (count.textContent !== text) count.textContent = text;
+  };
+  const show = () => { counted(); list.paint(); };
 
+  // relist reads the list page by page. The first load draws each page as
+  // it comes; a relist after a lost watch keeps the rows shown until the
+  // whole new list is in.
   async function relist() {
-    rows.clear(); order = [];
-    let cont = '', rv = '';
+    const progressive = list.size() === 0;
+    const fresh = [];
+    let cont = '', rv = '', limit = 100;
     do {
-      const t = await call(`/api/k8s${path}?as=table&includeObject=Metadata&limit=500${cont ? '&continue=' + encodeURIComponent(cont) : ''}`);
-      columns = (t.columnDefinitions || []).filter(c => c.priority === 0 || c.priority === undefined);
-      const idx = (t.columnDefinitions || []).map((c, i) => (c.priority ? -1 : i)).filter(i => i >= 0);
-      for (const r of t.rows || []) rows.set(key(r), { ...r, cells: idx.map(i => r.cells[i]) });
+      const t = await call(`/api/k8s${path}?as=table&includeObject=Metadata&limit=${limit}${cont ? '&continue=' + encodeURIComponent(cont) : ''}`);
+      limit = 1000;
+      const defs = t.columnDefinitions || [];
+      columns = defs.filter(c => !c.priority);
+      const idx = defs.map((c, i) => (c.priority ? -1 : i)).filter(i => i >= 0);
+      const page = (t.rows || []).map(r => [key(r), { ...r, cells: idx.map(i => r.cells[i]) }]);
       rv = t.metadata?.resourceVersion || rv;
       cont = t.metadata?.continue;
-      order = [...rows.keys()];
-      paint();
+      list.columns(['Namespace', ...columns.map(c => c.name)]);
+      if (progressive) {
+        for (const [k, r] of page) list.set(k, r);
+        show();
+      } else fresh.push(...page);
     } while (cont);
+    if (!progressive) {
+      list.reset();
+      for (const [k, r] of fresh) list.set(k, r);
+      show();
+    }
     return rv;
   }
   const f = follow(setStatus, relist, rv => `/api/watch${path}?as=table&includeObject=Metadata&resourceVersion=${encodeURIComponent(rv)}`, ev => {
     const allCols = ev.object?.columnDefinitions;
     for (const r of ev.object?.rows || []) {
       const cells = allCols && allCols.length ? r.cells.filter((_, i) => !allCols[i].priority) : r.cells.slice(0, columns.length);
-      if (ev.type === 'DELETED') rows.delete(key(r)); else rows.set(key(r), { ...r, cells });
+      if (ev.type === 'DELETED') list.remove(key(r)); else list.set(key(r), { ...r, cells });
     }
     setStatus('');
-    schedule();
+    counted();
+    list.schedule();
   });
   stopView = f.stop;
   await f.started;
