@@ -272,6 +272,10 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, path string, q ur
 		return
 	}
 	defer func() { _ = resp.Body.Close() }()
+	if each == nil && table && resp.StatusCode == http.StatusOK {
+		s.relayTable(w, resp.Body)
+		return
+	}
 	if each == nil || resp.StatusCode != http.StatusOK {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(resp.StatusCode)
@@ -303,6 +307,29 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, path string, q ur
 	}
 }
 
+// relayTable passes a Table answer on without its rows' managedFields
+// (slimTable); one too large to read whole, or unreadable, goes as it came.
+func (s *Server) relayTable(w http.ResponseWriter, body io.Reader) {
+	w.Header().Set("Content-Type", "application/json")
+	b, err := io.ReadAll(io.LimitReader(body, maxSlimBody+1))
+	if err != nil {
+		writeStatus(w, http.StatusBadGateway, fmt.Sprintf("read the apiserver's answer: %v", err))
+		return
+	}
+	if len(b) <= maxSlimBody {
+		if slim, err := slimTable(b); err == nil {
+			b = slim
+		} else {
+			s.Log.V(2).Info("Table passed on unslimmed", "err", err)
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write(b); err != nil {
+		return
+	}
+	_, _ = io.Copy(w, body)
+}
+
 // watch relays a watch as server-sent events, one JSON watch event per
 // message; the page reconnects from the last resourceVersion.
 func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
@@ -312,7 +339,8 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var pending []byte
-	s.relay(w, r, p, forwardQuery(r.URL.Query(), true), r.URL.Query().Get("as") == "table", func(b []byte) []byte {
+	table := r.URL.Query().Get("as") == "table"
+	s.relay(w, r, p, forwardQuery(r.URL.Query(), true), table, func(b []byte) []byte {
 		// The apiserver writes one JSON event per line; SSE wants
 		// "data: ...\n\n" per event.
 		pending = append(pending, b...)
@@ -323,6 +351,9 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 				break
 			}
 			if line := pending[:i]; len(line) > 0 {
+				if table {
+					line = slimTableEvent(line)
+				}
 				out = append(out, "data: "...)
 				out = append(out, line...)
 				out = append(out, "\n\n"...)

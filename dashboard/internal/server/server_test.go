@@ -46,6 +46,10 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodDelete:
 		w.WriteHeader(http.StatusForbidden)
 		_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"forbidden","reason":"Forbidden","code":403}`)
+	case strings.Contains(r.Header.Get("Accept"), "as=Table") && r.URL.Query().Get("watch") == "true":
+		_, _ = io.WriteString(w, `{"type":"ADDED","object":`+tableWithManagedFields+"}\n")
+	case strings.Contains(r.Header.Get("Accept"), "as=Table"):
+		_, _ = io.WriteString(w, tableWithManagedFields)
 	default:
 		_, _ = io.WriteString(w, `{"kind":"PodList","apiVersion":"v1","items":[]}`)
 	}
