@@ -32,7 +32,7 @@ func BenchmarkDashboard5000Pods(b *testing.B) {
 	const nodes, pods, creates = 50, 5000, 50
 	ns := "bench"
 	cs := newNamespace(b, ns)
-	makeObjects(b, cs, ns, nodes, pods)
+	makeObjects(b, cs, ns, "bench-node", nodes, pods)
 	token := console.Token(b, cs, ns, "bench-viewer", "view")
 	c := console.Run(b, srv.KubeconfigPath())
 	tab := browser.New(b)
@@ -134,13 +134,14 @@ var firstRowProbe = chromedp.Func(func(ctx context.Context, t *chromedp.Target) 
 	return err
 })
 
-// makeObjects makes nodes Node objects and pods pods bound to them in ns,
-// 32 at a time.
-func makeObjects(b *testing.B, cs kubernetes.Interface, ns string, nodes, pods int) {
+// makeObjects makes nodes Node objects (node-00, node-01, … after prefix)
+// and pods pods named pod-0000, pod-0001, … bound to them in ns, 32 at a
+// time.
+func makeObjects(b testing.TB, cs kubernetes.Interface, ns, prefix string, nodes, pods int) {
 	b.Helper()
 	ctx := b.Context()
 	for i := range nodes {
-		name := fmt.Sprintf("bench-node-%02d", i)
+		name := fmt.Sprintf("%s-%02d", prefix, i)
 		if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 			b.Fatal(err)
 		}
@@ -152,7 +153,7 @@ func makeObjects(b *testing.B, cs kubernetes.Interface, ns string, nodes, pods i
 	for range 32 {
 		wg.Go(func() {
 			for i := range work {
-				if _, err := cs.CoreV1().Pods(ns).Create(ctx, benchPod(fmt.Sprintf("pod-%04d", i), fmt.Sprintf("bench-node-%02d", i%nodes)), metav1.CreateOptions{}); err != nil {
+				if _, err := cs.CoreV1().Pods(ns).Create(ctx, benchPod(fmt.Sprintf("pod-%04d", i), fmt.Sprintf("%s-%02d", prefix, i%nodes)), metav1.CreateOptions{}); err != nil {
 					errs <- err
 					return
 				}
