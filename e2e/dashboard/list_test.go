@@ -149,4 +149,13 @@ func TestPodListKeyboard(t *testing.T) {
 	if inTable {
 		t.Fatal("Tab from a row moved to another row, want it to leave the list")
 	}
+
+	// A taller pane draws rows to its bottom with no scroll or watch event.
+	browser.Run(t, tab, "a taller pane",
+		browser.Eval(`document.querySelector('.scroller').style.height = '1500px'`),
+		browser.WaitTrue(`(() => {
+			const s = document.querySelector('.scroller'), rows = s.querySelectorAll('tr[data-name]');
+			return rows.length > 0 && rows[rows.length - 1].getBoundingClientRect().bottom >= s.getBoundingClientRect().top + s.clientHeight;
+		})()`, "the taller pane's bottom rows were never drawn"),
+	)
 }

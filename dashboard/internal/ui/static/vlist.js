@@ -133,6 +133,9 @@ export function virtualTable(label, renderCells, rowName) {
     moveTo(to);
   });
   scroller.addEventListener('scroll', schedule);
+  // A resized pane shows more or fewer rows; a zoom or a new font changes
+  // their height: measure again.
+  new ResizeObserver(() => { rowH = 0; headH = 0; schedule(); }).observe(scroller);
 
   return { element: scroller, columns, set, remove, reset, schedule, paint, size: () => rows.size };
 }
