@@ -35,10 +35,7 @@ func BenchmarkDashboard5000Pods(b *testing.B) {
 	ns := "bench"
 	cs := newNamespace(b, ns)
 	makeObjects(b, cs, ns, "bench-node", nodes, pods)
-	token := console.Token(b, cs, ns, "bench-viewer", "view")
-	c := console.Run(b, srv.KubeconfigPath())
-	tab := browser.New(b)
-	browser.Run(b, tab, "sign in", browser.SignIn(c.Base, token, "system:serviceaccount:"+ns+":bench-viewer"))
+	c, tab := viewerTab(b, cs, ns, "bench-viewer")
 
 	// The first row's time is taken by an observer DevTools adds to every
 	// new document, so the page carries no probe of its own.

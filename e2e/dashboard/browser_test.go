@@ -300,10 +300,7 @@ func TestLostWatchReconnects(t *testing.T) {
 		}
 	}
 	mkPod("before")
-	token := console.Token(t, cs, ns, "viewer", "view")
-	c := console.Run(t, srv.KubeconfigPath())
-	tab := browser.New(t)
-	browser.Run(t, tab, "sign in", browser.SignIn(c.Base, token, "system:serviceaccount:"+ns+":viewer"))
+	c, tab := viewerTab(t, cs, ns, "viewer")
 	browser.Run(t, tab, "pod list",
 		chromedp.Navigate(c.Base+"/#/list/v1/pods?ns="+ns),
 		browser.WaitText("#view", "before"),

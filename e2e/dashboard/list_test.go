@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"trireme.dev/e2e/internal/browser"
-	"trireme.dev/e2e/internal/console"
 )
 
 // focusedRow is the data-name of the row whose link has focus, "" when
@@ -37,10 +36,7 @@ func TestPodListKeyboard(t *testing.T) {
 	ns := "vlist"
 	cs := newNamespace(t, ns)
 	makeObjects(t, cs, ns, "vlist-node", 3, pods)
-	token := console.Token(t, cs, ns, "vlist-viewer", "view")
-	c := console.Run(t, srv.KubeconfigPath())
-	tab := browser.New(t)
-	browser.Run(t, tab, "sign in", browser.SignIn(c.Base, token, "system:serviceaccount:"+ns+":vlist-viewer"))
+	c, tab := viewerTab(t, cs, ns, "vlist-viewer")
 	browser.Run(t, tab, "the pod list",
 		browser.Navigate(c.Base+"/#/list/v1/pods?ns="+ns),
 		browser.WaitText("#view", fmt.Sprintf("%d pods", pods)),

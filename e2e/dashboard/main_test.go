@@ -16,6 +16,8 @@ import (
 
 	"trireme.dev/componentbase/testcluster"
 	"trireme.dev/componentbase/testwait"
+	"trireme.dev/e2e/internal/browser"
+	"trireme.dev/e2e/internal/console"
 )
 
 var srv *testcluster.APIServer
@@ -43,4 +45,15 @@ func newNamespace(t testing.TB, ns string) kubernetes.Interface {
 		return err == nil, err
 	})
 	return cs
+}
+
+// viewerTab starts a console and a browser tab signed in to it as user, a
+// ServiceAccount of ns bound to the view role.
+func viewerTab(t testing.TB, cs kubernetes.Interface, ns, user string) (*console.Console, context.Context) {
+	t.Helper()
+	token := console.Token(t, cs, ns, user, "view")
+	c := console.Run(t, srv.KubeconfigPath())
+	tab := browser.New(t)
+	browser.Run(t, tab, "sign in", browser.SignIn(c.Base, token, "system:serviceaccount:"+ns+":"+user))
+	return c, tab
 }

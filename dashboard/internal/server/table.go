@@ -139,48 +139,56 @@ func skip(b []byte, i int) (int, error) {
 	}
 }
 
-// members calls fn with the start of each key of the object at b[i] and
-// its value's span (b[k:v] is the quoted key, the colon and the spaces
-// around it); a value that is not an object is ignored.
-func members(b []byte, i int, fn func(k, v, end int) error) error {
+// items walks the object or array (open, close) at b[i], calling each
+// with where an item starts; each returns where the item ends. A value of
+// another kind is ignored.
+func items(b []byte, i int, open, close byte, each func(start int) (int, error)) error {
 	i = space(b, i)
-	if i >= len(b) || b[i] != '{' {
+	if i >= len(b) || b[i] != open {
 		return nil
 	}
 	i = space(b, i+1)
-	if i < len(b) && b[i] == '}' {
+	if i < len(b) && b[i] == close {
 		return nil
 	}
 	for {
-		k := space(b, i)
-		kend, err := skip(b, k)
-		if err != nil || b[k] != '"' {
-			return errSyntax
-		}
-		c := space(b, kend)
-		if c >= len(b) || b[c] != ':' {
-			return errSyntax
-		}
-		v := space(b, c+1)
-		end, err := skip(b, v)
+		end, err := each(space(b, i))
 		if err != nil {
 			return err
 		}
-		if err := fn(k, v, end); err != nil {
-			return err
-		}
 		i = space(b, end)
-		if i >= len(b) {
+		switch {
+		case i >= len(b):
 			return errSyntax
-		}
-		if b[i] == '}' {
+		case b[i] == close:
 			return nil
-		}
-		if b[i] != ',' {
+		case b[i] != ',':
 			return errSyntax
 		}
 		i++
 	}
+}
+
+// members calls fn with the start of each key of the object at b[i] and
+// its value's span (b[k:v] is the quoted key, the colon and the spaces
+// around it); a value that is not an object is ignored.
+func members(b []byte, i int, fn func(k, v, end int) error) error {
+	return items(b, i, '{', '}', func(k int) (int, error) {
+		kend, err := skip(b, k)
+		if err != nil || b[k] != '"' {
+			return 0, errSyntax
+		}
+		c := space(b, kend)
+		if c >= len(b) || b[c] != ':' {
+			return 0, errSyntax
+		}
+		v := space(b, c+1)
+		end, err := skip(b, v)
+		if err != nil {
+			return 0, err
+		}
+		return end, fn(k, v, end)
+	})
 }
 
 // member calls fn with the span of the value of key in the object at b[i].
@@ -196,35 +204,13 @@ func member(b []byte, i int, key string, fn func(v, end int) error) error {
 // elements calls fn with each element's span of the array at b[i]; a
 // value that is not an array is ignored.
 func elements(b []byte, i int, fn func(v, end int) error) error {
-	i = space(b, i)
-	if i >= len(b) || b[i] != '[' {
-		return nil
-	}
-	i = space(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return nil
-	}
-	for {
-		v := space(b, i)
+	return items(b, i, '[', ']', func(v int) (int, error) {
 		end, err := skip(b, v)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		if err := fn(v, end); err != nil {
-			return err
-		}
-		i = space(b, end)
-		if i >= len(b) {
-			return errSyntax
-		}
-		if b[i] == ']' {
-			return nil
-		}
-		if b[i] != ',' {
-			return errSyntax
-		}
-		i++
-	}
+		return end, fn(v, end)
+	})
 }
 
 // cutMember adds to cuts the span of key's member in the object at b[i],
