@@ -18,7 +18,11 @@ var managedFieldsKey = []byte(`"managedFields"`)
 // bytes: half of a bare pod's row, more for pods that controllers and
 // kubelets update. The answer is scanned once and the members cut out;
 // every other byte is passed on as it came. A body that is not a Table,
-// or has no managedFields, is returned unchanged.
+// or has no managedFields, is returned unchanged. It scans rather than
+// decodes: decoding each row's object with encoding/json and encoding it
+// again takes ten times as long (35 ms against 3.4 ms for a page of 1,000
+// pods, BenchmarkSlimTable); FuzzSlimTable holds the scan to what
+// decoding would give.
 func slimTable(body []byte) ([]byte, error) {
 	if !bytes.Contains(body, managedFieldsKey) {
 		return body, nil

@@ -166,3 +166,46 @@ func BenchmarkSlimTable(b *testing.B) {
 		b.Fatal("managedFields kept")
 	}
 }
+
+// FuzzSlimTable holds slimTable to what decoding does: for valid JSON the
+// answer is valid JSON equal to the input with every row's
+// object.metadata.managedFields deleted; for any input it does not panic.
+func FuzzSlimTable(f *testing.F) {
+	for _, seed := range []string{
+		tableWithManagedFields,
+		`{"rows":[{"object":{"metadata":{"managedFields":[],"name":"a"}}},{"object":{"metadata":{"managedFields":[{}]}}}]}`,
+		`{"rows":[{"object":{"metadata":{"name":"c","managedFields":[],"managedFields":[]}}}],"rows":[]}`,
+		"{\n \"rows\" : [ {\"cells\": [\"a\\\"}]\"], \"object\" : { \"metadata\" : { \"managedFields\" : [ {\"m\": \"x]\"} ] } } } ]\n}",
+		`{"kind":"Table","rows":{"managedFields":1}}`,
+		`{"kind":"Table","rows":[{"managedFields"`,
+		`["managedFields"]`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, err := slimTable(in)
+		if !json.Valid(in) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("valid %s: %v", in, err)
+		}
+		var got, want any
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("%s slimmed to invalid %s: %v", in, out, err)
+		}
+		_ = json.Unmarshal(in, &want)
+		if table, ok := want.(map[string]any); ok {
+			rows, _ := table["rows"].([]any)
+			for _, r := range rows {
+				row, _ := r.(map[string]any)
+				obj, _ := row["object"].(map[string]any)
+				meta, _ := obj["metadata"].(map[string]any)
+				delete(meta, "managedFields")
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s slimmed to %s", in, out)
+		}
+	})
+}
