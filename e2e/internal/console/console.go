@@ -38,8 +38,16 @@ type Answer struct {
 // self-signed, or the cluster's own.
 func Open(t testing.TB, base string) *Browser {
 	t.Helper()
+	return OpenWith(t, base, &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}})
+}
+
+// OpenWith is Open through transport, which decides how the console's
+// certificate is checked and where base's host is reached (an ingress
+// controller's address, as curl --resolve does).
+func OpenWith(t testing.TB, base string, transport http.RoundTripper) *Browser {
+	t.Helper()
 	jar, _ := cookiejar.New(nil)
-	b := &Browser{t: t, Base: base, c: &http.Client{Jar: jar, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}}
+	b := &Browser{t: t, Base: base, c: &http.Client{Jar: jar, Transport: transport}}
 	r := b.Do("GET", "/", "", nil)
 	if r.Code != http.StatusOK || !strings.Contains(r.Body, "app.js") {
 		t.Fatalf("GET / = %d %s", r.Code, r.Body)
