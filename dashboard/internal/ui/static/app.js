@@ -121,40 +121,67 @@ async function listAll(path) {
   return items;
 }
 
+// overview draws its sections as each answers. A section the user may
+// not read (the view role lists no nodes) shows the API's refusal in its
+// place, and the others stay.
 async function overview() {
   main.append(el('h2', {}, 'Overview'));
-  const [nodes, pods, events] = await Promise.all([
-    listAll('/api/v1/nodes'), listAll('/api/v1/pods'),
-    call('/api/k8s/api/v1/events?fieldSelector=type%3DWarning&limit=50'),
+  const section = async (title, draw) => {
+    const box = el('section', { 'aria-label': title });
+    main.append(box);
+    try {
+      box.append(...await draw());
+    } catch (e) {
+      if (!(e instanceof APIError)) throw e;
+      box.replaceChildren(el('h3', {}, title), errorBox(e));
+    }
+  };
+  await Promise.all([
+    section('Nodes', async () => {
+      const [nodes, usage] = await Promise.all([listAll('/api/v1/nodes'), nodeUsage()]);
+      const nt = el('table', { 'aria-label': 'Nodes' });
+      nt.append(el('tr', {}, [el('th', {}, 'Node'), el('th', {}, 'Ready'), el('th', {}, 'CPU'), el('th', {}, 'Memory')]));
+      for (const n of nodes) {
+        const ready = (n.status?.conditions || []).find(c => c.type === 'Ready')?.status || 'Unknown';
+        const u = usage?.[n.metadata.name];
+        nt.append(el('tr', {}, [el('td', {}, el('a', { href: `#/obj/api/v1/nodes/${n.metadata.name}` }, n.metadata.name)), el('td', {}, ready),
+          el('td', {}, u ? u.cpu : 'n/a'), el('td', {}, u ? u.memory : 'n/a')]));
+      }
+      const out = [el('h3', {}, `Nodes (${nodes.length})`), nt];
+      if (usage === null) out.push(el('p', {}, 'metrics.k8s.io is not available: no CPU or memory figures.'));
+      return out;
+    }),
+    section('Pods', async () => {
+      const phases = {};
+      const pods = await listAll('/api/v1/pods');
+      for (const p of pods) phases[p.status?.phase || 'Unknown'] = (phases[p.status?.phase || 'Unknown'] || 0) + 1;
+      const pt = el('table', { 'aria-label': 'Pods by phase' });
+      pt.append(el('tr', {}, [el('th', {}, 'Phase'), el('th', {}, 'Pods')]));
+      for (const [k, v] of Object.entries(phases)) pt.append(el('tr', {}, [el('td', {}, k), el('td', {}, String(v))]));
+      return [el('h3', {}, `Pods (${pods.length})`), pt];
+    }),
+    section('Recent Warning events', async () => {
+      const events = await call('/api/k8s/api/v1/events?fieldSelector=type%3DWarning&limit=50');
+      const et = el('table', { 'aria-label': 'Warning events' });
+      et.append(el('tr', {}, [el('th', {}, 'Object'), el('th', {}, 'Reason'), el('th', {}, 'Message'), el('th', {}, 'Count')]));
+      for (const e of (events.items || []).slice(-50).reverse()) {
+        et.append(el('tr', {}, [el('td', {}, `${e.involvedObject?.kind}/${e.involvedObject?.namespace || ''}/${e.involvedObject?.name}`),
+          el('td', {}, e.reason || ''), el('td', {}, e.message || ''), el('td', {}, String(e.count || 1))]));
+      }
+      return [el('h3', {}, 'Recent Warning events'), et];
+    }),
   ]);
-  let usage = {};
+}
+
+// nodeUsage is each node's usage from metrics.k8s.io, or null when the
+// cluster does not serve it (or the user may not read it).
+async function nodeUsage() {
   try {
+    const usage = {};
     const m = await call('/api/k8s/apis/metrics.k8s.io/v1beta1/nodes');
     for (const n of m.items || []) usage[n.metadata.name] = n.usage;
-  } catch { usage = null; }
-  const nt = el('table', { 'aria-label': 'Nodes' });
-  nt.append(el('tr', {}, [el('th', {}, 'Node'), el('th', {}, 'Ready'), el('th', {}, 'CPU'), el('th', {}, 'Memory')]));
-  for (const n of nodes) {
-    const ready = (n.status?.conditions || []).find(c => c.type === 'Ready')?.status || 'Unknown';
-    const u = usage?.[n.metadata.name];
-    nt.append(el('tr', {}, [el('td', {}, el('a', { href: `#/obj/api/v1/nodes/${n.metadata.name}` }, n.metadata.name)), el('td', {}, ready),
-      el('td', {}, u ? u.cpu : 'n/a'), el('td', {}, u ? u.memory : 'n/a')]));
-  }
-  main.append(el('h3', {}, `Nodes (${nodes.length})`), nt);
-  if (usage === null) main.append(el('p', {}, 'metrics.k8s.io is not available: no CPU or memory figures.'));
-  const phases = {};
-  for (const p of pods) phases[p.status?.phase || 'Unknown'] = (phases[p.status?.phase || 'Unknown'] || 0) + 1;
-  const pt = el('table', { 'aria-label': 'Pods by phase' });
-  pt.append(el('tr', {}, [el('th', {}, 'Phase'), el('th', {}, 'Pods')]));
-  for (const [k, v] of Object.entries(phases)) pt.append(el('tr', {}, [el('td', {}, k), el('td', {}, String(v))]));
-  main.append(el('h3', {}, `Pods (${pods.length})`), pt);
-  const et = el('table', { 'aria-label': 'Warning events' });
-  et.append(el('tr', {}, [el('th', {}, 'Object'), el('th', {}, 'Reason'), el('th', {}, 'Message'), el('th', {}, 'Count')]));
-  for (const e of (events.items || []).slice(-50).reverse()) {
-    et.append(el('tr', {}, [el('td', {}, `${e.involvedObject?.kind}/${e.involvedObject?.namespace || ''}/${e.involvedObject?.name}`),
-      el('td', {}, e.reason || ''), el('td', {}, e.message || ''), el('td', {}, String(e.count || 1))]));
-  }
-  main.append(el('h3', {}, 'Recent Warning events'), et);
+    return usage;
+  } catch { return null; }
 }
 
 // listView shows the server-side Table of a resource, kept live by a
