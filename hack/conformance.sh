@@ -314,6 +314,12 @@ rootfs_busybox() {
   rm -rf "${dir}/usr/share"
   ln -s bash-static "${dir}/bin/sh"
   trireme::busybox_into "${dir}"
+  # Upstream's image has every applet in /bin, /sbin's too: the Sysctls
+  # spec runs /bin/sysctl.
+  local a
+  while IFS= read -r a; do
+    [[ -e "${dir}/bin/${a}" || -L "${dir}/bin/${a}" ]] || ln -s busybox "${dir}/bin/${a}"
+  done < <("${dir}/bin/busybox" --list)
   cp "${REPO_ROOT}/images/rootfs/busybox/etc/passwd" "${REPO_ROOT}/images/rootfs/busybox/etc/group" "${dir}/etc/"
   ROOTFS_DONE[busybox]=1
 }
