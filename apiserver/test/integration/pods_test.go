@@ -1,12 +1,14 @@
 package integration
 
 import (
+	"context"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 )
@@ -346,6 +348,36 @@ func TestPodEviction(t *testing.T) {
 		}
 		if after.Status.DisruptionsAllowed != 1 {
 			t.Errorf("dry-run eviction spent the budget: disruptionsAllowed %d", after.Status.DisruptionsAllowed)
+		}
+	})
+
+	t.Run("an evicted pod is marked DisruptionTarget before it goes", func(t *testing.T) {
+		// A finalizer, as a Job's pods carry, keeps the deleted pod to look at.
+		p := newPod(t, ns, "", map[string]string{"app": "held"})
+		p.Finalizers = []string{"example.com/hold"}
+		p, err := pods.Update(ctx, p, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_, _ = pods.Patch(context.Background(), p.Name, types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), metav1.PatchOptions{})
+		})
+		setPhase(t, p, corev1.PodRunning)
+		if err := evict(p.Name); err != nil {
+			t.Fatalf("evict: %v", err)
+		}
+		got, err := pods.Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cond *corev1.PodCondition
+		for i := range got.Status.Conditions {
+			if got.Status.Conditions[i].Type == corev1.DisruptionTarget {
+				cond = &got.Status.Conditions[i]
+			}
+		}
+		if got.DeletionTimestamp == nil || cond == nil || cond.Status != corev1.ConditionTrue || cond.Reason != "EvictionByEvictionAPI" {
+			t.Errorf("after eviction: deletionTimestamp %v, DisruptionTarget %+v; want deleted with EvictionByEvictionAPI", got.DeletionTimestamp, cond)
 		}
 	})
 

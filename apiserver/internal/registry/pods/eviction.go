@@ -62,29 +62,70 @@ func (e *EvictionStore) Create(ctx context.Context, name string, obj runtime.Obj
 		deleteOptions.DryRun = options.DryRun
 	}
 	if !budgetApplies(pod) {
-		return e.delete(ctx, name, deleteOptions)
+		return e.delete(ctx, pod, deleteOptions)
 	}
 	pdb, err := e.budgetFor(ctx, pod)
 	if err != nil || pdb == nil {
 		if err != nil {
 			return nil, err
 		}
-		return e.delete(ctx, name, deleteOptions)
+		return e.delete(ctx, pod, deleteOptions)
 	}
 	if pdb.Spec.UnhealthyPodEvictionPolicy != nil && *pdb.Spec.UnhealthyPodEvictionPolicy == policyv1.AlwaysAllow && !podReady(pod) {
-		return e.delete(ctx, name, deleteOptions)
+		return e.delete(ctx, pod, deleteOptions)
 	}
 	if err := e.takeDisruption(ctx, pdb, pod.Name, len(deleteOptions.DryRun) > 0); err != nil {
 		return nil, err
 	}
-	return e.delete(ctx, name, deleteOptions)
+	return e.delete(ctx, pod, deleteOptions)
 }
 
-func (e *EvictionStore) delete(ctx context.Context, name string, options *metav1.DeleteOptions) (runtime.Object, error) {
-	if _, _, err := e.pods.Delete(ctx, name, rest.ValidateAllObjectFunc, options); err != nil {
+// delete marks pod disrupted, unless it has finished, and deletes it.
+func (e *EvictionStore) delete(ctx context.Context, pod *corev1.Pod, options *metav1.DeleteOptions) (runtime.Object, error) {
+	if len(options.DryRun) == 0 && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+		if err := e.markDisrupted(ctx, pod.Name); err != nil {
+			return nil, err
+		}
+	}
+	if _, _, err := e.pods.Delete(ctx, pod.Name, rest.ValidateAllObjectFunc, options); err != nil {
 		return nil, err
 	}
 	return &metav1.Status{Status: metav1.StatusSuccess, Code: 201}, nil
+}
+
+// markDisrupted sets the pod's DisruptionTarget condition (reason
+// EvictionByEvictionAPI) before its deletion, as upstream's apiserver does:
+// the kubelet keeps it in the pod's final status, so that a Job's
+// podFailurePolicy can tell an eviction from a failure of the pod's own.
+func (e *EvictionStore) markDisrupted(ctx context.Context, name string) error {
+	key, err := e.pods.KeyFunc(ctx, name)
+	if err != nil {
+		return err
+	}
+	err = e.pods.Storage.GuaranteedUpdate(ctx, key, &corev1.Pod{}, false, nil, storage.SimpleUpdate(func(obj runtime.Object) (runtime.Object, error) {
+		pod := obj.(*corev1.Pod)
+		want := corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+			Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", LastTransitionTime: metav1.Now()}
+		for i, c := range pod.Status.Conditions {
+			if c.Type != corev1.DisruptionTarget {
+				continue
+			}
+			if c.Status == want.Status && c.Reason == want.Reason && c.Message == want.Message {
+				return pod, nil
+			}
+			if c.Status == want.Status {
+				want.LastTransitionTime = c.LastTransitionTime
+			}
+			pod.Status.Conditions[i] = want
+			return pod, nil
+		}
+		pod.Status.Conditions = append(pod.Status.Conditions, want)
+		return pod, nil
+	}), false, nil)
+	if err != nil {
+		return fmt.Errorf("mark pod %s disrupted: %w", name, err)
+	}
+	return nil
 }
 
 // budgetApplies is false for pods whose removal cannot disrupt anything.
