@@ -101,7 +101,9 @@ func TestSync(t *testing.T) {
 		job         *batchv1.Job
 		pods        func(j *batchv1.Job) []*corev1.Pod
 		wantCreates int
-		wantStatus  func(t *testing.T, j *batchv1.Job)
+		// wantNew, when set, are the indexes of the pods created.
+		wantNew    []string
+		wantStatus func(t *testing.T, j *batchv1.Job)
 	}{
 		{
 			name:        "starts parallelism pods",
@@ -200,6 +202,36 @@ func TestSync(t *testing.T) {
 			},
 		},
 		{
+			name: "an Indexed Job's back-off holds every index, not only the failed one",
+			job: newJob(func(j *batchv1.Job) {
+				indexedJob(j)
+				j.Spec.BackoffLimit = ptr.To(int32(6))
+			}),
+			pods: func(j *batchv1.Job) []*corev1.Pod {
+				failed := jobPod("b", j, corev1.PodFailed, 1, "1")
+				failed.Status.ContainerStatuses[0].State.Terminated.FinishedAt = metav1.Now()
+				return []*corev1.Pod{jobPod("a", j, corev1.PodRunning, 0, "0"), failed}
+			},
+			wantStatus: func(t *testing.T, j *batchv1.Job) {
+				if j.Status.Active != 1 || j.Status.Failed != 1 {
+					t.Errorf("active %d failed %d, want 1 and 1", j.Status.Active, j.Status.Failed)
+				}
+			},
+		},
+		{
+			name: "after the back-off the lowest pending index, the failed one, comes first",
+			job: newJob(func(j *batchv1.Job) {
+				indexedJob(j)
+				j.Spec.BackoffLimit = ptr.To(int32(6))
+			}),
+			pods: func(j *batchv1.Job) []*corev1.Pod {
+				return []*corev1.Pod{jobPod("a", j, corev1.PodRunning, 0, "0"), jobPod("b", j, corev1.PodFailed, 1, "1")}
+			},
+			wantCreates: 1,
+			wantNew:     []string{"1"},
+			wantStatus:  func(t *testing.T, j *batchv1.Job) {},
+		},
+		{
 			name: "suspended job runs nothing",
 			job:  newJob(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) }),
 			wantStatus: func(t *testing.T, j *batchv1.Job) {
@@ -252,6 +284,15 @@ func TestSync(t *testing.T) {
 			got, _ := cs.BatchV1().Jobs("ns").Get(context.Background(), "pi", metav1.GetOptions{})
 			tt.wantStatus(t, got)
 			pods, _ := cs.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
+			var created []string
+			for _, p := range pods.Items {
+				if p.Status.Phase == "" {
+					created = append(created, p.Annotations[IndexAnnotation])
+				}
+			}
+			if tt.wantNew != nil && !slices.Equal(created, tt.wantNew) {
+				t.Errorf("created pods of indexes %v, want %v", created, tt.wantNew)
+			}
 			for _, p := range pods.Items {
 				if (p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed) && len(p.Finalizers) > 0 {
 					t.Errorf("finished pod %s keeps its finalizer", p.Name)

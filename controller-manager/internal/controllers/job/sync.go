@@ -369,18 +369,29 @@ func (c *Controller) manage(ctx context.Context, s *jobSync) (int, int, error) {
 	if n == 0 {
 		return 0, 0, nil
 	}
+	if wait := c.jobBackoff(s); wait > 0 {
+		c.loop.AddAfter(s.key, wait)
+		return 0, 0, nil
+	}
+	created, err := c.createPods(ctx, s.key, job, make([]int, n), false)
+	return created, 0, err
+}
+
+// jobBackoff is how long the Job's back-off still holds new pods after its
+// last failed one: DefaultBackoff doubled per failure. It holds every
+// pod of the Job, of an Indexed Job too unless backoffLimitPerIndex
+// gives each index its own.
+func (c *Controller) jobBackoff(s *jobSync) time.Duration {
+	if s.failed == 0 {
+		return 0
+	}
 	var lastFail time.Time
 	for _, p := range s.mine {
 		if p.Status.Phase == corev1.PodFailed {
 			lastFail = maxTime(lastFail, finishTime(p))
 		}
 	}
-	if wait := lastFail.Add(c.backoffDelay(s.failed)).Sub(s.now); s.failed > 0 && wait > 0 {
-		c.loop.AddAfter(s.key, wait)
-		return 0, 0, nil
-	}
-	created, err := c.createPods(ctx, s.key, job, make([]int, n), false)
-	return created, 0, err
+	return max(lastFail.Add(c.backoffDelay(s.failed)).Sub(s.now), 0)
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -391,8 +402,9 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // manageIndexed keeps one pod running per index that is neither completed
-// nor failed, at most parallelism of them, retrying a failed index after
-// its backoff; it returns how many pods it created and deleted.
+// nor failed, at most parallelism of them, lowest first, retrying a failed
+// index after the back-off (its own with backoffLimitPerIndex, else the
+// Job's); it returns how many pods it created and deleted.
 func (c *Controller) manageIndexed(ctx context.Context, s *jobSync, parallelism int) (int, int, error) {
 	key, job, mine, active, now := s.key, s.job, s.mine, s.active, s.now
 	completions, completed, failedIdx := int(completionsOf(job)), s.completed, s.failedIdx
@@ -425,13 +437,21 @@ func (c *Controller) manageIndexed(ctx context.Context, s *jobSync, parallelism 
 		failures[idx] = max(failures[idx], indexFailures(p)+1)
 		lastFail[idx] = maxTime(lastFail[idx], finishTime(p))
 	}
+	perIndex := job.Spec.BackoffLimitPerIndex != nil
+	if wait := c.jobBackoff(s); !perIndex && wait > 0 && len(keep) < parallelism {
+		// The lowest pending index, the one that failed too, is created
+		// once the Job's back-off is over; another index does not jump
+		// the queue meanwhile.
+		c.loop.AddAfter(key, wait)
+		return 0, deleted, nil
+	}
 	var todo []int
 	var retry time.Duration
 	for i := 0; i < completions && len(todo) < parallelism-len(keep); i++ {
 		if completed[i] || failedIdx[i] || running[i] {
 			continue
 		}
-		if wait := lastFail[i].Add(c.backoffDelay(failures[i])).Sub(now); failures[i] > 0 && wait > 0 {
+		if wait := lastFail[i].Add(c.backoffDelay(failures[i])).Sub(now); perIndex && failures[i] > 0 && wait > 0 {
 			if retry == 0 || wait < retry {
 				retry = wait
 			}
