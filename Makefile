@@ -112,7 +112,7 @@ e2e-cluster: build images helm conformance-build
 
 ## bench: Go benchmarks and the load drivers; they print figures (as root also
 ## the LoadBalancer ones: 500 Services created at once, 100 addresses failing over)
-bench: build
+bench: build kwok
 	go test -run '^$$' -bench . -benchmem ./api/... ./apiserver/... ./scheduler/...
 	go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./proxy/internal/benchmark/
 	go test -run '^$$' -bench . -benchtime 1x -timeout 10m ./netpol/internal/benchmark/
@@ -145,7 +145,7 @@ bench-scale: build kwok
 	TRIREME_E2E_SCALE=1 TRIREME_BIN_DIR=$(CURDIR)/$(BIN) SCALE_NODES=$(SCALE_NODES) SCALE_PODS=$(SCALE_PODS) SCALE_NAMESPACES=$(SCALE_NAMESPACES) \
 		SCALE_CONTROL_PLANES=$(SCALE_CONTROL_PLANES) SCALE_KWOK=$(CURDIR)/$(BIN)/kwok go test $(TEST_FLAGS) -count=1 -v -run '^TestScale$$' -timeout 180m ./e2e/scale/
 
-## kwok: fake nodes for e2e/scale, built from sigs.k8s.io/kwok's module (never downloaded)
+## kwok: fake nodes for e2e/scale and the dashboard's benchmark, built from sigs.k8s.io/kwok's module (never downloaded)
 kwok:
 	./hack/build-kwok.sh
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds kwok (sigs.k8s.io/kwok), which fakes nodes and their pods for the
-# scale harness (e2e/scale), from its Go module into _output/bin/kwok. It is
-# never downloaded as a binary. The build happens in a throw-away module
+# scale harness (e2e/scale) and the dashboard's benchmark (e2e/dashboard),
+# from its Go module into _output/bin/kwok. It is never downloaded as a
+# binary. The build happens in a throw-away module
 # outside the repository: kwok pins its own Kubernetes libraries, which
 # differ from Trireme's, so it cannot live in go.work or in a module that
 # hack/verify.sh k8s_versions holds to Trireme's versions.

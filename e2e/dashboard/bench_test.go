@@ -16,14 +16,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"trireme.dev/componentbase/testcluster"
 	"trireme.dev/componentbase/testwait"
 	"trireme.dev/e2e/internal/browser"
 	"trireme.dev/e2e/internal/console"
+	"trireme.dev/e2e/internal/kwok"
 	"trireme.dev/e2e/internal/load"
 )
 
 // BenchmarkDashboard5000Pods measures the console with 5,000 pods in the
-// cluster (API objects bound to 50 Node objects; nothing runs them):
+// cluster, Running on 50 kwok nodes as in the scale harness (e2e/scale):
 // navigation to the all-namespaces pod list's first row in the DOM and
 // until every page of it is painted, the DOM's size then, a created pod's
 // row visible in the list (p50 and p99 of 50), the console's RSS and the
@@ -34,7 +36,19 @@ func BenchmarkDashboard5000Pods(b *testing.B) {
 	const nodes, pods, creates = 50, 5000, 50
 	ns := "bench"
 	cs := newNamespace(b, ns)
+	kwokLog := startKwok(b)
 	makeObjects(b, cs, ns, "bench-node", nodes, pods)
+	// The clock covers the console only: the pods are all Running, their
+	// statuses written, before it starts, so that kwok's updates neither
+	// load the machine nor change the list while it is measured.
+	start := time.Now()
+	if err := (testwait.Poll{Interval: time.Second}).Until(b.Context(), 10*time.Minute, func(ctx context.Context) (bool, error) {
+		n, err := kwok.RunningPods(ctx, cs, ns)
+		return n >= pods, err
+	}); err != nil {
+		b.Fatalf("%d pods Running on kwok's nodes: %v\nkwok's output (last lines):\n%s", pods, err, testcluster.Tail(kwokLog.String(), 30))
+	}
+	b.Logf("%d pods Running on kwok's nodes %s after the last was created", pods, time.Since(start).Round(time.Millisecond))
 	c, tab := viewerTab(b, cs, ns, "bench-viewer")
 
 	// The first row's time is taken by an observer DevTools adds to every
@@ -94,7 +108,9 @@ func BenchmarkDashboard5000Pods(b *testing.B) {
 		browser.Run(b, tab, "scroll to the end",
 			browser.Eval(`(() => { const s = document.querySelector('.scroller'); s.scrollTop = s.scrollHeight; window.pending.add('`+name+`'); })()`))
 		sent := time.Now().UnixMilli()
-		if _, err := cs.CoreV1().Pods(ns).Create(b.Context(), benchPod(name, "bench-node-00"), metav1.CreateOptions{}); err != nil {
+		// Spread over the nodes, as the first 5,000 are, to stay within
+		// each node's 110 pods.
+		if _, err := cs.CoreV1().Pods(ns).Create(b.Context(), benchPod(name, nodeName("bench-node", i%nodes)), metav1.CreateOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		var seen int64
@@ -155,15 +171,41 @@ var firstRowProbe = chromedp.Func(func(ctx context.Context, t *chromedp.Target) 
 	return err
 })
 
-// makeObjects makes nodes Node objects (node-00, node-01, … after prefix)
-// and pods pods named pod-0000, pod-0001, … bound to them in ns, 32 at a
-// time.
+// startKwok runs kwok against the suite's apiserver until the test ends,
+// when it is stopped by its PID, and returns the tail of its output.
+func startKwok(tb testing.TB) *testcluster.TailBuffer {
+	tb.Helper()
+	bin := kwok.DefaultBinary()
+	stages, err := kwok.Locate(bin)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := testcluster.NewTailBuffer(64 << 10)
+	p, err := kwok.Start(kwok.Options{Binary: bin, Stages: stages, Kubeconfig: srv.KubeconfigPath(), Dir: tb.TempDir(), Out: out})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := p.Stop(testcluster.DefaultStopTimeout); err != nil {
+			tb.Errorf("stop kwok: %v", err)
+		}
+	})
+	return out
+}
+
+// nodeName is makeObjects' i-th node after prefix.
+func nodeName(prefix string, i int) string { return fmt.Sprintf("%s-%02d", prefix, i) }
+
+// makeObjects makes nodes kwok Nodes (nodeName(prefix, 0), …) and pods
+// pods named pod-0000, pod-0001, … bound to them in ns, 32 at a time. The
+// nodes turn Ready and the pods Running while kwok runs (startKwok); without
+// it they are API objects nothing runs.
 func makeObjects(b testing.TB, cs kubernetes.Interface, ns, prefix string, nodes, pods int) {
 	b.Helper()
 	ctx := b.Context()
 	for i := range nodes {
-		name := fmt.Sprintf("%s-%02d", prefix, i)
-		if _, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		name := nodeName(prefix, i)
+		if _, err := cs.CoreV1().Nodes().Create(ctx, kwok.Node(name), metav1.CreateOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
@@ -174,7 +216,7 @@ func makeObjects(b testing.TB, cs kubernetes.Interface, ns, prefix string, nodes
 	for range 32 {
 		wg.Go(func() {
 			for i := range work {
-				if _, err := cs.CoreV1().Pods(ns).Create(ctx, benchPod(fmt.Sprintf("pod-%04d", i), fmt.Sprintf("%s-%02d", prefix, i%nodes)), metav1.CreateOptions{}); err != nil {
+				if _, err := cs.CoreV1().Pods(ns).Create(ctx, benchPod(fmt.Sprintf("pod-%04d", i), nodeName(prefix, i%nodes)), metav1.CreateOptions{}); err != nil {
 					errs <- err
 					return
 				}
@@ -199,7 +241,7 @@ func makeObjects(b testing.TB, cs kubernetes.Interface, ns, prefix string, nodes
 	}
 }
 
-// benchPod is a pod bound to node that no kubelet will run.
+// benchPod is a pod bound to node, which kwok runs if it manages node.
 func benchPod(name, node string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "bench"}},

@@ -97,7 +97,7 @@ func TestPodListKeyboard(t *testing.T) {
 	if err := cs.CoreV1().Pods(ns).Delete(ctx, "pod-0002", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.CoreV1().Pods(ns).Create(ctx, benchPod("pod-added", "vlist-node-00"), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, benchPod("pod-added", nodeName("vlist-node", 0)), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var name string

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"trireme.dev/componentbase/testcluster"
+	"trireme.dev/e2e/internal/kwok"
 )
 
 // The knobs, as flags (go test ./e2e/scale/ -args -nodes 1000) or as the
@@ -23,7 +24,7 @@ var (
 	flagWatchers   = flag.Int("watchers", envInt("SCALE_WATCHERS", 100), "clients each watching every pod (SCALE_WATCHERS)")
 	flagPlanes     = flag.String("control-planes", envString("SCALE_CONTROL_PLANES", "trireme"), "comma-separated control planes to measure in turn: trireme, upstream (SCALE_CONTROL_PLANES)")
 	flagUpstream   = flag.String("upstream-dir", envString("SCALE_UPSTREAM_DIR", filepath.Join(testcluster.RepoRoot(), "_output", "upstream")), "directory of hack/build-upstream.sh's binaries (SCALE_UPSTREAM_DIR)")
-	flagKwok       = flag.String("kwok", envString("SCALE_KWOK", filepath.Join(testcluster.RepoRoot(), "_output", "bin", "kwok")), "kwok binary from hack/build-kwok.sh, with kwok-stages.yaml beside it (SCALE_KWOK)")
+	flagKwok       = flag.String("kwok", envString("SCALE_KWOK", filepath.Join(testcluster.RepoRoot(), "_output", "bin", "kwok")), "kwok binary from make kwok, with "+kwok.StagesFile+" beside it (SCALE_KWOK)")
 	flagTimeout    = flag.Duration("stage-timeout", envDuration("SCALE_STAGE_TIMEOUT", 10*time.Minute), "how long one stage may take (SCALE_STAGE_TIMEOUT)")
 	flagQPS        = flag.Float64("client-qps", 100, "scheduler and controller-manager client QPS")
 	flagBurst      = flag.Int("client-burst", 200, "scheduler and controller-manager client burst")
@@ -60,12 +61,9 @@ func TestScale(t *testing.T) {
 	if os.Getenv("TRIREME_E2E_SCALE") != "1" {
 		t.Skip("e2e/scale: opt-in (minutes of load on this machine); set TRIREME_E2E_SCALE=1 or run make bench-scale")
 	}
-	if _, err := os.Stat(*flagKwok); err != nil {
-		t.Fatalf("kwok not found at %s: run hack/build-kwok.sh (or set SCALE_KWOK): %v", *flagKwok, err)
-	}
-	stages := filepath.Join(filepath.Dir(*flagKwok), "kwok-stages.yaml")
-	if _, err := os.Stat(stages); err != nil {
-		t.Fatalf("kwok stages not found: run hack/build-kwok.sh: %v", err)
+	stages, err := kwok.Locate(*flagKwok)
+	if err != nil {
+		t.Fatalf("%v (or set SCALE_KWOK)", err)
 	}
 	settings := Settings{
 		GOGC: os.Getenv("GOGC"), GOMEMLIMIT: os.Getenv("GOMEMLIMIT"),

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"trireme.dev/componentbase/testcluster"
+	"trireme.dev/e2e/internal/kwok"
 )
 
 // Size is the workload's scale.
@@ -59,7 +58,6 @@ func (s Size) String() string {
 }
 
 const (
-	kwokLabel     = "scale.trireme.dev/kwok"
 	bigNamespace  = "scale-big"
 	tolerationSec = 30 // pods leave a NotReady node after this, the same for both
 )
@@ -93,7 +91,7 @@ type Run struct {
 	CP      *ControlPlane
 	Size    Size
 	Kwok    string // the kwok binary
-	Stages  string // kwok's stage configuration
+	Stages  string // kwok's stage configuration (kwok.Locate's answer)
 	Timeout time.Duration
 	Log     func(format string, args ...any)
 
@@ -160,33 +158,10 @@ func (r *Run) Execute(ctx context.Context) (*Figures, error) {
 	return &r.fig, nil
 }
 
-// kwokOptions raise kwok's parallelism (4 by default) so that the fake
-// kubelets keep up with the control plane rather than pace it.
-const kwokOptions = `apiVersion: config.kwok.x-k8s.io/v1alpha1
-kind: KwokConfiguration
-options:
-  podPlayStageParallelism: 32
-  nodePlayStageParallelism: 8
-  nodeLeaseParallelism: 16
-`
-
 func (r *Run) startKwok() (*testcluster.Process, error) {
-	stages, err := os.ReadFile(r.Stages)
+	p, err := kwok.Start(kwok.Options{Binary: r.Kwok, Stages: r.Stages, Kubeconfig: r.CP.Kubeconfig, Dir: r.CP.dir, Out: prefixWriter{r.Log, "kwok"}})
 	if err != nil {
-		return nil, fmt.Errorf("read kwok stages: %w", err)
-	}
-	config := filepath.Join(r.CP.dir, "kwok.yaml")
-	if err := os.WriteFile(config, append([]byte(kwokOptions+"---\n"), stages...), 0o600); err != nil {
-		return nil, fmt.Errorf("write kwok configuration: %w", err)
-	}
-	p, err := testcluster.StartProcess(r.Kwok, []string{
-		"--kubeconfig", r.CP.Kubeconfig, "--config", config,
-		"--manage-nodes-with-label-selector", kwokLabel + "=true",
-		"--node-lease-duration-seconds", "40",
-		"--cidr", "10.0.0.0/8", "--node-ip", "10.255.0.1", "--server-address", "127.0.0.1:0",
-	}, prefixWriter{r.Log, "kwok"})
-	if err != nil {
-		return nil, fmt.Errorf("start kwok: %w", err)
+		return nil, err
 	}
 	r.CP.PIDs["kwok"] = p.PID()
 	return p, nil
@@ -294,16 +269,7 @@ func nodeName(i int) string { return fmt.Sprintf("kwok-node-%04d", i) }
 
 func (r *Run) createNodes(ctx context.Context) error {
 	if err := parallel(ctx, r.Size.Nodes, func(ctx context.Context, i int) error {
-		capacity := corev1.ResourceList{
-			corev1.ResourceCPU: resource.MustParse("32"), corev1.ResourceMemory: resource.MustParse("256Gi"),
-			corev1.ResourcePods: resource.MustParse("110"),
-		}
-		n := &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: nodeName(i),
-				Labels:      map[string]string{kwokLabel: "true", "kubernetes.io/hostname": nodeName(i), "type": "kwok"},
-				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}},
-			Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
-		}
+		n := kwok.Node(nodeName(i))
 		if _, err := r.cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create node %s: %w", n.Name, err)
 		}
@@ -312,27 +278,9 @@ func (r *Run) createNodes(ctx context.Context) error {
 		return err
 	}
 	return r.poll(ctx, "nodes Ready", func(ctx context.Context) (bool, string, error) {
-		nodes, err := r.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		if err != nil {
-			return false, "", err
-		}
-		ready := 0
-		for _, n := range nodes.Items {
-			if nodeReady(&n) {
-				ready++
-			}
-		}
-		return ready >= r.Size.Nodes, fmt.Sprintf("%d/%d Ready", ready, r.Size.Nodes), nil
+		ready, err := kwok.ReadyNodes(ctx, r.cs)
+		return ready >= r.Size.Nodes, fmt.Sprintf("%d/%d Ready", ready, r.Size.Nodes), err
 	})
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // poll calls f every 2 s until it reports done, logging its progress every
@@ -424,7 +372,7 @@ func (r *Run) createWorkload(ctx context.Context) error {
 	}
 	r.Log("created %d Deployments and %d Services in %s", r.Size.Deployments, r.Size.Deployments*r.Size.ServicesPerDeployment, time.Since(start).Round(time.Millisecond))
 	err := r.poll(ctx, "pods Running", func(ctx context.Context) (bool, string, error) {
-		running, err := r.countRunning(ctx)
+		running, err := kwok.RunningPods(ctx, r.cs, "")
 		return running >= r.Size.Pods, fmt.Sprintf("%d/%d Running", running, r.Size.Pods), err
 	})
 	r.fig.AllRunning = time.Since(start)
@@ -445,21 +393,6 @@ func (r *Run) createWorkload(ctx context.Context) error {
 		r.fig.SchedThroughput = float64(n) / last.Sub(first).Seconds()
 	}
 	return err
-}
-
-// countRunning lists pods from the watch cache, page by page.
-func (r *Run) countRunning(ctx context.Context) (int, error) {
-	pods, err := r.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{ResourceVersion: "0", FieldSelector: "status.phase=Running"})
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil {
-			n++
-		}
-	}
-	return n, nil
 }
 
 func deployment(name string, replicas int32) *appsv1.Deployment {
@@ -592,7 +525,7 @@ func (r *Run) waitDeployments(ctx context.Context, what string, updated bool) er
 func (r *Run) notReady(ctx context.Context) error {
 	n := max(1, r.Size.Nodes*r.Size.NotReadyPercent/100)
 	start := time.Now()
-	patch := []byte(`{"metadata":{"labels":{"` + kwokLabel + `":"false"}}}`)
+	patch := []byte(`{"metadata":{"labels":{"` + kwok.Label + `":"false"}}}`)
 	if err := parallel(ctx, n, func(ctx context.Context, i int) error {
 		_, err := r.cs.CoreV1().Nodes().Patch(ctx, nodeName(i), types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 		return err
@@ -626,7 +559,7 @@ func (r *Run) notReady(ctx context.Context) error {
 	// The nodes come back, as repaired machines do: until then nothing
 	// finishes their evicted pods, which stay Terminating and would hold
 	// up the namespace deletion that follows.
-	patch = []byte(`{"metadata":{"labels":{"` + kwokLabel + `":"true"}}}`)
+	patch = []byte(`{"metadata":{"labels":{"` + kwok.Label + `":"true"}}}`)
 	if err := parallel(ctx, n, func(ctx context.Context, i int) error {
 		_, err := r.cs.CoreV1().Nodes().Patch(ctx, nodeName(i), types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 		return err
