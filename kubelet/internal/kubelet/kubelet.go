@@ -525,6 +525,15 @@ func (k *Kubelet) acquireSandboxSlot(ctx context.Context, w *podWorker) func() {
 	}
 }
 
+// retryAfter is how soon a pod whose sync failed n times in a row is synced
+// again: 250 ms doubled per failure, at most 2 s. Most first failures pass
+// at once, such as a token the apiserver's node authorizer refuses until
+// its cache has seen the pod bound to this node, which a kubelet watching
+// the same pods can see first.
+func retryAfter(n int) time.Duration {
+	return min(250*time.Millisecond<<min(n-1, 3), 2*time.Second)
+}
+
 // runWorker syncs one pod until it is gone from its sources and from the
 // runtime.
 func (k *Kubelet) runWorker(ctx context.Context, w *podWorker) {
@@ -533,6 +542,7 @@ func (k *Kubelet) runWorker(ctx context.Context, w *podWorker) {
 	// at once could sync before the pod is handed over, as if it had none.
 	timer := time.NewTimer(k.cfg.ResyncPeriod)
 	defer timer.Stop()
+	failures := 0 // consecutive failed syncs
 	for {
 		select {
 		case <-ctx.Done():
@@ -554,9 +564,12 @@ func (k *Kubelet) runWorker(ctx context.Context, w *podWorker) {
 		if err != nil {
 			metrics.SyncErrors.Inc()
 			log.Error(err, "Sync pod failed")
-			if requeue == 0 || requeue > 2*time.Second {
-				requeue = 2 * time.Second
+			failures++
+			if retry := retryAfter(failures); requeue == 0 || requeue > retry {
+				requeue = retry
 			}
+		} else {
+			failures = 0
 		}
 		if done {
 			k.mu.Lock()

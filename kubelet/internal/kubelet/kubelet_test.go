@@ -482,3 +482,20 @@ func TestObservedGenerationFollowsSpec(t *testing.T) {
 		}
 	}
 }
+
+func TestRetryAfter(t *testing.T) {
+	for _, tc := range []struct {
+		failures int
+		want     time.Duration
+	}{
+		{1, 250 * time.Millisecond},
+		{2, 500 * time.Millisecond},
+		{3, time.Second},
+		{4, 2 * time.Second},
+		{40, 2 * time.Second},
+	} {
+		if got := retryAfter(tc.failures); got != tc.want {
+			t.Errorf("retryAfter(%d) = %v, want %v", tc.failures, got, tc.want)
+		}
+	}
+}
