@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	svmv1 "k8s.io/api/storagemigration/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -28,6 +29,7 @@ import (
 	"trireme.dev/controller-manager/internal/controllers/endpointslicemirroring"
 	"trireme.dev/controller-manager/internal/controllers/ephemeral"
 	"trireme.dev/controller-manager/internal/controllers/garbagecollector"
+	"trireme.dev/controller-manager/internal/controllers/ingressrefs"
 	"trireme.dev/controller-manager/internal/controllers/job"
 	"trireme.dev/controller-manager/internal/controllers/namespace"
 	"trireme.dev/controller-manager/internal/controllers/nodeipam"
@@ -249,6 +251,14 @@ var All = []Descriptor{
 		ClientName: storageversionmigrator.Name,
 		Requires:   []schema.GroupVersion{svmv1.SchemeGroupVersion},
 		Build:      buildStorageVersionMigrator,
+	},
+	{
+		// Trireme's own: Warning Events for what Ingresses name that is
+		// missing, which ingress controllers only log.
+		Name:       ingressrefs.Name,
+		ClientName: "ingress-references-controller",
+		Requires:   []schema.GroupVersion{networkingv1.SchemeGroupVersion},
+		Build:      buildIngressReferences,
 	},
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -16,6 +17,7 @@ import (
 	"trireme.dev/controller-manager/internal/controllers/endpointslice"
 	"trireme.dev/controller-manager/internal/controllers/endpointslicemirroring"
 	"trireme.dev/controller-manager/internal/controllers/garbagecollector"
+	"trireme.dev/controller-manager/internal/controllers/ingressrefs"
 	"trireme.dev/controller-manager/internal/controllers/namespace"
 	"trireme.dev/controller-manager/internal/controllers/podgc"
 	"trireme.dev/controller-manager/internal/controllers/storageversionmigrator"
@@ -188,3 +190,19 @@ func buildPodGC(_ context.Context, cc *Context, client kubernetes.Interface, eve
 type offController struct{}
 
 func (offController) Run(ctx context.Context, _ int) { <-ctx.Done() }
+
+func buildIngressReferences(_ context.Context, cc *Context, _ kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	c, err := ingressrefs.New(ingressrefs.Options{
+		Ingresses: cc.Informers.Networking().V1().Ingresses(),
+		Services:  cc.Informers.Core().V1().Services(),
+		// Only the Secrets' names are read: the metadata informer keeps
+		// their data out of the controller-manager's memory.
+		Secrets:  cc.Metadata.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")),
+		Recorder: events,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	// One worker: a sync reads three caches and may record an Event.
+	return c, 1, nil
+}

@@ -258,6 +258,12 @@ func controllerRoles() map[string][]rule {
 			allow("update").in("storagemigration.k8s.io").on("storageversionmigrations/status"),
 			eventsRule(),
 		},
+		// Trireme's own: it reads Ingresses, Services and Secrets' metadata
+		// through the controller-manager's shared informers and only
+		// records Events.
+		"ingress-references-controller": {
+			eventsRule(),
+		},
 		"root-ca-cert-publisher": {
 			allow("create", "update").in(core).on("configmaps"),
 			eventsRule(),

@@ -47,6 +47,7 @@ var controllerManagerAccounts = map[string]string{
 	"cronjob":                             "cronjob-controller",
 	"ttl-after-finished":                  "ttl-after-finished-controller",
 	"storage-version-migrator-controller": "storage-version-migrator-controller",
+	"ingress-references":                  "ingress-references-controller",
 }
 
 // namespacedControllerRoles are the controllers whose roles upstream grants
