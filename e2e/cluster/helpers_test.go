@@ -44,6 +44,15 @@ func apply(t *testing.T, manifest string) {
 	}
 }
 
+// applyVerbatim applies a manifest as written: one with no images in it,
+// which apply's formatting would mangle.
+func applyVerbatim(t *testing.T, manifest string) {
+	t.Helper()
+	if out, err := kubectlStdin(manifest, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
 // must runs kubectl and fails the test on error, printing the cluster's pods
 // and then the error: the last lines of a long log are the ones CI shows.
 func must(t *testing.T, args ...string) string {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +123,122 @@ spec:
   - backendRefs: [{name: alpha, port: 80}]
 `
 
+// brokenIngress names a Service that does not exist, a port beta lacks and
+// a TLS Secret that does not exist; its path / to alpha is sound.
+const brokenIngress = `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: broken, namespace: ingress-demo}
+spec:
+  tls:
+  - hosts: [broken.test]
+    secretName: missing-tls
+  rules:
+  - host: broken.test
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}
+      - {path: /ghost, pathType: Prefix, backend: {service: {name: ghost, port: {number: 80}}}}
+      - {path: /wrong-port, pathType: Prefix, backend: {service: {name: beta, port: {number: 8080}}}}
+`
+
+// claimingIngresses are Ingresses claiming the same host and path:
+// longer.test/hostname Exact to alpha and Prefix to beta (Traefik's rules
+// Path(...) and the longer PathPrefix(...)), and tie.test/ Prefix to both
+// alpha and beta (one rule, twice).
+const claimingIngresses = `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: claim-exact, namespace: ingress-demo}
+spec:
+  rules:
+  - host: longer.test
+    http:
+      paths:
+      - {path: /hostname, pathType: Exact, backend: {service: {name: alpha, port: {number: 80}}}}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: claim-prefix, namespace: ingress-demo}
+spec:
+  rules:
+  - host: longer.test
+    http:
+      paths:
+      - {path: /hostname, pathType: Prefix, backend: {service: {name: beta, port: {number: 80}}}}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: tie-alpha, namespace: ingress-demo}
+spec:
+  rules:
+  - host: tie.test
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: alpha, port: {number: 80}}}}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: tie-beta, namespace: ingress-demo}
+spec:
+  rules:
+  - host: tie.test
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: beta, port: {number: 80}}}}
+`
+
+// otherNamespace is the echo Deployment and Service gamma in the namespace
+// ingress-other (%[2]s: the echo image).
+const otherNamespace = `apiVersion: v1
+kind: Namespace
+metadata: {name: ingress-other}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: gamma, namespace: ingress-other}
+spec:
+  selector: {matchLabels: {app: gamma}}
+  template:
+    metadata: {labels: {app: gamma}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: web
+        image: %[2]s
+        env: [{name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]
+        ports: [{containerPort: 8080}]
+        readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: gamma, namespace: ingress-other}
+spec:
+  selector: {app: gamma}
+  ports: [{name: http, port: 80, targetPort: 8080}]
+`
+
+// crossRoute is an HTTPRoute through the Gateway demo whose rule /hostname
+// goes to the Service gamma of ingress-other; every other path to alpha.
+const crossRoute = `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: cross, namespace: ingress-demo}
+spec:
+  parentRefs: [{name: demo}]
+  hostnames: [cross.gw.test]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /hostname}}]
+    backendRefs: [{name: gamma, namespace: ingress-other, port: 80}]
+  - backendRefs: [{name: alpha, port: 80}]
+`
+
+// grantToGamma lets HTTPRoutes of ingress-demo name the Service gamma.
+const grantToGamma = `apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: routes-to-gamma, namespace: ingress-other}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ingress-demo}]
+  to: [{group: "", kind: Service, name: gamma}]
+`
+
 // TestIngress: the traefik addon routes Ingresses of the default
 // IngressClass and Gateway API routes from the host, through the address
 // the cloud-controller-manager gave its LoadBalancer Service, which each
@@ -133,7 +250,9 @@ func TestIngress(t *testing.T) {
 		t.Fatalf("IngressClass traefik: controller and default %q, want traefik.io/ingress-controller true", class)
 	}
 	lb := lbAddress(t, "kube-system", "traefik")
-	t.Cleanup(func() { _, _ = kubectl("delete", "namespace", "ingress-demo", "--wait=false") })
+	t.Cleanup(func() {
+		_, _ = kubectl("delete", "namespace", "ingress-demo", "ingress-other", "--wait=false", "--ignore-not-found")
+	})
 
 	ca, pair := serving("secure.test")
 	apply(t, ingressDemo)
@@ -195,9 +314,7 @@ func TestIngress(t *testing.T) {
 		newCA, newPair := serving("secure.test")
 		secret := fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: secure-tls, namespace: ingress-demo}\ntype: kubernetes.io/tls\ndata: {tls.crt: %s, tls.key: %s}\n",
 			base64.StdEncoding.EncodeToString(newPair.CertPEM), base64.StdEncoding.EncodeToString(newPair.KeyPEM))
-		if out, err := kubectlStdin(secret, "apply", "-f", "-"); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
+		applyVerbatim(t, secret)
 		roots := x509.NewCertPool()
 		roots.AppendCertsFromPEM(newCA.CertPEM)
 		secure := viaAddress(lb, &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12})
@@ -210,9 +327,7 @@ func TestIngress(t *testing.T) {
 		slowly.ForNil(t, 60*time.Second, "GatewayClass traefik accepted", func() error {
 			return condition("gatewayclass", "traefik", "", "Accepted")
 		})
-		if out, err := kubectlStdin(gatewayDemo, "apply", "-f", "-"); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
+		applyVerbatim(t, gatewayDemo)
 		slowly.ForNil(t, 60*time.Second, "Gateway demo programmed", func() error {
 			return condition("gateway", "demo", "ingress-demo", "Programmed")
 		})
@@ -220,15 +335,7 @@ func TestIngress(t *testing.T) {
 			t.Errorf("Gateway demo: status.addresses %q, want %s", addr, lb)
 		}
 		slowly.ForNil(t, 60*time.Second, "HTTPRoute demo accepted", func() error {
-			out, err := kubectl("-n", "ingress-demo", "get", "httproute", "demo", "-o",
-				`jsonpath={.status.parents[0].conditions[?(@.type=="Accepted")].status} {.status.parents[0].conditions[?(@.type=="ResolvedRefs")].status}`)
-			if err != nil {
-				return err
-			}
-			if out != "True True" {
-				return fmt.Errorf("Accepted and ResolvedRefs %q", out)
-			}
-			return nil
+			return routeConditions("demo", "True True ResolvedRefs")
 		})
 		for url, want := range map[string]string{
 			"http://route.gw.test/":             "alpha-",
@@ -242,6 +349,116 @@ func TestIngress(t *testing.T) {
 			slowly.ForNil(t, 30*time.Second, url, func() error { return expect(plain, url, status, want) })
 		}
 	})
+
+	t.Run("an Ingress naming a missing Service, port or TLS Secret", func(t *testing.T) {
+		applyVerbatim(t, brokenIngress)
+		// Traefik only logs these; the controller-manager's
+		// ingress-references controller records them on the Ingress.
+		for _, want := range []string{
+			`ServiceNotFound .* Service "ghost" not found in namespace ingress-demo \(backend of broken.test/ghost\)`,
+			`ServicePortNotFound .* Service "beta" has no port 8080 \(backend of broken.test/wrong-port\)`,
+			`SecretNotFound .* Secret "missing-tls" not found in namespace ingress-demo \(TLS of broken.test\)`,
+		} {
+			re := regexp.MustCompile(`Warning\s+` + want)
+			slowly.ForNil(t, 60*time.Second, "kubectl describe ingress broken: "+want, func() error {
+				out, err := kubectl("-n", "ingress-demo", "describe", "ingress", "broken")
+				if err != nil {
+					return err
+				}
+				if !re.MatchString(out) {
+					return fmt.Errorf("no event %q in\n%s", re, out)
+				}
+				return nil
+			})
+		}
+		for url, want := range map[string]string{
+			"http://broken.test/echo?msg=sound": "sound",
+			"http://alpha.test/":                "alpha-",
+			"http://beta.test/echo?msg=other":   "other",
+			"http://route.gw.test/":             "alpha-",
+		} {
+			slowly.ForNil(t, 30*time.Second, url+" still served", func() error { return expect(plain, url, 200, want) })
+		}
+	})
+
+	t.Run("Ingresses claiming the same host and path: Traefik's router priority", func(t *testing.T) {
+		// Traefik orders its routers by priority, by default the length of
+		// the rule it makes of the host and path; the Ingress API's
+		// preference of Exact over Prefix does not enter into it.
+		applyVerbatim(t, claimingIngresses)
+		slowly.ForNil(t, 30*time.Second, "the Prefix path's longer rule wins over the Exact one", func() error {
+			return expect(plain, "http://longer.test/hostname", 200, "beta-")
+		})
+		// One rule, twice: equal priorities, and Traefik documents no order
+		// between them; either backend may answer, never neither.
+		slowly.ForNil(t, 30*time.Second, "tie.test answered by alpha or beta", func() error {
+			if err := expect(plain, "http://tie.test/", 200, "alpha-"); err != nil {
+				return expect(plain, "http://tie.test/", 200, "beta-")
+			}
+			return nil
+		})
+		// The annotation router.priority decides: the higher wins.
+		for _, step := range []struct{ ingress, priority, want string }{
+			{"tie-beta", "100", "beta-"},
+			{"tie-alpha", "200", "alpha-"},
+		} {
+			must(t, "-n", "ingress-demo", "annotate", "--overwrite", "ingress", step.ingress,
+				"traefik.ingress.kubernetes.io/router.priority="+step.priority)
+			slowly.ForNil(t, 30*time.Second, step.ingress+" with priority "+step.priority+" wins", func() error {
+				return expect(plain, "http://tie.test/", 200, step.want)
+			})
+			// Settled: one configuration, so every request agrees.
+			for range 10 {
+				if err := expect(plain, "http://tie.test/", 200, step.want); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+
+	t.Run("an HTTPRoute naming a Service of another namespace needs a ReferenceGrant", func(t *testing.T) {
+		apply(t, otherNamespace)
+		must(t, "-n", "ingress-other", "rollout", "status", "deployment/gamma", "--timeout=120s")
+		applyVerbatim(t, crossRoute)
+		slowly.ForNil(t, 60*time.Second, "HTTPRoute cross accepted, its reference refused", func() error {
+			return routeConditions("cross", "True False RefNotPermitted")
+		})
+		// The refused backend answers 500, as the spec has it; the route's
+		// other rule and the other routes serve.
+		for url, want := range map[string]struct {
+			status int
+			body   string
+		}{
+			"http://cross.gw.test/hostname":       {500, ""},
+			"http://cross.gw.test/echo?msg=cross": {200, "cross"},
+			"http://route.gw.test/echo?msg=route": {200, "route"},
+		} {
+			slowly.ForNil(t, 30*time.Second, url, func() error { return expect(plain, url, want.status, want.body) })
+		}
+		applyVerbatim(t, grantToGamma)
+		slowly.ForNil(t, 60*time.Second, "HTTPRoute cross's reference resolved", func() error {
+			return routeConditions("cross", "True True ResolvedRefs")
+		})
+		slowly.ForNil(t, 30*time.Second, "gamma through the grant", func() error {
+			return expect(plain, "http://cross.gw.test/hostname", 200, "gamma-")
+		})
+	})
+}
+
+// routeConditions checks an HTTPRoute of ingress-demo's conditions for its
+// first parent: "<Accepted> <ResolvedRefs> <ResolvedRefs' reason>".
+func routeConditions(name, want string) error {
+	out, err := kubectl("-n", "ingress-demo", "get", "httproute", name, "-o",
+		`jsonpath={.status.parents[0].conditions[?(@.type=="Accepted")].status} `+
+			`{.status.parents[0].conditions[?(@.type=="ResolvedRefs")].status} `+
+			`{.status.parents[0].conditions[?(@.type=="ResolvedRefs")].reason}`)
+	if err != nil {
+		return err
+	}
+	if out != want {
+		return fmt.Errorf("HTTPRoute %s: Accepted, ResolvedRefs and its reason %q, want %q", name, out, want)
+	}
+	return nil
 }
 
 // condition checks that a Gateway API object's status condition is True.

@@ -148,7 +148,7 @@ func TestNetworkPolicy(t *testing.T) {
 	}
 	slowly.ForNil(t, 30*time.Second, "no policy: other reaching the server's Service", func() error { return reaches("other") })
 
-	applyPolicy(t, denyIngress)
+	applyVerbatim(t, denyIngress)
 	for pod, node := range clients {
 		slowly.ForNil(t, 30*time.Second, "default deny: "+pod+" on "+node+" cut off", blocked(pod))
 	}
@@ -163,7 +163,7 @@ func TestNetworkPolicy(t *testing.T) {
 		return hostGet(net.JoinHostPort(svc, "80"), "netpol-ok\n")
 	})
 
-	applyPolicy(t, allowClients)
+	applyVerbatim(t, allowClients)
 	for pod, node := range clients {
 		slowly.ForNil(t, 30*time.Second, "allowed: "+pod+" on "+node+" reaching the server again", func() error { return reaches(pod) })
 	}
@@ -174,19 +174,10 @@ func TestNetworkPolicy(t *testing.T) {
 	// The chart installs the ClusterNetworkPolicy CRD; an Admin tier Deny
 	// wins over the NetworkPolicy that lets the clients in.
 	must(t, "get", "crd", "clusternetworkpolicies.policy.networking.k8s.io")
-	applyPolicy(t, adminDenyClients)
+	applyVerbatim(t, adminDenyClients)
 	t.Cleanup(func() { _, _ = kubectl("delete", "clusternetworkpolicy", "np-e2e-deny-clients") })
 	for pod, node := range clients {
 		slowly.ForNil(t, 60*time.Second, "admin deny: "+pod+" on "+node+" cut off", blocked(pod))
-	}
-}
-
-// applyPolicy applies a NetworkPolicy manifest (no images in it: apply's
-// formatting would mangle it).
-func applyPolicy(t *testing.T, manifest string) {
-	t.Helper()
-	if out, err := kubectlStdin(manifest, "apply", "-f", "-"); err != nil {
-		t.Fatalf("%v\n%s", err, out)
 	}
 }
 
