@@ -15,6 +15,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -168,6 +169,30 @@ func TestAgainstAPIServer(t *testing.T) {
 		if t.Failed() {
 			t.Logf("last status: %+v", last)
 		}
+	})
+
+	t.Run("an Ingress naming a missing Service gets a Warning Event", func(t *testing.T) {
+		ing := &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Name: "broken", Namespace: "demo"},
+			Spec: networkingv1.IngressSpec{DefaultBackend: &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+				Name: "ghost", Port: networkingv1.ServiceBackendPort{Number: 80},
+			}}},
+		}
+		if _, err := client.NetworkingV1().Ingresses("demo").Create(ctx, ing, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		testwait.For(t, 30*time.Second, "Warning ServiceNotFound on ingress demo/broken", func(ctx context.Context) (bool, error) {
+			events, err := client.CoreV1().Events("demo").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Ingress,involvedObject.name=broken"})
+			if err != nil {
+				return false, nil
+			}
+			for _, e := range events.Items {
+				if e.Type == corev1.EventTypeWarning && e.Reason == "ServiceNotFound" {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
 	})
 
 	t.Run("serves healthz and metrics", func(t *testing.T) {
