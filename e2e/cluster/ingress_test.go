@@ -17,60 +17,45 @@ import (
 	"trireme.dev/componentbase/testpki"
 )
 
-// ingressDemo is two echo Deployments behind the Services alpha and beta
-// (%[2]s: the echo image), an Ingress of the default class (no
-// ingressClassName) with two hosts, Prefix and Exact paths, and one
-// terminating TLS for secure.test with the Secret secure-tls.
-const ingressDemo = `apiVersion: v1
-kind: Namespace
-metadata: {name: ingress-demo}
----
+// echoNamespace is the Namespace ns with, for each of names, an echo
+// Deployment and its Service (port 80, named http) of that name, for apply:
+// %[2]s in it is the echo image, whose pods answer / with their names.
+func echoNamespace(ns string, names ...string) string {
+	out := fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n", ns)
+	for _, name := range names {
+		out += fmt.Sprintf(`---
 apiVersion: apps/v1
 kind: Deployment
-metadata: {name: alpha, namespace: ingress-demo}
+metadata: {name: %[2]s, namespace: %[1]s}
 spec:
-  selector: {matchLabels: {app: alpha}}
+  selector: {matchLabels: {app: %[2]s}}
   template:
-    metadata: {labels: {app: alpha}}
+    metadata: {labels: {app: %[2]s}}
     spec:
       terminationGracePeriodSeconds: 1
       containers:
       - name: web
-        image: %[2]s
-        env: [{name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]
-        ports: [{containerPort: 8080}]
-        readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: beta, namespace: ingress-demo}
-spec:
-  selector: {matchLabels: {app: beta}}
-  template:
-    metadata: {labels: {app: beta}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers:
-      - name: web
-        image: %[2]s
+        image: %%[2]s
         env: [{name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]
         ports: [{containerPort: 8080}]
         readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
 ---
 apiVersion: v1
 kind: Service
-metadata: {name: alpha, namespace: ingress-demo}
+metadata: {name: %[2]s, namespace: %[1]s}
 spec:
-  selector: {app: alpha}
+  selector: {app: %[2]s}
   ports: [{name: http, port: 80, targetPort: 8080}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: beta, namespace: ingress-demo}
-spec:
-  selector: {app: beta}
-  ports: [{name: http, port: 80, targetPort: 8080}]
----
+`, ns, name)
+	}
+	return out
+}
+
+// ingressDemo, applied after echoNamespace("ingress-demo", "alpha", "beta"),
+// is an Ingress of the default class (no ingressClassName) with two hosts,
+// Prefix and Exact paths to alpha and beta, and one terminating TLS for
+// secure.test with the Secret secure-tls.
+const ingressDemo = `---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: two-hosts, namespace: ingress-demo}
@@ -186,36 +171,6 @@ spec:
       - {path: /, pathType: Prefix, backend: {service: {name: beta, port: {number: 80}}}}
 `
 
-// otherNamespace is the echo Deployment and Service gamma in the namespace
-// ingress-other (%[2]s: the echo image).
-const otherNamespace = `apiVersion: v1
-kind: Namespace
-metadata: {name: ingress-other}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: gamma, namespace: ingress-other}
-spec:
-  selector: {matchLabels: {app: gamma}}
-  template:
-    metadata: {labels: {app: gamma}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers:
-      - name: web
-        image: %[2]s
-        env: [{name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]
-        ports: [{containerPort: 8080}]
-        readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
----
-apiVersion: v1
-kind: Service
-metadata: {name: gamma, namespace: ingress-other}
-spec:
-  selector: {app: gamma}
-  ports: [{name: http, port: 80, targetPort: 8080}]
-`
-
 // crossRoute is an HTTPRoute through the Gateway demo whose rule /hostname
 // goes to the Service gamma of ingress-other; every other path to alpha.
 const crossRoute = `apiVersion: gateway.networking.k8s.io/v1
@@ -255,7 +210,7 @@ func TestIngress(t *testing.T) {
 	})
 
 	ca, pair := serving("secure.test")
-	apply(t, ingressDemo)
+	apply(t, echoNamespace("ingress-demo", "alpha", "beta")+ingressDemo)
 	certFile, keyFile, err := pair.Write(t.TempDir(), "tls")
 	if err != nil {
 		t.Fatal(err)
@@ -417,7 +372,7 @@ func TestIngress(t *testing.T) {
 	})
 
 	t.Run("an HTTPRoute naming a Service of another namespace needs a ReferenceGrant", func(t *testing.T) {
-		apply(t, otherNamespace)
+		apply(t, echoNamespace("ingress-other", "gamma"))
 		must(t, "-n", "ingress-other", "rollout", "status", "deployment/gamma", "--timeout=120s")
 		applyVerbatim(t, crossRoute)
 		slowly.ForNil(t, 60*time.Second, "HTTPRoute cross accepted, its reference refused", func() error {
