@@ -594,21 +594,4 @@ conformance::run() {
   return "${status}"
 }
 
-main() {
-  local step="${1:-all}"
-  case "${step}" in
-  build) conformance::build ;;
-  images) conformance::images ;;
-  check) conformance::check ;;
-  run) conformance::run ;;
-  all)
-    conformance::build
-    conformance::images
-    conformance::check
-    conformance::run
-    ;;
-  *) die "unknown step ${step}: want all, build, images, check or run" ;;
-  esac
-}
-
-main "$@"
+trireme::suite_steps conformance "$@"

@@ -262,21 +262,4 @@ gateway_conformance::run() {
   return "${rc}"
 }
 
-main() {
-  local step="${1:-all}"
-  case "${step}" in
-  build) gateway_conformance::build ;;
-  images) gateway_conformance::images ;;
-  check) gateway_conformance::check ;;
-  run) gateway_conformance::run ;;
-  all)
-    gateway_conformance::build
-    gateway_conformance::images
-    gateway_conformance::check
-    gateway_conformance::run
-    ;;
-  *) die "unknown step ${step}: want all, build, images, check or run" ;;
-  esac
-}
-
-main "$@"
+trireme::suite_steps gateway_conformance "$@"

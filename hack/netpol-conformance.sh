@@ -232,21 +232,4 @@ netpol_conformance::run() {
   return "${rc}"
 }
 
-main() {
-  local step="${1:-all}"
-  case "${step}" in
-  build) netpol_conformance::build ;;
-  images) netpol_conformance::images ;;
-  check) netpol_conformance::check ;;
-  run) netpol_conformance::run ;;
-  all)
-    netpol_conformance::build
-    netpol_conformance::images
-    netpol_conformance::check
-    netpol_conformance::run
-    ;;
-  *) die "unknown step ${step}: want all, build, images, check or run" ;;
-  esac
-}
-
-main "$@"
+trireme::suite_steps netpol_conformance "$@"

@@ -3,7 +3,6 @@ package cluster
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -73,16 +72,7 @@ func dashboardIngress(t *testing.T, token string) {
 		_, _ = kubectl("-n", "kube-system", "delete", "secret", "dashboard-host-tls", "--ignore-not-found")
 	})
 	upgradeAddons(t, `dashboard.ingress={"enabled":true,"host":"dashboard.test","tlsSecret":"dashboard-host-tls"}`)
-	slowly.ForNil(t, 60*time.Second, "Ingress trireme-dashboard shows Traefik's address", func() error {
-		out, err := kubectl("-n", "kube-system", "get", "ingress", "trireme-dashboard", "-o", "jsonpath={.status.loadBalancer.ingress[*].ip}")
-		if err != nil {
-			return err
-		}
-		if out != lb {
-			return fmt.Errorf("status.loadBalancer.ingress %q, want %s", out, lb)
-		}
-		return nil
-	})
+	waitIngressAddress(t, "kube-system", "trireme-dashboard", lb)
 
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(ca.CertPEM)

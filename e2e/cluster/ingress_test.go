@@ -222,16 +222,7 @@ func TestIngress(t *testing.T) {
 	if class := must(t, "-n", "ingress-demo", "get", "ingress", "two-hosts", "-o", "jsonpath={.spec.ingressClassName}"); class != "traefik" {
 		t.Errorf("Ingress two-hosts: ingressClassName %q, want the default traefik", class)
 	}
-	slowly.ForNil(t, 60*time.Second, "Ingress two-hosts shows Traefik's address", func() error {
-		out, err := kubectl("-n", "ingress-demo", "get", "ingress", "two-hosts", "-o", "jsonpath={.status.loadBalancer.ingress[*].ip}")
-		if err != nil {
-			return err
-		}
-		if out != lb {
-			return fmt.Errorf("status.loadBalancer.ingress %q, want %s", out, lb)
-		}
-		return nil
-	})
+	waitIngressAddress(t, "ingress-demo", "two-hosts", lb)
 
 	plain := viaAddress(lb, nil)
 	for _, tc := range []struct {
@@ -414,6 +405,22 @@ func routeConditions(name, want string) error {
 		return fmt.Errorf("HTTPRoute %s: Accepted, ResolvedRefs and its reason %q, want %q", name, out, want)
 	}
 	return nil
+}
+
+// waitIngressAddress waits until the Ingress ns/name shows addr, Traefik's
+// address, in its status (kubectl get ingress's ADDRESS).
+func waitIngressAddress(t *testing.T, ns, name, addr string) {
+	t.Helper()
+	slowly.ForNil(t, 60*time.Second, "Ingress "+name+" shows Traefik's address", func() error {
+		out, err := kubectl("-n", ns, "get", "ingress", name, "-o", "jsonpath={.status.loadBalancer.ingress[*].ip}")
+		if err != nil {
+			return err
+		}
+		if out != addr {
+			return fmt.Errorf("status.loadBalancer.ingress %q, want %s", out, addr)
+		}
+		return nil
+	})
 }
 
 // condition checks that a Gateway API object's status condition is True.

@@ -58,3 +58,15 @@ trireme::upstream_module() {
   } >"${dir}/tools.go"
   (cd "${dir}" && GOFLAGS=-mod=mod GOWORK=off go mod tidy)
 }
+
+# trireme::suite_steps <prefix> [step] runs one step of a conformance suite's
+# script, <prefix>::build, ::images, ::check or ::run, or all four in turn
+# for "all" (the default). The script's own die reports a wrong step.
+trireme::suite_steps() {
+  local prefix="$1" step="${2:-all}" s
+  case "${step}" in
+  build | images | check | run) "${prefix}::${step}" ;;
+  all) for s in build images check run; do "${prefix}::${s}"; done ;;
+  *) die "unknown step ${step}: want all, build, images, check or run" ;;
+  esac
+}
