@@ -110,6 +110,15 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 		if stopped {
 			report("stopped %s (PID %d)", name, pid)
 		}
+		if name == "containerd" {
+			pids, err := StopShims(in.Paths.ContainerdSocket(), 5*time.Second)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if len(pids) > 0 {
+				report("stopped %d containerd shim(s) left after containerd (PIDs %v)", len(pids), pids)
+			}
+		}
 	}
 	if ok, err := RemoveVIP(in, vip.Linux{}); err != nil {
 		errs = append(errs, fmt.Errorf("remove the virtual IP: %w", err))
