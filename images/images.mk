@@ -20,7 +20,7 @@ IMAGES_DIR        := _output/images
 # images/rootfs/netfilter.sh once per make run for every image that runs them.
 NETFILTER_ROOTFS  := _output/rootfs/netfilter
 
-.PHONY: images $(NETFILTER_ROOTFS) _output/bin/image-build _output/bin/pause _output/bin/etcd _output/bin/coredns _output/bin/echo _output/bin/local-path-provisioner _output/bin/metrics-server _output/bin/metrics-check _output/bin/flanneld _output/bin/flannel-cni-config _output/bin/traefik
+.PHONY: images $(NETFILTER_ROOTFS) _output/bin/image-build _output/bin/image-registry _output/bin/pause _output/bin/etcd _output/bin/coredns _output/bin/echo _output/bin/local-path-provisioner _output/bin/metrics-server _output/bin/metrics-check _output/bin/flanneld _output/bin/flannel-cni-config _output/bin/traefik
 
 # NODE_IMAGES are the images a node needs, from the one list of them (which
 # triremeadm's is generated from); echo is the end-to-end suites' own.
@@ -30,6 +30,10 @@ images: $(patsubst %,$(IMAGES_DIR)/%.tar,$(NODE_IMAGES)) $(IMAGES_DIR)/echo.tar
 # go decides what is stale, so the binaries are always "rebuilt" (cheaply, from cache).
 _output/bin/image-build:
 	go build -o $@ ./images/cmd/image-build
+
+# The conformance run's registry mirror (hack/conformance.sh).
+_output/bin/image-registry:
+	go build -o $@ ./images/cmd/image-registry
 
 _output/bin/pause:
 	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $@ ./images/cmd/pause

@@ -302,6 +302,7 @@ func startContainerd(ctx context.Context, cfg *options.Config, s *workflow.Statu
 		Root: p.ContainerdRoot(), State: p.ContainerdState(), Socket: p.ContainerdSocket(), OptDir: p.In("/opt/containerd"),
 		SandboxImage: cfg.Image("pause"), RestrictOOMScoreAdj: restrict,
 		CNIBinDir: paths.CNIBinDir, CNIConfDir: p.CNIConfDir(), CNITemplate: p.CNITemplate(),
+		RegistryHostsDir: p.RegistryHostsDir(),
 	})
 	if err != nil {
 		return err

@@ -2,7 +2,9 @@
 // containerd 1.6 config.toml (version 2) whose CRI plugin uses Trireme's pause image,
 // runc, the CNI plugins in /usr/lib/cni and a CNI conf_template (bridge, host-local,
 // portmap) that containerd fills with the pod CIDR the kubelet hands it, and which
-// sets restrict_oom_score_adj on hosts that refuse to lower OOM scores. Pods'
+// sets restrict_oom_score_adj on hosts that refuse to lower OOM scores. Registry
+// mirrors and certificates are containerd's hosts.toml files below
+// /etc/containerd/certs.d. Pods'
 // network namespaces are mounted below containerd's state directory, where
 // "ip netns" cannot shadow them.
 package containerd
@@ -32,6 +34,10 @@ type Config struct {
 	RestrictOOMScoreAdj bool
 	// CNIBinDir, CNIConfDir and CNITemplate configure the CRI plugin's networking.
 	CNIBinDir, CNIConfDir, CNITemplate string
+	// RegistryHostsDir is the CRI plugin's registry config_path: hosts.toml
+	// files, <dir>/<registry>/hosts.toml, read on every pull (mirrors,
+	// certificates), so a change needs no restart.
+	RegistryHostsDir string
 }
 
 var configTemplate = template.Must(template.New("config").Funcs(template.FuncMap{"q": q}).Parse(`# Written by triremeadm (init phase container-runtime); containerd 1.6 format.
@@ -71,6 +77,11 @@ state = {{ q .State }}
     bin_dir = {{ q .CNIBinDir }}
     conf_dir = {{ q .CNIConfDir }}
     conf_template = {{ q .CNITemplate }}
+{{- if .RegistryHostsDir }}
+
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = {{ q .RegistryHostsDir }}
+{{- end }}
 `))
 
 // Render returns config.toml for c.

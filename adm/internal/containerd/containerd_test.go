@@ -18,7 +18,7 @@ func TestRender(t *testing.T) {
 		dir := t.TempDir()
 		conf, err := Render(Config{Root: dir + "/root", State: dir + "/state", Socket: dir + "/c.sock", OptDir: dir + "/opt",
 			SandboxImage: "trireme.dev/pause:v1", RestrictOOMScoreAdj: restrict,
-			CNIBinDir: "/usr/lib/cni", CNIConfDir: dir + "/net.d", CNITemplate: dir + "/t.json"})
+			CNIBinDir: "/usr/lib/cni", CNIConfDir: dir + "/net.d", CNITemplate: dir + "/t.json", RegistryHostsDir: dir + "/certs.d"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +40,8 @@ func TestRender(t *testing.T) {
 		if err != nil {
 			t.Fatalf("containerd config dump: %v\n%s", err, dump)
 		}
-		for _, w := range []string{want, `conf_template = "` + dir + `/t.json"`, `bin_dir = "/usr/lib/cni"`, `address = "` + dir + `/c.sock"`, `runtime_type = "io.containerd.runc.v2"`, "netns_mounts_under_state_dir = true"} {
+		for _, w := range []string{want, `conf_template = "` + dir + `/t.json"`, `bin_dir = "/usr/lib/cni"`, `address = "` + dir + `/c.sock"`, `runtime_type = "io.containerd.runc.v2"`, "netns_mounts_under_state_dir = true",
+			`config_path = "` + dir + `/certs.d"`} {
 			if !bytes.Contains(dump, []byte(w)) {
 				t.Errorf("containerd's view lacks %q", w)
 			}

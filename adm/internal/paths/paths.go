@@ -60,6 +60,12 @@ func (p Paths) LogFile(name string) string { return filepath.Join(p.LogDir(), na
 // ContainerdDir holds containerd's configuration written by triremeadm.
 func (p Paths) ContainerdDir() string { return p.In("/etc/trireme/containerd") }
 
+// RegistryHostsDir is containerd's registry configuration (config_path): a
+// hosts.toml per registry in a directory of its name, as containerd documents
+// it, for mirrors and registries' certificates. It is the user's, so reset
+// leaves it.
+func (p Paths) RegistryHostsDir() string { return p.In("/etc/containerd/certs.d") }
+
 // ContainerdConfig is containerd's config.toml.
 func (p Paths) ContainerdConfig() string { return filepath.Join(p.ContainerdDir(), "config.toml") }
 
