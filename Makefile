@@ -126,11 +126,12 @@ bench: build kwok
 
 # bench-cluster: load drivers on a cluster triremeadm installs on this machine
 # (as e2e-cluster, it takes the host's ports): kubectl top pods -A with 500 pods,
+# Traefik against a direct load and with 1,000 Ingresses (BenchmarkIngress),
 # and pod-to-pod TCP throughput for 10 s through VXLAN and host-gw against the
 # nodes' own addresses (on the suite's two workers).
 bench-cluster: build images helm
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_CLUSTER=1 TRIREME_E2E_PERF_DURATION=10s go test -count=1 -v \
-		-run '^(TestWorkload|TestMultiNode|TestPodNetworkThroughput)$$' -bench TopPods -benchtime=10x -timeout 25m ./e2e/cluster/
+		-run '^(TestWorkload|TestMultiNode|TestPodNetworkThroughput)$$' -bench 'TopPods|Ingress' -benchtime=10x -timeout 25m ./e2e/cluster/
 
 ## bench-scale: e2e/scale at issue 29's size, Trireme's control plane then upstream's
 ## (components built by hack/build-upstream.sh) on kwok's fake nodes, printing the figures
@@ -201,7 +202,8 @@ run: build
 
 ## up: a ready single-node cluster on this machine (root): packages, build, images,
 ## triremeadm init --single-node (UP_FLAGS adds init flags); prints the kubectl line.
-## WORKERS=N adds N worker nodes in network namespaces (trireme-nodes up N)
+## WORKERS=N adds N worker nodes in network namespaces (trireme-nodes up N);
+## UP_DISK_PRESSURE=off: no disk-pressure eviction nor image GC, as kind's nodes
 WORKERS ?= 0
 up:
 	WORKERS=$(WORKERS) ./hack/up.sh

@@ -18,8 +18,14 @@
 #           every worker node of `make up WORKERS=N`. Images already there are
 #           left alone.
 #   check   every image present on every node, and the cluster's nodes Ready.
+#           On a disk over 80 % used the kubelets' image GC removes the
+#           imported images again: run the cluster with
+#           `make up UP_DISK_PRESSURE=off` there.
 #   run     the non-[Serial] specs with ginkgo in parallel, then the [Serial]
-#           ones alone ([Disruptive] left out); JUnit reports in
+#           ones alone ([Disruptive] left out), with the images also served
+#           as registry.k8s.io's mirror (_output/bin/image-registry, named in
+#           each node's /etc/containerd/certs.d) for pods that pull them
+#           (imagePullPolicy Always, image volumes); JUnit reports in
 #           _output/conformance/results/; prints "N passed, N failed,
 #           N skipped" and exits non-zero when a spec failed.
 #
@@ -39,6 +45,8 @@
 #   CONFORMANCE_PROCS    ginkgo processes for the non-[Serial] specs (default 4)
 #   CONFORMANCE_TIMEOUT  ginkgo --timeout of each of the two runs (default 4h)
 #   CONFORMANCE_REBUILD  1 rebuilds the binaries, images and archives anyway
+#   CONFORMANCE_REGISTRY_PORT  the mirror's port on the API server's address
+#                        (default 5050)
 #   CONTAINERD_ADDRESS   the host's containerd socket, as ctr reads it
 #   TRIREME_NODES_DIR    the worker nodes' roots (default /var/lib/trireme-nodes,
 #                        trireme-nodes'); each node's containerd socket is
@@ -125,6 +133,9 @@ conformance::build() {
   done
   chmod -R u+w "${OUT}/image-src"
   echo "${version}" >"${OUT}/VERSION"
+  # Done with it: the run step (after this one in `all`) sets a trap of its own.
+  rm -rf "${work}"
+  trap - EXIT
   "${OUT}/kubectl" version --client
   "${OUT}/ginkgo" version
 }
@@ -174,7 +185,7 @@ conformance::recipe() {
 # a node imported from one (its revision label lower, or none) is built and
 # imported again.
 declare -A RECIPE_REVISION=(
-  [image::busybox]=2 # sh keeps variables whose names are no shell names
+  [image::busybox]=3 # busybox's ash as sh, built to keep variables whose names are no shell names
 )
 REVISION_LABEL=trireme.dev/conformance-revision
 
@@ -188,15 +199,95 @@ archive_name() {
   if ((rev > 1)); then echo "${1//[\/:]/_}.r${rev}.tar"; else echo "${1//[\/:]/_}.tar"; fi
 }
 
-# sockets prints the containerd socket of every node: the host's (empty: ctr's
-# default or CONTAINERD_ADDRESS), then each worker node's below its root.
-sockets() {
+# node_roots prints the root of every node: the host's (empty: /), then each
+# worker node's whose containerd is up.
+node_roots() {
   echo ""
   local s
   for s in "${TRIREME_NODES_DIR:-/var/lib/trireme-nodes}"/*/run/containerd/containerd.sock; do
-    [[ -S "${s}" ]] && echo "${s}"
+    [[ -S "${s}" ]] && echo "${s%/run/containerd/containerd.sock}"
   done
   return 0
+}
+
+# sockets prints the containerd socket of every node: the host's (empty: ctr's
+# default or CONTAINERD_ADDRESS), then each worker node's below its root.
+sockets() {
+  local root
+  while IFS= read -r root; do
+    if [[ -z "${root}" ]]; then echo ""; else echo "${root}/run/containerd/containerd.sock"; fi
+  done < <(node_roots)
+}
+
+# The run's registry mirror. Specs whose pods pull (imagePullPolicy Always,
+# image volumes) must reach registry.k8s.io, which this machine cannot: the
+# images built here are served by _output/bin/image-registry, and each
+# node's containerd takes it as registry.k8s.io's mirror through a hosts.toml
+# in its config_path (/etc/containerd/certs.d, which triremeadm sets).
+MIRROR_HOST=registry.k8s.io
+MIRROR_MARK="# Written by hack/conformance.sh for its run; removed when the run ends."
+MIRROR_PID=""
+MIRROR_FILES=()
+
+# mirror_start serves every image the specs use on the cluster's API server
+# address (every node reaches it), port CONFORMANCE_REGISTRY_PORT, and points
+# each node's containerd at it.
+mirror_start() {
+  local server ip port="${CONFORMANCE_REGISTRY_PORT:-5050}" ref root conf dir file n=0
+  local archives=()
+  server="$("${OUT}/kubectl" --kubeconfig "${KUBECONFIG}" config view --minify -o jsonpath='{.clusters[0].cluster.server}')"
+  ip="${server#https://}"
+  ip="${ip%:*}"
+  [[ -n "${ip}" ]] || die "no API server address in ${KUBECONFIG} for the registry mirror"
+  while IFS= read -r ref; do
+    archives+=("${ARCHIVES}/$(archive_name "${ref}")")
+  done < <(conformance::needed_images)
+  make -C "${REPO_ROOT}" --no-print-directory _output/bin/image-registry >/dev/null
+  rm -rf "${OUT}/registry"
+  "${REPO_ROOT}/_output/bin/image-registry" --listen "${ip}:${port}" --dir "${OUT}/registry" "${archives[@]}" \
+    >"${RESULTS}/registry.log" 2>&1 &
+  MIRROR_PID=$!
+  trap mirror_stop EXIT
+  until grep -q '^image-registry: serving' "${RESULTS}/registry.log"; do
+    kill -0 "${MIRROR_PID}" 2>/dev/null || die "image-registry ended: $(cat "${RESULTS}/registry.log")"
+    sleep 1
+  done
+  while IFS= read -r root; do
+    conf="${root}/etc/trireme/containerd/config.toml"
+    if ! grep -q '^[[:space:]]*config_path' "${conf}" 2>/dev/null; then
+      log "${conf} has no registry config_path (a cluster from an older triremeadm): pulls there go to ${MIRROR_HOST} and fail"
+      continue
+    fi
+    dir="${root}/etc/containerd/certs.d/${MIRROR_HOST}"
+    file="${dir}/hosts.toml"
+    if [[ -f "${file}" ]] && ! grep -qxF "${MIRROR_MARK}" "${file}"; then
+      log "kept ${file}, which is not this script's: no mirror there"
+      continue
+    fi
+    mkdir -p "${dir}"
+    printf '%s\nserver = "https://%s"\n\n[host."http://%s:%s"]\n  capabilities = ["pull", "resolve"]\n' \
+      "${MIRROR_MARK}" "${MIRROR_HOST}" "${ip}" "${port}" >"${file}"
+    MIRROR_FILES+=("${file}")
+    n=$((n + 1))
+  done < <(node_roots)
+  log "registry mirror of ${MIRROR_HOST} at http://${ip}:${port} (${#archives[@]} images) for ${n} node(s)"
+}
+
+# mirror_stop stops the mirror (by its PID) and removes the hosts.toml files
+# mirror_start wrote.
+mirror_stop() {
+  local file
+  for file in "${MIRROR_FILES[@]}"; do
+    rm -f "${file}"
+    rmdir "$(dirname "${file}")" 2>/dev/null || true
+  done
+  MIRROR_FILES=()
+  if [[ -n "${MIRROR_PID}" ]]; then
+    kill "${MIRROR_PID}" 2>/dev/null || true
+    wait "${MIRROR_PID}" 2>/dev/null || true
+    MIRROR_PID=""
+  fi
+  rm -rf "${OUT}/registry"
 }
 
 # ctr_at <socket> <args>... runs ctr against a node's containerd.
@@ -297,12 +388,11 @@ EOF
   ROOTFS_DONE[agnhost]=1
 }
 
-# rootfs_busybox: a busybox tree laid out as upstream's busybox image is.
-# Its sh is Debian's static bash, not busybox's: upstream's busybox (1.37)
-# shell hands the commands it runs the variables whose names are no shell
-# names (envFrom's data-1, or keys under prefixes such as "1-" and "#@!",
-# which the ConfigMap and Secret specs print with `sh -c env`); Debian's
-# busybox (1.35) shell, like dash, drops them, and bash keeps them.
+# rootfs_busybox: a busybox tree laid out as upstream's busybox image is,
+# with busybox_build's busybox: its sh (ash) hands the commands it runs the
+# variables whose names are no shell names (envFrom's data-1, or keys under
+# prefixes such as "1-" and "#@!", which the ConfigMap and Secret specs print
+# with `sh -c env`), as upstream's does and Debian's busybox-static does not.
 rootfs_busybox() {
   local dir="${ROOTFS}/busybox"
   [[ -n "${ROOTFS_DONE[busybox]:-}" ]] && return
@@ -310,10 +400,9 @@ rootfs_busybox() {
   mkdir -p "${dir}/etc" "${dir}/tmp" "${dir}/root" "${dir}/home" "${dir}/var"
   chmod 1777 "${dir}/tmp"
   chmod 0700 "${dir}/root"
-  trireme::debunpack "${dir}" "${DEBS}" bash-static
-  rm -rf "${dir}/usr/share"
-  ln -s bash-static "${dir}/bin/sh"
-  trireme::busybox_into "${dir}"
+  local bb
+  bb="$(busybox_build)"
+  trireme::busybox_into "${dir}" "${bb}"
   # Upstream's image has every applet in /bin, /sbin's too: the Sysctls
   # spec runs /bin/sysctl.
   local a
@@ -322,6 +411,43 @@ rootfs_busybox() {
   done < <("${dir}/bin/busybox" --list)
   cp "${REPO_ROOT}/images/rootfs/busybox/etc/passwd" "${REPO_ROOT}/images/rootfs/busybox/etc/group" "${dir}/etc/"
   ROOTFS_DONE[busybox]=1
+}
+
+# busybox_build prints the path of a static busybox built from Debian's
+# busybox source package: every Debian patch and the busybox-static
+# configuration, with one option changed. FEATURE_DI_ENV_HACK, which Debian's
+# installer flavour turns on, has ash keep environment variables whose names
+# are no shell names (envFrom gives pods such as data-1) and pass them on, as
+# upstream's busybox does and the envFrom specs check; Debian's other builds
+# drop them. sh is then ash, whose messages the specs check too ("/bin/sh:
+# can't create /file: Read-only file system"). Built once, kept in IMAGE_BIN.
+busybox_build() {
+  local out="${IMAGE_BIN}/busybox" src work tree p
+  if [[ -x "${out}" && "${REBUILD}" != 1 ]]; then
+    echo "${out}"
+    return
+  fi
+  command -v gcc >/dev/null || die "gcc missing for the busybox image: hack/install-deps.sh"
+  src="$(trireme::debsource "${DEBS}" busybox)" || exit 1
+  work="$(mktemp -d)"
+  tar -xf "$(compgen -G "${src}/busybox_*.orig.tar.*")" -C "${work}"
+  tree="$(compgen -G "${work}/busybox-*")"
+  tar -xf "$(compgen -G "${src}/busybox_*.debian.tar.*")" -C "${tree}"
+  while IFS= read -r p; do
+    patch -d "${tree}" -p1 -s <"${tree}/debian/patches/${p}" || die "busybox: Debian's patch ${p} does not apply"
+  done < <(grep -v -e '^#' -e '^[[:space:]]*$' "${tree}/debian/patches/series")
+  sed 's/^# CONFIG_FEATURE_DI_ENV_HACK is not set$/CONFIG_FEATURE_DI_ENV_HACK=y/' \
+    "${tree}/debian/config/pkg/static" >"${tree}/.config"
+  grep -qx 'CONFIG_FEATURE_DI_ENV_HACK=y' "${tree}/.config" || die "busybox: no FEATURE_DI_ENV_HACK in Debian's static configuration"
+  log "building busybox from Debian's source package (static, FEATURE_DI_ENV_HACK)"
+  make -C "${tree}" -s oldconfig </dev/null >/dev/null
+  make -C "${tree}" -s -j"$(nproc)" busybox SKIP_STRIP=y >"${work}/build.log" 2>&1 ||
+    die "busybox build failed: $(tail -n 20 "${work}/build.log")"
+  mkdir -p "${IMAGE_BIN}"
+  cp "${tree}/busybox" "${out}.tmp"
+  mv "${out}.tmp" "${out}"
+  rm -rf "${work}"
+  echo "${out}"
 }
 
 image::agnhost() {
@@ -572,6 +698,7 @@ conformance::run() {
     --report-dir="${RESULTS}"
   )
   local start rc=0 status=0
+  mirror_start
   start="$(date +%s)"
   log "non-[Serial] specs, ${procs} in parallel: ${CONFORMANCE_LIST:+the specs of ${CONFORMANCE_LIST}, }focus ${focus:0:200}"
   "${OUT}/ginkgo" --procs="${procs}" --focus="${focus}" --skip="${skip}|\[Serial\]" \

@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
 	ca-certificates git make      # build
 	busybox-static                # the busybox test image
+	gcc libc6-dev patch bzip2 xz-utils  # conformance's busybox, built from Debian's source package
 	containerd runc containernetworking-plugins  # the container runtime the kubelet drives
 	iptables nftables conntrack iproute2         # service rules and test "nodes"
 	chromium                      # e2e/dashboard drives the console in headless Chromium

@@ -9,6 +9,11 @@
 # LoadBalancer Services get addresses: init runs with --cloud-provider external
 # and a default pool on the bridge trireme-lb0 (hack/lbnet.sh; UP_LB_CIDR, a
 # private /28; UP_LB=0 leaves both out).
+# UP_DISK_PRESSURE=off: the kubelets neither evict pods nor remove images as
+# the disk fills, as kind's nodes: every node shares this machine's disk, and
+# an image removed here cannot be pulled back (what `make conformance` needs
+# on a disk over 80 % used). It writes that KubeletConfiguration and passes it
+# as init's --config, which the workers' kubelets copy.
 # `make down` (trireme-nodes down, then `triremeadm reset -f`) undoes it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +26,32 @@ UP_LB=${UP_LB:-1}
 if [[ $UP_LB == 1 ]]; then
 	FLAGS="--cloud-provider external $FLAGS"
 fi
+
+case ${UP_DISK_PRESSURE:-on} in
+on) ;;
+off)
+	if [[ " $FLAGS " == *" --config "* || " $FLAGS " == *" --config="* ]]; then
+		echo "up: UP_DISK_PRESSURE=off writes init's --config; put its KubeletConfiguration in your --config file instead" >&2
+		exit 1
+	fi
+	disk_config=$(mktemp --suffix=.yaml)
+	trap 'rm -f "$disk_config"' EXIT
+	cat >"$disk_config" <<'YAML'
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+evictionHard:
+  nodefs.available: "0%"
+  nodefs.inodesFree: "0%"
+  imagefs.available: "0%"
+imageGCHighThresholdPercent: 100
+YAML
+	FLAGS="$FLAGS --config $disk_config"
+	;;
+*)
+	echo "up: UP_DISK_PRESSURE must be on or off, not '$UP_DISK_PRESSURE'" >&2
+	exit 1
+	;;
+esac
 
 WORKERS=${WORKERS:-0}
 if ! [[ $WORKERS =~ ^[0-9]+$ ]]; then
@@ -69,7 +100,7 @@ fi
 start=$(date +%s)
 # init's output, for its worker join command (read by trireme-nodes).
 init_out=$(mktemp)
-trap 'rm -f "$init_out"' EXIT
+trap 'rm -f "$init_out" ${disk_config:+"$disk_config"}' EXIT
 # shellcheck disable=SC2086
 "$BIN/triremeadm" init --single-node $FLAGS 2>&1 | tee "$init_out"
 

@@ -83,3 +83,32 @@ trireme::busybox_into() {
     ln -s /bin/busybox "${dir}/${a}"
   done < <("${dir}/bin/busybox" --list-full)
 }
+
+# trireme::debsource <cache> <source package> downloads a Debian source
+# package (its .dsc, upstream tarball and debian tarball) into
+# <cache>/src/<package> unless there already, and prints that directory. The
+# machine's apt sources list binary packages only: the deb-src entries are
+# made from them, in a list directory of its own, so apt's own stays as it is.
+trireme::debsource() {
+  local cache="$1" pkg="$2"
+  local dir="${cache}/src/${pkg}" tmp f
+  if ! compgen -G "${dir}/${pkg}_*.dsc" >/dev/null; then
+    tmp="$(mktemp -d)"
+    mkdir -p "${tmp}/parts" "${tmp}/lists/partial" "${dir}"
+    for f in /etc/apt/sources.list.d/*.sources; do
+      [[ -f "${f}" ]] && sed 's/^Types: deb$/Types: deb-src/' "${f}" >"${tmp}/parts/$(basename "${f}")"
+    done
+    if [[ -f /etc/apt/sources.list ]]; then
+      sed -n 's/^deb /deb-src /p' /etc/apt/sources.list >"${tmp}/parts/sources.list.list"
+    fi
+    local apt=(apt-get -q -o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=${tmp}/parts"
+      -o "Dir::State::Lists=${tmp}/lists" -o APT::Sandbox::User=root)
+    if ! { "${apt[@]}" update && (cd "${dir}" && "${apt[@]}" source --download-only "${pkg}"); } >/dev/null; then
+      rm -rf "${tmp}"
+      echo "apt-get source --download-only ${pkg} failed (deb-src of the machine's apt sources)" >&2
+      return 1
+    fi
+    rm -rf "${tmp}"
+  fi
+  echo "${dir}"
+}
