@@ -48,6 +48,9 @@ func New(name string, sync SyncFunc) *Loop {
 // Add queues key now.
 func (l *Loop) Add(key string) { l.queue.Add(key) }
 
+// Len is how many keys wait to be synced.
+func (l *Loop) Len() int { return l.queue.Len() }
+
 // AddAfter queues key once d has passed.
 func (l *Loop) AddAfter(key string, d time.Duration) { l.queue.AddAfter(key, d) }
 

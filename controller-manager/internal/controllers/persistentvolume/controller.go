@@ -131,7 +131,9 @@ func (c *Controller) resyncEvery(ctx context.Context) {
 	}
 }
 
-// claimDeleted releases the claim's volume.
+// claimDeleted releases the claim's volume: the one it names, and any whose
+// claimRef names it. A claim deleted while its binding was half done (the
+// volume's claimRef written, the claim's volumeName not yet) names none.
 func (c *Controller) claimDeleted(obj any) {
 	pvc, ok := worker.ObjectAs[*corev1.PersistentVolumeClaim](obj)
 	if !ok {
@@ -139,6 +141,12 @@ func (c *Controller) claimDeleted(obj any) {
 	}
 	if pvc.Spec.VolumeName != "" {
 		c.volumeQ.Add(pvc.Spec.VolumeName)
+	}
+	volumes, _ := c.volumes.List(labels.Everything())
+	for _, pv := range volumes {
+		if ref := pv.Spec.ClaimRef; ref != nil && ref.UID == pvc.UID && pv.Name != pvc.Spec.VolumeName {
+			c.volumeQ.Add(pv.Name)
+		}
 	}
 }
 

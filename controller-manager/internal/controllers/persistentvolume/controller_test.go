@@ -174,6 +174,11 @@ func TestSyncVolume(t *testing.T) {
 			})}, corev1.VolumeReleased, false},
 		{"claim gone, Recycle: Failed", []runtime.Object{pv("v", "c", "1Gi", boundTo(""), policy(corev1.PersistentVolumeReclaimRecycle))}, corev1.VolumeFailed, false},
 		{"claim recreated with a new UID: Released", []runtime.Object{pv("v", "c", "1Gi", boundTo("old-uid")), pvc("claim", "c", "1Gi")}, corev1.VolumeReleased, false},
+		{"claim gone, volume being deleted: Released, for pv-protection to let it go", []runtime.Object{pv("v", "c", "1Gi", boundTo(""), policy(corev1.PersistentVolumeReclaimDelete),
+			func(v *corev1.PersistentVolume) {
+				v.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+				v.Finalizers = []string{"kubernetes.io/pv-protection"}
+			})}, corev1.VolumeReleased, false},
 		{"claim bound here: Bound", []runtime.Object{pv("v", "c", "1Gi", boundTo(""), func(v *corev1.PersistentVolume) { v.Status.Phase = corev1.VolumeAvailable }),
 			pvc("claim", "c", "1Gi", func(c *corev1.PersistentVolumeClaim) { c.Spec.VolumeName = "v" })}, corev1.VolumeBound, false},
 	}
@@ -215,5 +220,33 @@ func TestBoundClaimLosesVolume(t *testing.T) {
 	}
 	if len(recorder.Events) == 0 {
 		t.Error("no ClaimLost event")
+	}
+}
+
+// TestClaimDeletedMidBinding: a claim deleted after the volume's side of the
+// binding was written but before its own (its volumeName still empty)
+// queues that volume, whose sync then releases it (TestSyncVolume).
+func TestClaimDeletedMidBinding(t *testing.T) {
+	claim := pvc("claim", "c", "1Gi")
+	volume := pv("v", "c", "1Gi", func(v *corev1.PersistentVolume) {
+		v.Spec.ClaimRef = &corev1.ObjectReference{Namespace: "ns", Name: "claim", UID: claim.UID}
+		v.Status.Phase = corev1.VolumeBound
+	})
+	// The informers are not started: the volumes are in the lister's
+	// cache, and no event queues anything but the deletion.
+	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	c, err := New(Options{Client: fake.NewClientset(), Claims: factory.Core().V1().PersistentVolumeClaims(), Volumes: factory.Core().V1().PersistentVolumes(),
+		Classes: factory.Storage().V1().StorageClasses(), Nodes: factory.Core().V1().Nodes(), Recorder: record.NewFakeRecorder(1), SyncPeriod: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []*corev1.PersistentVolume{volume, pv("other", "c", "1Gi")} {
+		if err := factory.Core().V1().PersistentVolumes().Informer().GetIndexer().Add(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.claimDeleted(claim)
+	if got := c.volumeQ.Len(); got != 1 {
+		t.Errorf("claim deletion queued %d volumes, want 1 (v)", got)
 	}
 }

@@ -21,9 +21,6 @@ func (c *Controller) syncVolume(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("get volume %s: %w", name, err)
 	}
-	if pv.DeletionTimestamp != nil {
-		return nil
-	}
 	ref := pv.Spec.ClaimRef
 	if ref == nil || ref.UID == "" {
 		// Free, or pre-bound by its user to a claim yet to come.
@@ -75,11 +72,18 @@ func (c *Controller) syncVolume(ctx context.Context, name string) error {
 // Retain keeps it for an administrator; Delete deletes the PersistentVolume
 // unless an external provisioner made it (that provisioner deletes the
 // storage and the object); Recycle is not supported.
+//
+// A volume being deleted is only marked Released: the pv-protection
+// controller holds it while it is Bound, so it would otherwise stay
+// Terminating for good.
 func (c *Controller) release(ctx context.Context, pv *corev1.PersistentVolume) error {
 	if pv.Status.Phase != corev1.VolumeReleased && pv.Status.Phase != corev1.VolumeFailed {
 		if err := c.setVolumePhase(ctx, pv, corev1.VolumeReleased, ""); err != nil {
 			return err
 		}
+	}
+	if pv.DeletionTimestamp != nil {
+		return nil
 	}
 	log := logr.FromContextOrDiscard(ctx)
 	switch pv.Spec.PersistentVolumeReclaimPolicy {
