@@ -159,6 +159,7 @@ func (k *Kubelet) terminate(ctx context.Context, w *podWorker, pod *corev1.Pod, 
 		return err
 	}
 	status := k.computeStatus(pod, w, rt)
+	podstatus.Terminate(status, isStatic(pod))
 	if err := k.writeStatus(ctx, w, pod, status); err != nil {
 		log.Error(err, "Write final pod status failed")
 	}

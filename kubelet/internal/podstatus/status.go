@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-client/pkg/logs"
+	"k8s.io/utils/ptr"
 
 	"trireme.dev/kubelet/internal/podconfig"
 )
@@ -145,6 +146,51 @@ func (c *Computer) Compute(in *Input) *corev1.PodStatus {
 	p.setConditions(initDone)
 	normalizeStatus(st)
 	return st
+}
+
+// Terminate makes st the final status of a pod the kubelet has stopped for
+// good (deleted, or evicted), as upstream's kubelet does before the pod is
+// removed: a container that has no terminated state (it never started, or
+// the runtime lost it) is reported terminated with reason
+// ContainerStatusUnknown and exit code 137, since nobody knows it succeeded;
+// app containers only once the pod was initialized (a waiting init container
+// says enough). A pod that is not yet Succeeded or Failed becomes Failed, so
+// that controllers waiting for a terminal phase (a Job with a
+// podFailurePolicy keeps its finalizer on a deleted pod until then) see one.
+// Static pods keep their phase, as upstream's do.
+func Terminate(st *corev1.PodStatus, static bool) {
+	unknown := func(cs []corev1.ContainerStatus) {
+		for i := range cs {
+			if cs[i].State.Terminated != nil {
+				continue
+			}
+			cs[i].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 137,
+				Reason:   "ContainerStatusUnknown",
+				Message:  "The container could not be located when the pod was terminated",
+			}}
+			cs[i].Ready = false
+			cs[i].Started = ptr.To(false)
+		}
+	}
+	unknown(st.InitContainerStatuses)
+	if podInitialized(st) {
+		unknown(st.ContainerStatuses)
+	}
+	if static || st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
+		return
+	}
+	st.Phase = corev1.PodFailed
+}
+
+// podInitialized says whether st's pod got past its init containers.
+func podInitialized(st *corev1.PodStatus) bool {
+	for _, c := range st.Conditions {
+		if c.Type == corev1.PodInitialized {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return len(st.InitContainerStatuses) == 0
 }
 
 // appStarted says whether any app container has run in the runtime.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -417,6 +418,71 @@ func TestContainerResources(t *testing.T) {
 			}
 			if got == nil || got.ObservedGeneration != 2 || got.Reason != corev1.PodReasonDeferred {
 				t.Errorf("PodResizePending %+v, want Deferred at generation 2", got)
+			}
+		})
+	}
+}
+
+func TestTerminate(t *testing.T) {
+	waiting := corev1.ContainerStatus{Name: "c", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}
+	exited := corev1.ContainerStatus{Name: "done", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}
+	initialized := func(s corev1.ConditionStatus) []corev1.PodCondition {
+		return []corev1.PodCondition{{Type: corev1.PodInitialized, Status: s}}
+	}
+	tests := []struct {
+		name      string
+		in        corev1.PodStatus
+		static    bool
+		wantPhase corev1.PodPhase
+		// wantApp and wantInit are the containers' terminated reasons ("" for
+		// not terminated), in order.
+		wantApp, wantInit []string
+	}{
+		{"deleted before its container started: Failed, the container unknown",
+			corev1.PodStatus{Phase: corev1.PodPending, Conditions: initialized(corev1.ConditionTrue), ContainerStatuses: []corev1.ContainerStatus{waiting}},
+			false, corev1.PodFailed, []string{"ContainerStatusUnknown"}, nil},
+		{"a container that ran keeps its state",
+			corev1.PodStatus{Phase: corev1.PodRunning, Conditions: initialized(corev1.ConditionTrue), ContainerStatuses: []corev1.ContainerStatus{exited, waiting}},
+			false, corev1.PodFailed, []string{"Completed", "ContainerStatusUnknown"}, nil},
+		{"already Succeeded stays so",
+			corev1.PodStatus{Phase: corev1.PodSucceeded, Conditions: initialized(corev1.ConditionTrue), ContainerStatuses: []corev1.ContainerStatus{exited}},
+			false, corev1.PodSucceeded, []string{"Completed"}, nil},
+		{"not initialized: the init container unknown, the app container left waiting",
+			corev1.PodStatus{Phase: corev1.PodPending, Conditions: initialized(corev1.ConditionFalse),
+				InitContainerStatuses: []corev1.ContainerStatus{waiting}, ContainerStatuses: []corev1.ContainerStatus{waiting}},
+			false, corev1.PodFailed, []string{""}, []string{"ContainerStatusUnknown"}},
+		{"a static pod keeps its phase",
+			corev1.PodStatus{Phase: corev1.PodPending, Conditions: initialized(corev1.ConditionTrue), ContainerStatuses: []corev1.ContainerStatus{waiting}},
+			true, corev1.PodPending, []string{"ContainerStatusUnknown"}, nil},
+	}
+	reasons := func(cs []corev1.ContainerStatus) []string {
+		var out []string
+		for _, c := range cs {
+			r := ""
+			if c.State.Terminated != nil {
+				r = c.State.Terminated.Reason
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := tt.in.DeepCopy()
+			Terminate(st, tt.static)
+			if st.Phase != tt.wantPhase {
+				t.Errorf("phase %s, want %s", st.Phase, tt.wantPhase)
+			}
+			if got := reasons(st.ContainerStatuses); !slices.Equal(got, tt.wantApp) {
+				t.Errorf("containers %q, want %q", got, tt.wantApp)
+			}
+			if got := reasons(st.InitContainerStatuses); !slices.Equal(got, tt.wantInit) {
+				t.Errorf("init containers %q, want %q", got, tt.wantInit)
+			}
+			for _, c := range st.ContainerStatuses {
+				if term := c.State.Terminated; term != nil && term.Reason == "ContainerStatusUnknown" && (term.ExitCode != 137 || c.State.Waiting != nil) {
+					t.Errorf("container %s: %+v, want exit code 137 and no waiting state", c.Name, c.State)
+				}
 			}
 		})
 	}
