@@ -25,8 +25,11 @@ require (
 )
 
 require (
+	github.com/containerd/containerd/api v1.11.1 // indirect
 	github.com/go-logr/zapr v1.3.0 // indirect
 	github.com/opencontainers/cgroups v0.1.0 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
 	go.uber.org/zap v1.27.1 // indirect
