@@ -43,7 +43,7 @@ func newResetCommand(g *global, out io.Writer) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p := paths.Paths{Root: g.root}
-			in := reset.Inputs{Paths: p, PKIDir: p.In(certDir), EtcdDataDir: p.In(etcdDataDir)}
+			in := reset.Inputs{Paths: p, PKIDir: p.In(certDir), EtcdDataDir: p.In(etcdDataDir), Network: true}
 			if !force {
 				fmt.Fprintf(out, "reset stops the processes triremeadm started and removes:\n  %s\nProceed? [y/N] ", strings.Join(reset.Targets(in), "\n  "))
 				line, _ := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')

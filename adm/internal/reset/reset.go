@@ -32,6 +32,12 @@ type Inputs struct {
 	Paths paths.Paths
 	// PKIDir and EtcdDataDir are below the root already.
 	PKIDir, EtcdDataDir string
+	// Network cleans the node's networking in this network namespace too:
+	// the control plane's virtual IP, the proxy's, flannel's and
+	// trireme-netpol's rules and the CNI bridge. triremeadm reset sets it;
+	// a reset of files below a test root leaves the machine's network alone,
+	// where another cluster's pods may depend on that bridge and those rules.
+	Network bool
 }
 
 // Targets lists every file and directory reset removes.
@@ -99,6 +105,20 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 			if n > 0 {
 				report("removed %d pod(s) and their containers", n)
 			}
+			// The kubelet's image volume mounts must go first: a view in
+			// use cannot be removed.
+			unmounted, err := UnmountBelow(in.Paths.KubeletDir())
+			if err != nil {
+				errs = append(errs, err)
+			}
+			for _, m := range unmounted {
+				report("unmounted %s", m)
+			}
+			if n, err := RemoveImageViews(ctx, in.Paths.ContainerdSocket()); err != nil {
+				errs = append(errs, err)
+			} else if n > 0 {
+				report("removed %d image volume snapshot(s)", n)
+			}
 		}
 		pidFile := in.Paths.PIDFile(name)
 		pid, _ := supervisor.ReadPID(pidFile)
@@ -120,11 +140,6 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 			}
 		}
 	}
-	if ok, err := RemoveVIP(in, vip.Linux{}); err != nil {
-		errs = append(errs, fmt.Errorf("remove the virtual IP: %w", err))
-	} else if ok {
-		report("removed the control plane's virtual IP from this node")
-	}
 	// Without a kubelet configuration no kubelet ran from this root, and
 	// the default cgroup root's kubepods may belong to another kubelet.
 	if kubeletConfigured {
@@ -142,21 +157,8 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 			report("removed %s", kc.PodLogsDir)
 		}
 	}
-	if ok, err := CleanupProxyRules(ctx); err != nil {
-		errs = append(errs, err)
-	} else if ok {
-		report("removed the proxy's nftables table and iptables chains")
-	}
-	if err := CleanupFlannel(ctx, filepath.Join(in.Paths.FlannelRunDir(), "subnet.env"), report); err != nil {
-		errs = append(errs, fmt.Errorf("clean up flannel: %w", err))
-	}
-	if err := CleanupNetworkPolicy(ctx, report); err != nil {
-		errs = append(errs, fmt.Errorf("clean up trireme-netpol: %w", err))
-	}
-	if ok, err := DeleteLink(containerd.BridgeName); err != nil {
-		errs = append(errs, err)
-	} else if ok {
-		report("deleted the CNI bridge %s", containerd.BridgeName)
+	if in.Network {
+		errs = append(errs, cleanNetwork(ctx, in, report)...)
 	}
 	// Namespaces of pods containerd could not remove stay mounted below its
 	// state directory once it has stopped.
@@ -180,4 +182,33 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 		report("removed %s", t)
 	}
 	return errors.Join(errs...)
+}
+
+// cleanNetwork removes what the node added to this network namespace: the
+// virtual IP, the proxy's, flannel's and trireme-netpol's rules, and the CNI
+// bridge.
+func cleanNetwork(ctx context.Context, in Inputs, report func(format string, args ...any)) []error {
+	var errs []error
+	if ok, err := RemoveVIP(in, vip.Linux{}); err != nil {
+		errs = append(errs, fmt.Errorf("remove the virtual IP: %w", err))
+	} else if ok {
+		report("removed the control plane's virtual IP from this node")
+	}
+	if ok, err := CleanupProxyRules(ctx); err != nil {
+		errs = append(errs, err)
+	} else if ok {
+		report("removed the proxy's nftables table and iptables chains")
+	}
+	if err := CleanupFlannel(ctx, filepath.Join(in.Paths.FlannelRunDir(), "subnet.env"), report); err != nil {
+		errs = append(errs, fmt.Errorf("clean up flannel: %w", err))
+	}
+	if err := CleanupNetworkPolicy(ctx, report); err != nil {
+		errs = append(errs, fmt.Errorf("clean up trireme-netpol: %w", err))
+	}
+	if ok, err := DeleteLink(containerd.BridgeName); err != nil {
+		errs = append(errs, err)
+	} else if ok {
+		report("deleted the CNI bridge %s", containerd.BridgeName)
+	}
+	return errs
 }
