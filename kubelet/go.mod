@@ -5,8 +5,11 @@ go 1.26.0
 replace trireme.dev/api => ../api
 
 require (
+	github.com/containerd/containerd/api v1.11.1
 	github.com/go-logr/logr v1.4.3
 	github.com/google/go-cmp v0.7.0
+	github.com/opencontainers/go-digest v1.0.0
+	github.com/opencontainers/image-spec v1.1.1
 	github.com/prometheus/client_golang v1.24.0
 	github.com/spf13/pflag v1.0.10
 	golang.org/x/sys v0.47.0
@@ -25,6 +28,8 @@ require (
 )
 
 require (
+	github.com/containerd/log v0.1.0 // indirect
+	github.com/containerd/ttrpc v1.2.5 // indirect
 	github.com/go-logr/zapr v1.3.0 // indirect
 	github.com/opencontainers/cgroups v0.1.0 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect

@@ -105,6 +105,20 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 			if n > 0 {
 				report("removed %d pod(s) and their containers", n)
 			}
+			// The kubelet's image volume mounts must go first: a view in
+			// use cannot be removed.
+			unmounted, err := UnmountBelow(in.Paths.KubeletDir())
+			if err != nil {
+				errs = append(errs, err)
+			}
+			for _, m := range unmounted {
+				report("unmounted %s", m)
+			}
+			if n, err := RemoveImageViews(ctx, in.Paths.ContainerdSocket()); err != nil {
+				errs = append(errs, err)
+			} else if n > 0 {
+				report("removed %d image volume snapshot(s)", n)
+			}
 		}
 		pidFile := in.Paths.PIDFile(name)
 		pid, _ := supervisor.ReadPID(pidFile)

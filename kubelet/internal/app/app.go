@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -39,6 +40,7 @@ import (
 	"trireme.dev/kubelet/internal/certificates"
 	"trireme.dev/kubelet/internal/crilist"
 	"trireme.dev/kubelet/internal/eviction"
+	"trireme.dev/kubelet/internal/imagevolume"
 	"trireme.dev/kubelet/internal/kubelet"
 	"trireme.dev/kubelet/internal/nodestatus"
 	"trireme.dev/kubelet/internal/options"
@@ -81,6 +83,7 @@ func run(ctx context.Context, o *options.Options) error {
 		return err
 	}
 	defer rt.lister.Close()
+	defer rt.views.Close()
 	api, err := connectAPI(ctx, o, log)
 	if err != nil {
 		return err
@@ -114,7 +117,7 @@ func run(ctx context.Context, o *options.Options) error {
 		return err
 	}
 
-	evictions, imageGC, err := newEviction(o, k, rt.runtime, rt.images, log)
+	evictions, imageGC, err := newEviction(o, k, rt, log)
 	if err != nil {
 		return err
 	}
@@ -184,6 +187,9 @@ type runtimeClients struct {
 	runtime cri.RuntimeService
 	images  cri.ImageManagerService
 	lister  *crilist.Lister
+	// views mounts image volumes through containerd's own API on the
+	// image service's socket.
+	views *imagevolume.Client
 	// name is the runtime's name; cgroupDriver the cgroup driver it uses.
 	name, cgroupDriver string
 }
@@ -222,7 +228,12 @@ func connectRuntime(ctx context.Context, cfg *kubeletv1beta1.KubeletConfiguratio
 	if err != nil {
 		return nil, err
 	}
-	return &runtimeClients{runtime: rs, images: is, lister: lister, name: v.RuntimeName,
+	views, err := imagevolume.Dial(strings.TrimPrefix(imageEndpoint, "unix://"))
+	if err != nil {
+		lister.Close()
+		return nil, err
+	}
+	return &runtimeClients{runtime: rs, images: is, lister: lister, views: views, name: v.RuntimeName,
 		cgroupDriver: runtimeCgroupDriver(ctx, rs, cfg.CgroupDriver, log)}, nil
 }
 
@@ -285,6 +296,7 @@ func newKubelet(o *options.Options, rt *runtimeClients, api *apiClients, nodeIPs
 	probes := prober.New(rt.runtime, log.WithName("prober"), nil)
 	vols := volume.New(o.RootDir, api.client, nil)
 	bundles := factory.Certificates().V1().ClusterTrustBundles()
+	vols.SetImageViews(rt.views)
 	vols.SetTrustBundles(trustBundleCache{bundles.Lister(), bundles.Informer().HasSynced})
 	services := factory.Core().V1().Services()
 	k := kubelet.New(kubelet.Config{
@@ -477,8 +489,9 @@ const (
 
 // newEviction builds the eviction manager over the host's signals and the
 // CRI, and the image garbage collector it reclaims image space with.
-func newEviction(o *options.Options, k *kubelet.Kubelet, rs cri.RuntimeService, is cri.ImageManagerService, log logr.Logger) (*eviction.Manager, *eviction.ImageGC, error) {
+func newEviction(o *options.Options, k *kubelet.Kubelet, rt *runtimeClients, log logr.Logger) (*eviction.Manager, *eviction.ImageGC, error) {
 	cfg := o.Config
+	rs, is := rt.runtime, rt.images
 	thresholds, err := eviction.ParseThresholds(cfg.EvictionHard)
 	if err != nil {
 		return nil, nil, err
@@ -495,7 +508,8 @@ func newEviction(o *options.Options, k *kubelet.Kubelet, rs cri.RuntimeService, 
 			}
 			return obs[eviction.ImageFsAvailable], nil
 		},
-		Log: log.WithName("imagegc"),
+		VolumeImages: rt.views.Images,
+		Log:          log.WithName("imagegc"),
 	}
 	m := eviction.New(eviction.Config{
 		Thresholds:       thresholds,

@@ -183,7 +183,8 @@ func TestImageGC(t *testing.T) {
 	is.Pinned = map[string]bool{"pinned": true}
 	// The sandbox image is in use by no container, and not marked pinned
 	// (containerd 1.6), but named in the runtime's config.
-	is.SetFakeImages([]string{"used", "old", "new", "pinned", "trireme.dev/pause:1"})
+	// "mounted" is shown by an image volume.
+	is.SetFakeImages([]string{"used", "old", "new", "pinned", "trireme.dev/pause:1", "mounted"})
 	rs.SetFakeContainers([]*critesting.FakeContainer{{ContainerStatus: runtimeapi.ContainerStatus{Id: "c", Image: &runtimeapi.ImageSpec{Image: "used"}, ImageRef: "used"}}})
 	now := time.Unix(1000, 0)
 	avail := int64(10)
@@ -191,6 +192,8 @@ func TestImageGC(t *testing.T) {
 		Runtime: runtimeConfig{rs, `{"sandboxImage":"trireme.dev/pause:1"}`}, Images: is, HighPercent: 85, LowPercent: 80, MinAge: time.Minute, Log: logr.Discard(),
 		ImageFs: func(context.Context) (Observation, error) { return Observation{Available: avail, Capacity: 100}, nil },
 		Now:     func() time.Time { return now },
+
+		VolumeImages: func(context.Context) ([]string, error) { return []string{"mounted"}, nil },
 	}
 	ctx := context.Background()
 	// Everything is younger than MinAge: nothing removed, and the
@@ -206,18 +209,18 @@ func TestImageGC(t *testing.T) {
 	for id := range is.Images {
 		left[id] = true
 	}
-	if !left["used"] || !left["pinned"] || !left["trireme.dev/pause:1"] || len(left) != 4 {
-		t.Errorf("images left %v: want used, pinned, the sandbox image and one of the unused (10 bytes needed, 40 each)", left)
+	if !left["used"] || !left["pinned"] || !left["trireme.dev/pause:1"] || !left["mounted"] || len(left) != 5 {
+		t.Errorf("images left %v: want used, pinned, the sandbox image, the mounted one and one of the unused (10 bytes needed, 40 each)", left)
 	}
 	// Below the high threshold nothing is removed.
 	avail = 50
-	if err := gc.GarbageCollect(ctx); err != nil || len(is.Images) != 4 {
+	if err := gc.GarbageCollect(ctx); err != nil || len(is.Images) != 5 {
 		t.Errorf("GC below threshold: %v, %d images", err, len(is.Images))
 	}
 	// Everything that can go goes; the sandbox image stays.
 	avail = 0
 	_ = gc.GarbageCollect(ctx)
-	if _, ok := is.Images["trireme.dev/pause:1"]; !ok || len(is.Images) != 3 {
+	if _, ok := is.Images["mounted"]; !ok || len(is.Images) != 4 {
 		t.Errorf("images left after freeing all: %v", is.Images)
 	}
 }

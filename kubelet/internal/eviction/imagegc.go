@@ -27,8 +27,11 @@ type ImageGC struct {
 	MinAge      time.Duration
 	// ImageFs observes the image file system.
 	ImageFs func(ctx context.Context) (Observation, error)
-	Log     logr.Logger
-	Now     func() time.Time
+	// VolumeImages returns the IDs of the images mounted as pod volumes,
+	// which are in use as a container's image is; nil: none are.
+	VolumeImages func(ctx context.Context) ([]string, error)
+	Log          logr.Logger
+	Now          func() time.Time
 
 	mu        sync.Mutex
 	firstSeen map[string]time.Time
@@ -61,6 +64,15 @@ func (g *ImageGC) detect(ctx context.Context) ([]*runtimeapi.Image, error) {
 	for _, c := range containers {
 		used[c.GetImageRef()] = true
 		used[c.GetImage().GetImage()] = true
+	}
+	if g.VolumeImages != nil {
+		ids, err := g.VolumeImages(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("images of image volumes: %w", err)
+		}
+		for _, id := range ids {
+			used[id] = true
+		}
 	}
 	now := g.now()
 	g.mu.Lock()

@@ -61,9 +61,14 @@ type Volumes interface {
 	// Setup makes every volume of pod available on the host and returns
 	// the host path of each, by volume name. It is called on every sync,
 	// so that configMap and secret contents follow their objects.
-	Setup(ctx context.Context, pod *corev1.Pod) (map[string]string, error)
+	// imageIDs are the runtime's IDs of the images of image volumes, by
+	// volume name, pulled as their pull policies say.
+	Setup(ctx context.Context, pod *corev1.Pod, imageIDs map[string]string) (map[string]string, error)
 	// Teardown removes every volume of the pod with this UID.
-	Teardown(uid types.UID) error
+	Teardown(ctx context.Context, uid types.UID) error
+	// CleanupOrphanedImageVolumes removes the image volumes of pods that
+	// active says are gone.
+	CleanupOrphanedImageVolumes(ctx context.Context, active func(types.UID) bool) error
 	// PodDir is the pod's directory on the host.
 	PodDir(uid types.UID) string
 }
@@ -312,6 +317,7 @@ func (k *Kubelet) FindPod(namespace, name string) *corev1.Pod {
 // only every eventedRelistPeriod.
 func (k *Kubelet) Run(ctx context.Context) {
 	go k.watchContainerEvents(ctx)
+	go wait.UntilWithContext(ctx, k.cleanupOrphanedVolumes, orphanedVolumesPeriod)
 	var last time.Time
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if k.evented.Load() && time.Since(last) < eventedRelistPeriod {
@@ -320,6 +326,31 @@ func (k *Kubelet) Run(ctx context.Context) {
 		last = time.Now()
 		k.relist(ctx)
 	}, k.cfg.RelistPeriod)
+}
+
+// orphanedVolumesPeriod is how often volumes that outlived their pods
+// are looked for, as upstream's housekeeping does every two seconds for
+// pod directories; a view found is one the kubelet failed to remove.
+const orphanedVolumesPeriod = 30 * time.Second
+
+// cleanupOrphanedVolumes removes the image volumes of pods the kubelet
+// runs no worker for, once every source has delivered its pods (before
+// then, a pod about to be given back would lose its volume).
+func (k *Kubelet) cleanupOrphanedVolumes(ctx context.Context) {
+	k.mu.Lock()
+	synced := k.synced
+	k.mu.Unlock()
+	if !synced {
+		return
+	}
+	active := func(uid types.UID) bool {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		return k.workers[uid] != nil
+	}
+	if err := k.cfg.Volumes.CleanupOrphanedImageVolumes(ctx, active); err != nil {
+		k.log.Error(err, "Remove orphaned image volumes failed")
+	}
 }
 
 // sandboxRelistPeriod is the longest relist reuses its last list of pod

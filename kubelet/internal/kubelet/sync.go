@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -242,17 +243,21 @@ func (k *Kubelet) syncRunning(ctx context.Context, w *podWorker, pod *corev1.Pod
 		}
 	}
 	steps := stepsFrom(ctx)
-	volumePaths, err := k.cfg.Volumes.Setup(ctx, pod)
-	if err != nil {
-		k.event(pod, corev1.EventTypeWarning, "FailedMount", err.Error())
-		return 5 * time.Second, fmt.Errorf("volumes: %w", err)
-	}
-	steps.step("volumes")
 	sandboxConfig, err := k.podConfig.SandboxConfig(pod, uint32(len(rt.sandboxes)))
 	if err != nil {
 		return 0, err
 	}
 	steps.step("sandboxConfig")
+	imageIDs, requeue, err := k.pullImageVolumes(ctx, w, pod, sandboxConfig)
+	if err != nil {
+		return requeue, err
+	}
+	volumePaths, err := k.cfg.Volumes.Setup(ctx, pod, imageIDs)
+	if err != nil {
+		k.event(pod, corev1.EventTypeWarning, "FailedMount", err.Error())
+		return 5 * time.Second, fmt.Errorf("volumes: %w", err)
+	}
+	steps.step("volumes")
 	if sandbox == nil {
 		for _, s := range rt.sandboxes {
 			changesFrom(ctx).changed()
@@ -520,13 +525,26 @@ func (w *podWorker) setStartErr(name, reason, message string) {
 	w.startErr[name] = podstatus.Waiting{Reason: reason, Message: message}
 }
 
+// pullReasons are the waiting reasons of a failed image pull.
+var pullReasons = map[string]bool{"InvalidImageName": true, "ErrImageInspect": true, "ErrImageNeverPull": true, "ImagePullBackOff": true, "ErrImagePull": true}
+
+// clearPullErr forgets the container's start error when an image pull
+// set it, once the image is there.
+func (w *podWorker) clearPullErr(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if pullReasons[w.startErr[name].Reason] {
+		delete(w.startErr, name)
+	}
+}
+
 // startContainer pulls the image as the pull policy says, creates and
 // starts the container and runs its postStart hook.
 func (k *Kubelet) startContainer(ctx context.Context, s *podSync, cs *containerSync, restartCount int32) error {
 	w, pod, c := s.w, s.pod, cs.spec
 	log := logr.FromContextOrDiscard(ctx).WithValues("container", c.Name)
 	steps := stepsFrom(ctx)
-	imageRef, reason, err := k.ensureImage(ctx, pod, c, s.sandbox)
+	imageRef, reason, err := k.ensureImage(ctx, pod, c.Image, c.ImagePullPolicy, s.sandbox)
 	if err != nil {
 		w.setStartErr(c.Name, reason, err.Error())
 		return err
@@ -577,45 +595,132 @@ func (k *Kubelet) startContainer(ctx context.Context, s *podSync, cs *containerS
 	return nil
 }
 
-// ensureImage returns the image reference to run, pulling the image when
-// the pull policy says so. On failure it also returns the waiting reason.
-func (k *Kubelet) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container, sc *runtimeapi.PodSandboxConfig) (string, string, error) {
-	spec := &runtimeapi.ImageSpec{Image: c.Image}
-	policy := c.ImagePullPolicy
+// ensureImage returns the reference of image to run (or mount), pulling
+// it when the pull policy says so. On failure it also returns the waiting
+// reason.
+func (k *Kubelet) ensureImage(ctx context.Context, pod *corev1.Pod, image string, policy corev1.PullPolicy, sc *runtimeapi.PodSandboxConfig) (string, string, error) {
+	spec := &runtimeapi.ImageSpec{Image: image}
 	if policy != corev1.PullAlways {
 		st, err := k.cfg.Images.ImageStatus(ctx, spec, false)
 		if err != nil {
-			return "", "ErrImageInspect", fmt.Errorf("inspect image %q: %w", c.Image, err)
+			return "", "ErrImageInspect", fmt.Errorf("inspect image %q: %w", image, err)
 		}
 		if st.GetImage() != nil {
 			return st.Image.Id, "", nil
 		}
 		if policy == corev1.PullNever {
-			msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
+			msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", image)
 			k.event(pod, corev1.EventTypeWarning, "ErrImageNeverPull", msg)
 			return "", "ErrImageNeverPull", errors.New(msg)
 		}
 	}
-	key := string(pod.UID) + "/" + c.Image
+	key := string(pod.UID) + "/" + image
 	if k.imageBO.IsInBackOffSinceUpdate(key, time.Now()) {
 		//lint:ignore ST1005 upstream's kubelet words the waiting reason's message so; users grep for it
-		return "", "ImagePullBackOff", fmt.Errorf("Back-off pulling image %q", c.Image)
+		return "", "ImagePullBackOff", fmt.Errorf("Back-off pulling image %q", image)
 	}
-	k.event(pod, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))
-	auths, warnings := pullsecrets.Auths(ctx, k.cfg.Client, pod, c.Image)
+	k.event(pod, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", image))
+	auths, warnings := pullsecrets.Auths(ctx, k.cfg.Client, pod, image)
 	for _, w := range warnings {
 		k.event(pod, corev1.EventTypeWarning, "FailedToRetrieveImagePullSecret", w)
 	}
 	ref, err := k.pullImage(ctx, spec, auths, sc)
 	if err != nil {
 		k.imageBO.Next(key, time.Now())
-		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
+		msg := fmt.Sprintf("Failed to pull image %q: %v", image, err)
 		k.event(pod, corev1.EventTypeWarning, "Failed", msg)
 		return "", "ErrImagePull", errors.New(msg)
 	}
 	k.imageBO.Reset(key)
-	k.event(pod, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Successfully pulled image %q", c.Image))
+	k.event(pod, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Successfully pulled image %q", image))
 	return ref, "", nil
+}
+
+// pullImageVolumes ensures the images of the pod's image volumes as their
+// pull policies say, with the pod's pull secrets and back-off, as
+// container images are, and returns their IDs by volume name. A volume
+// that fails holds back every container, as upstream's kubelet starts none
+// until all its image volumes are there: the containers mounting it wait
+// with the pull's reason (ErrImagePull, ImagePullBackOff, ...), the others
+// in ContainerCreating; the returned duration is when to try again.
+func (k *Kubelet) pullImageVolumes(ctx context.Context, w *podWorker, pod *corev1.Pod, sc *runtimeapi.PodSandboxConfig) (map[string]string, time.Duration, error) {
+	var ids map[string]string
+	var errs []error
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		if v.Image == nil {
+			continue
+		}
+		var id, reason string
+		var err error
+		if v.Image.Reference == "" {
+			// The apiserver refuses it; a static pod may still say it.
+			reason, err = "InvalidImageName", fmt.Errorf("image volume %q has no image reference", v.Name)
+			k.event(pod, corev1.EventTypeWarning, "InspectFailed", err.Error())
+		} else {
+			id, reason, err = k.ensureImage(ctx, pod, v.Image.Reference, imageVolumePullPolicy(v.Image), sc)
+		}
+		if err != nil {
+			for _, c := range mountingContainers(pod, v.Name) {
+				w.setStartErr(c, reason, err.Error())
+			}
+			errs = append(errs, fmt.Errorf("image volume %q: %w", v.Name, err))
+			continue
+		}
+		for _, c := range mountingContainers(pod, v.Name) {
+			w.clearPullErr(c)
+		}
+		if ids == nil {
+			ids = map[string]string{}
+		}
+		ids[v.Name] = id
+	}
+	if len(errs) > 0 {
+		return nil, 5 * time.Second, errors.Join(errs...)
+	}
+	return ids, 0, nil
+}
+
+// imageVolumePullPolicy is the volume's pull policy, defaulted as the
+// apiserver defaults it (a static pod's is not): Always for a latest or
+// untagged image, IfNotPresent otherwise.
+func imageVolumePullPolicy(s *corev1.ImageVolumeSource) corev1.PullPolicy {
+	if s.PullPolicy != "" {
+		return s.PullPolicy
+	}
+	ref := s.Reference
+	if i := strings.LastIndex(ref, "@"); i >= 0 {
+		return corev1.PullIfNotPresent
+	}
+	name := ref[strings.LastIndex(ref, "/")+1:]
+	if _, tag, ok := strings.Cut(name, ":"); !ok || tag == "latest" {
+		return corev1.PullAlways
+	}
+	return corev1.PullIfNotPresent
+}
+
+// mountingContainers names the pod's containers of every kind that mount
+// the volume.
+func mountingContainers(pod *corev1.Pod, volume string) []string {
+	var out []string
+	add := func(name string, mounts []corev1.VolumeMount) {
+		for _, m := range mounts {
+			if m.Name == volume {
+				out = append(out, name)
+				return
+			}
+		}
+	}
+	for _, c := range pod.Spec.InitContainers {
+		add(c.Name, c.VolumeMounts)
+	}
+	for _, c := range pod.Spec.Containers {
+		add(c.Name, c.VolumeMounts)
+	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		add(c.Name, c.VolumeMounts)
+	}
+	return out
 }
 
 // pullImage pulls with each matching credential in turn (anonymously when
@@ -723,7 +828,7 @@ func (k *Kubelet) cleanupPod(ctx context.Context, uid types.UID, rt *podRuntime)
 		}
 	}
 	if len(errs) == 0 {
-		if err := k.cfg.Volumes.Teardown(uid); err != nil {
+		if err := k.cfg.Volumes.Teardown(ctx, uid); err != nil {
 			errs = append(errs, err)
 		}
 		if err := k.removePodCgroups(uid); err != nil {

@@ -446,6 +446,15 @@ func capName(c corev1.Capability) string {
 	return strings.TrimPrefix(strings.ToUpper(string(c)), "CAP_")
 }
 
+func imageVolume(pod *corev1.Pod, name string) bool {
+	for i := range pod.Spec.Volumes {
+		if pod.Spec.Volumes[i].Name == name {
+			return pod.Spec.Volumes[i].Image != nil
+		}
+	}
+	return false
+}
+
 // mounts are the container's volume mounts plus /etc/hosts and its
 // termination-message file; vars are the container's variables, which
 // subPathExpr refers to.
@@ -470,7 +479,9 @@ func (b *Builder) mounts(in *Container, vars map[string]string) ([]*runtimeapi.M
 		if vm.MountPath == "/etc/hosts" {
 			hasHosts = true
 		}
-		m := &runtimeapi.Mount{ContainerPath: vm.MountPath, HostPath: host, Readonly: vm.ReadOnly}
+		// An image volume is read-only whatever the mount says, as upstream.
+		readOnly := vm.ReadOnly || imageVolume(pod, vm.Name)
+		m := &runtimeapi.Mount{ContainerPath: vm.MountPath, HostPath: host, Readonly: readOnly}
 		if vm.MountPropagation != nil {
 			switch *vm.MountPropagation {
 			case corev1.MountPropagationHostToContainer:

@@ -101,11 +101,11 @@ func TestSetupWithFSGroup(t *testing.T) {
 					Volumes:         []corev1.Volume{{Name: "v", VolumeSource: tc.volume}},
 				},
 			}
-			paths, err := m.Setup(ctx, pod)
+			paths, err := m.Setup(ctx, pod, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = m.Teardown(pod.UID) })
+			t.Cleanup(func() { _ = m.Teardown(context.Background(), pod.UID) })
 			for _, f := range tc.want {
 				// The file itself, through the ..data link as a container sees it.
 				fi, err := os.Stat(filepath.Join(paths["v"], f.path))

@@ -56,7 +56,7 @@ func TestPodCertificateFiles(t *testing.T) {
 					{PodCertificate: &src},
 				}}},
 			}}}}
-			paths, err := m.Setup(context.Background(), pod)
+			paths, err := m.Setup(context.Background(), pod, nil)
 			if tc.wantErr {
 				if err == nil {
 					t.Fatal("volume set up without credentials")
@@ -74,7 +74,7 @@ func TestPodCertificateFiles(t *testing.T) {
 					t.Errorf("%s = %q, want %q", name, got, want)
 				}
 			}
-			if err := m.Teardown(pod.UID); err != nil {
+			if err := m.Teardown(context.Background(), pod.UID); err != nil {
 				t.Fatal(err)
 			}
 			if len(c.forgotten) != 1 || c.forgotten[0] != pod.UID {
@@ -95,7 +95,7 @@ func TestPodCertificateFiles(t *testing.T) {
 				{PodCertificate: &corev1.PodCertificateProjection{KeyPath: "tls.key"}},
 			}}}}},
 		}}
-		paths, err := m.Setup(context.Background(), pod)
+		paths, err := m.Setup(context.Background(), pod, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -102,7 +102,7 @@ func TestClusterTrustBundleProjection(t *testing.T) {
 			{ClusterTrustBundle: &corev1.ClusterTrustBundleProjection{Name: ptr.To("absent"), Optional: ptr.To(true), Path: "absent.pem"}},
 		}}},
 	}}}}
-	paths, err := m.Setup(context.Background(), pod)
+	paths, err := m.Setup(context.Background(), pod, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestClusterTrustBundleProjection(t *testing.T) {
 	}
 	pod.Spec.Volumes[0].Projected.Sources = append(pod.Spec.Volumes[0].Projected.Sources, corev1.VolumeProjection{
 		ClusterTrustBundle: &corev1.ClusterTrustBundleProjection{SignerName: ptr.To("example.com/none"), LabelSelector: &metav1.LabelSelector{}, Path: "none.pem"}})
-	if _, err := m.Setup(context.Background(), pod); err == nil {
+	if _, err := m.Setup(context.Background(), pod, nil); err == nil {
 		t.Errorf("required bundle with no match accepted")
 	}
 }
@@ -199,7 +199,7 @@ func TestClusterTrustBundleSources(t *testing.T) {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: types.UID(fmt.Sprint("uid-", i))}, Spec: corev1.PodSpec{Volumes: []corev1.Volume{{
 				Name: "trust", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{ClusterTrustBundle: &src}}}},
 			}}}}
-			paths, err := m.Setup(context.Background(), pod)
+			paths, err := m.Setup(context.Background(), pod, nil)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)

@@ -3,7 +3,8 @@
 // (configMap, secret, downwardAPI, projected with service account tokens,
 // cluster trust bundles and pod certificates) written atomically through
 // a ..data symlink swap, as upstream's atomic writer does, so a container
-// never sees half an update.
+// never sees half an update; and image volumes, read-only views of images
+// the kubelet pulled.
 package volume
 
 import (
@@ -28,6 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"trireme.dev/kubelet/internal/imagevolume"
 )
 
 // FieldResolver returns downward API values for a pod.
@@ -52,6 +55,20 @@ type PodCertificates interface {
 // one they fail.
 func (m *Manager) SetPodCertificates(c PodCertificates) { m.certs = c }
 
+// ImageViews mounts images read-only (imagevolume.Client).
+type ImageViews interface {
+	// Mount makes v.Dir show v.Image read-only; a Dir already mounted is
+	// left as it is.
+	Mount(ctx context.Context, v imagevolume.View) error
+	// Unmount unmounts dir and removes the view key; either may be gone.
+	Unmount(ctx context.Context, key, dir string) error
+	// List returns the image views there are, of any kubelet.
+	List(ctx context.Context) ([]imagevolume.View, error)
+}
+
+// SetImageViews sets the mounter of image volumes; without one they fail.
+func (m *Manager) SetImageViews(v ImageViews) { m.images = v }
+
 // Manager sets up and tears down pod volumes.
 type Manager struct {
 	root    string
@@ -59,6 +76,7 @@ type Manager struct {
 	fields  FieldResolver
 	bundles TrustBundles
 	certs   PodCertificates
+	images  ImageViews
 
 	mu     sync.Mutex
 	tokens map[string]*authenticationv1.TokenRequestStatus
@@ -75,7 +93,9 @@ func (m *Manager) PodDir(uid types.UID) string {
 }
 
 // Setup makes every volume of pod and returns their host paths by name.
-func (m *Manager) Setup(ctx context.Context, pod *corev1.Pod) (map[string]string, error) {
+// imageIDs are the runtime's IDs of the images of image volumes, by
+// volume name, pulled by the caller as their pull policies say.
+func (m *Manager) Setup(ctx context.Context, pod *corev1.Pod, imageIDs map[string]string) (map[string]string, error) {
 	paths := map[string]string{}
 	podDir := m.PodDir(pod.UID)
 	if err := os.MkdirAll(podDir, 0o750); err != nil {
@@ -84,7 +104,7 @@ func (m *Manager) Setup(ctx context.Context, pod *corev1.Pod) (map[string]string
 	var errs []error
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
-		path, err := m.setupOne(ctx, pod, v)
+		path, err := m.setupOne(ctx, pod, v, imageIDs[v.Name])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("volume %q: %w", v.Name, err))
 			continue
@@ -98,7 +118,7 @@ func (m *Manager) volumeDir(pod *corev1.Pod, plugin, name string) string {
 	return filepath.Join(m.PodDir(pod.UID), "volumes", plugin, name)
 }
 
-func (m *Manager) setupOne(ctx context.Context, pod *corev1.Pod, v *corev1.Volume) (string, error) {
+func (m *Manager) setupOne(ctx context.Context, pod *corev1.Pod, v *corev1.Volume, imageID string) (string, error) {
 	switch {
 	case v.EmptyDir != nil:
 		dir := m.volumeDir(pod, "kubernetes.io~empty-dir", v.Name)
@@ -132,8 +152,78 @@ func (m *Manager) setupOne(ctx context.Context, pod *corev1.Pod, v *corev1.Volum
 			return "", err
 		}
 		return dir, nil
+	case v.Image != nil:
+		return m.imageVolume(ctx, pod, v.Name, imageID)
 	}
 	return "", fmt.Errorf("volume type not supported by this kubelet")
+}
+
+// imageVolumePlugin names the directory of image volumes, as upstream's.
+const imageVolumePlugin = "kubernetes.io~image"
+
+func (m *Manager) imageVolume(ctx context.Context, pod *corev1.Pod, name, imageID string) (string, error) {
+	if m.images == nil {
+		return "", fmt.Errorf("image volumes are not supported by this kubelet")
+	}
+	if imageID == "" {
+		return "", fmt.Errorf("image not pulled")
+	}
+	dir := m.volumeDir(pod, imageVolumePlugin, name)
+	v := imagevolume.View{Key: imagevolume.Key(string(pod.UID), name), Image: imageID, Dir: dir, PodUID: string(pod.UID)}
+	if err := m.images.Mount(ctx, v); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// teardownImageVolumes unmounts the pod's image volumes and removes their
+// views. Each volume's directory names it: the pod spec may be gone.
+func (m *Manager) teardownImageVolumes(ctx context.Context, uid types.UID) error {
+	dir := filepath.Join(m.PodDir(uid), "volumes", imageVolumePlugin)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return fmt.Errorf("image volumes of pod %s: %w", uid, err)
+	}
+	if m.images == nil {
+		return fmt.Errorf("pod %s has image volumes, and this kubelet cannot unmount them", uid)
+	}
+	var errs []error
+	for _, e := range entries {
+		if err := m.images.Unmount(ctx, imagevolume.Key(string(uid), e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			errs = append(errs, fmt.Errorf("image volume %q: %w", e.Name(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CleanupOrphanedImageVolumes removes the image views of this kubelet's
+// root whose pods active says are gone: views a kubelet that stopped
+// before tearing its pods down left, which no relist finds (a pod whose
+// sandbox never started has no containers to see).
+func (m *Manager) CleanupOrphanedImageVolumes(ctx context.Context, active func(types.UID) bool) error {
+	if m.images == nil {
+		return nil
+	}
+	views, err := m.images.List(ctx)
+	if err != nil {
+		return err
+	}
+	pods := filepath.Join(m.root, "pods") + string(filepath.Separator)
+	var errs []error
+	for _, v := range views {
+		// Other kubelets may share the runtime (nodes in network
+		// namespaces): their views are theirs.
+		if !strings.HasPrefix(v.Dir, pods) || active(types.UID(v.PodUID)) {
+			continue
+		}
+		if err := m.images.Unmount(ctx, v.Key, v.Dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func pluginName(v *corev1.Volume) string {
@@ -405,10 +495,15 @@ func needsRefresh(st *authenticationv1.TokenRequestStatus, exp int64) bool {
 	return !time.Now().Before(refreshAt)
 }
 
-// Teardown unmounts memory-backed emptyDirs and removes the pod's
-// directory.
-func (m *Manager) Teardown(uid types.UID) error {
+// Teardown unmounts memory-backed emptyDirs and image volumes and removes
+// the pod's directory.
+func (m *Manager) Teardown(ctx context.Context, uid types.UID) error {
 	dir := m.PodDir(uid)
+	// Never remove below a mount that stayed: an image's files are
+	// containerd's.
+	if err := m.teardownImageVolumes(ctx, uid); err != nil {
+		return err
+	}
 	emptyDirs := filepath.Join(dir, "volumes", "kubernetes.io~empty-dir")
 	if entries, err := os.ReadDir(emptyDirs); err == nil {
 		for _, e := range entries {

@@ -82,7 +82,7 @@ func TestSetup(t *testing.T) {
 			{Name: "optional", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "absent"}, Optional: boolPtr(true)}}},
 		}},
 	}
-	paths, err := m.Setup(ctx, pod)
+	paths, err := m.Setup(ctx, pod, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,10 +106,10 @@ func TestSetup(t *testing.T) {
 		t.Errorf("emptyDir %v", err)
 	}
 	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "missing", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "absent"}}})
-	if _, err := m.Setup(ctx, pod); err == nil {
+	if _, err := m.Setup(ctx, pod, nil); err == nil {
 		t.Error("missing required secret accepted")
 	}
-	if err := m.Teardown(pod.UID); err != nil {
+	if err := m.Teardown(context.Background(), pod.UID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(m.PodDir(pod.UID)); !os.IsNotExist(err) {
