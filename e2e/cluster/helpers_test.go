@@ -17,7 +17,7 @@ var slowly = testwait.Poll{Interval: time.Second}
 
 // nodeImages are the trireme.dev/<name> images `make images` built, as the
 // node reports them, in the order of names.
-func nodeImages(t *testing.T, names ...string) []any {
+func nodeImages(t testing.TB, names ...string) []any {
 	t.Helper()
 	images, err := kubectl("get", "node", nodeName, "-o", "jsonpath={.status.images[*].names[*]}")
 	if err != nil {
@@ -37,7 +37,7 @@ func nodeImages(t *testing.T, names ...string) []any {
 
 // apply applies a manifest (a format string whose %[1]s is the busybox image
 // and %[2]s the echo image).
-func apply(t *testing.T, manifest string) {
+func apply(t testing.TB, manifest string) {
 	t.Helper()
 	if out, err := kubectlStdin(fmt.Sprintf(manifest, nodeImages(t, "busybox", "echo")...), "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -46,7 +46,7 @@ func apply(t *testing.T, manifest string) {
 
 // applyVerbatim applies a manifest as written: one with no images in it,
 // which apply's formatting would mangle.
-func applyVerbatim(t *testing.T, manifest string) {
+func applyVerbatim(t testing.TB, manifest string) {
 	t.Helper()
 	if out, err := kubectlStdin(manifest, "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -55,7 +55,7 @@ func applyVerbatim(t *testing.T, manifest string) {
 
 // must runs kubectl and fails the test on error, printing the cluster's pods
 // and then the error: the last lines of a long log are the ones CI shows.
-func must(t *testing.T, args ...string) string {
+func must(t testing.TB, args ...string) string {
 	t.Helper()
 	start := time.Now()
 	out, err := kubectl(args...)

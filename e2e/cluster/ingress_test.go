@@ -70,6 +70,7 @@ spec:
     http:
       paths:
       - {path: /echo, pathType: Prefix, backend: {service: {name: beta, port: {number: 80}}}}
+      - {path: /host, pathType: Prefix, backend: {service: {name: beta, port: {number: 80}}}}
 ---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
@@ -194,6 +195,72 @@ spec:
   to: [{group: "", kind: Service, name: gamma}]
 `
 
+// gatewayHTTPS is the Gateway demo with a second listener, HTTPS on port 443
+// (Traefik's websecure entry point) for secure.gw.test, terminating TLS with
+// the Secret gw-tls, and an HTTPRoute attached to that listener alone.
+const gatewayHTTPS = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: demo, namespace: ingress-demo}
+spec:
+  gatewayClassName: traefik
+  listeners:
+  - {name: http, protocol: HTTP, port: 80, hostname: "*.gw.test"}
+  - name: https
+    protocol: HTTPS
+    port: 443
+    hostname: secure.gw.test
+    tls: {mode: Terminate, certificateRefs: [{name: gw-tls}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: secure, namespace: ingress-demo}
+spec:
+  parentRefs: [{name: demo, sectionName: https}]
+  hostnames: [secure.gw.test]
+  rules:
+  - backendRefs: [{name: beta, port: 80}]
+`
+
+// steadyDemo, for apply, is a Deployment steady of two echo pods built to be
+// rolled without a failed request, as users build theirs: a readiness probe,
+// and a preStop sleep that keeps a deleted pod serving while Traefik and the
+// proxies learn it is going. The Ingress steady routes steady.test to it.
+const steadyDemo = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: steady, namespace: ingress-demo}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: steady}}
+  template:
+    metadata: {labels: {app: steady}}
+    spec:
+      terminationGracePeriodSeconds: 15
+      containers:
+      - name: web
+        image: %[2]s
+        env: [{name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]
+        ports: [{containerPort: 8080}]
+        readinessProbe: {httpGet: {path: /, port: 8080}, periodSeconds: 1}
+        lifecycle: {preStop: {sleep: {seconds: 5}}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: steady, namespace: ingress-demo}
+spec:
+  selector: {app: steady}
+  ports: [{name: http, port: 80, targetPort: 8080}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: steady, namespace: ingress-demo}
+spec:
+  rules:
+  - host: steady.test
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: steady, port: {number: 80}}}}
+`
+
 // TestIngress: the traefik addon routes Ingresses of the default
 // IngressClass and Gateway API routes from the host, through the address
 // the cloud-controller-manager gave its LoadBalancer Service, which each
@@ -236,7 +303,8 @@ func TestIngress(t *testing.T) {
 		{"Exact /hostname of alpha.test goes to beta", "http://alpha.test/hostname", 200, "beta-"},
 		{"Exact matches only its path", "http://alpha.test/hostname/", 404, "404 page not found"},
 		{"Prefix /echo of beta.test", "http://beta.test/echo?msg=hello", 200, "hello"},
-		{"Prefix /echo matches whole segments", "http://beta.test/echoes", 404, ""},
+		// beta answers /hostname; Prefix /host must not take it to beta.
+		{"Prefix /host matches whole segments", "http://beta.test/hostname", 404, "404 page not found"},
 		{"beta.test has no /", "http://beta.test/", 404, ""},
 		{"an unknown host", "http://nowhere.test/", 404, ""},
 	} {
@@ -267,6 +335,7 @@ func TestIngress(t *testing.T) {
 		slowly.ForNil(t, 30*time.Second, "https://secure.test/ with the rotated certificate", func() error {
 			return expect(secure, "https://secure.test/", 200, "alpha-")
 		})
+		ca = newCA
 	})
 
 	t.Run("HTTPRoute through a Gateway", func(t *testing.T) {
@@ -389,6 +458,94 @@ func TestIngress(t *testing.T) {
 			return expect(plain, "http://cross.gw.test/hostname", 200, "gamma-")
 		})
 	})
+
+	t.Run("a Gateway's HTTPS listener terminates TLS with its Secret", func(t *testing.T) {
+		gwCA, gwPair := serving("secure.gw.test")
+		certFile, keyFile, err := gwPair.Write(t.TempDir(), "gw")
+		if err != nil {
+			t.Fatal(err)
+		}
+		must(t, "-n", "ingress-demo", "create", "secret", "tls", "gw-tls", "--cert", certFile, "--key", keyFile)
+		applyVerbatim(t, gatewayHTTPS)
+		slowly.ForNil(t, 60*time.Second, "listener https programmed, its certificate resolved", func() error {
+			out, err := kubectl("-n", "ingress-demo", "get", "gateway", "demo", "-o",
+				`jsonpath={.status.listeners[?(@.name=="https")].conditions[?(@.type=="Programmed")].status} `+
+					`{.status.listeners[?(@.name=="https")].conditions[?(@.type=="ResolvedRefs")].status} `+
+					`{.status.listeners[?(@.name=="https")].attachedRoutes}`)
+			if err != nil {
+				return err
+			}
+			if out != "True True 1" {
+				return fmt.Errorf("listener https: Programmed, ResolvedRefs and attachedRoutes %q, want \"True True 1\"", out)
+			}
+			return nil
+		})
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(gwCA.CertPEM)
+		secure := viaAddress(lb, &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12})
+		slowly.ForNil(t, 30*time.Second, "https://secure.gw.test/ with the listener's certificate", func() error {
+			return expect(secure, "https://secure.gw.test/hostname", 200, "beta-")
+		})
+		// The route is attached to the HTTPS listener only.
+		slowly.ForNil(t, 30*time.Second, "http://secure.gw.test/ not routed", func() error {
+			return expect(plain, "http://secure.gw.test/hostname", 404, "")
+		})
+	})
+
+	t.Run("host ports 80 and 443 on the node, for clusters without LoadBalancer addresses", func(t *testing.T) {
+		t.Cleanup(func() {
+			upgradeAddons(t, `traefik.hostPorts=false`)
+			_, _ = kubectl("-n", releaseNS, "rollout", "status", "deployment/traefik", "--timeout=120s")
+		})
+		// One node: the old pod frees the ports before the new one starts.
+		upgradeAddons(t, `traefik.hostPorts=true`)
+		must(t, "-n", releaseNS, "rollout", "status", "deployment/traefik", "--timeout=120s")
+		node := must(t, "get", "node", nodeName, "-o", `jsonpath={.status.addresses[?(@.type=="InternalIP")].address}`)
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(ca.CertPEM)
+		for url, c := range map[string]*http.Client{
+			"http://alpha.test/":   viaAddress(node, nil),
+			"https://secure.test/": viaAddress(node, &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}),
+		} {
+			slowly.ForNil(t, 60*time.Second, url+" at the node's address "+node, func() error { return expect(c, url, 200, "alpha-") })
+		}
+	})
+
+	t.Run("no request fails while a backend rolls or Traefik is upgraded", func(t *testing.T) {
+		apply(t, steadyDemo)
+		must(t, "-n", "ingress-demo", "rollout", "status", "deployment/steady", "--timeout=120s")
+		const url = "http://steady.test/hostname"
+		slowly.ForNil(t, 30*time.Second, url, func() error { return expect(plain, url, 200, "steady-") })
+
+		under := func(what string, change func()) {
+			l := startLoad(plain, url, "steady-", 4)
+			change()
+			// The last pods replaced drain after the rollout reports done.
+			time.Sleep(20 * time.Second)
+			r := l.stop()
+			t.Logf("%s: %d requests answered, %d failed", what, r.Ops, r.Errors)
+			if r.Errors > 0 {
+				t.Errorf("%s: %d of %d requests failed: %s", what, r.Errors, r.Ops+r.Errors, strings.Join(r.ErrorTexts, "; "))
+			}
+			if r.Ops == 0 {
+				t.Errorf("%s: no request answered", what)
+			}
+		}
+		under("kubectl rollout restart deployment/steady", func() {
+			must(t, "-n", "ingress-demo", "rollout", "restart", "deployment/steady")
+			must(t, "-n", "ingress-demo", "rollout", "status", "deployment/steady", "--timeout=120s")
+		})
+		// A changed value rolls Traefik's pods: the new one starts, the
+		// old one keeps accepting while the proxies drop it, then drains.
+		t.Cleanup(func() {
+			upgradeAddons(t, `traefik.drainTimeout="10s"`)
+			_, _ = kubectl("-n", releaseNS, "rollout", "status", "deployment/traefik", "--timeout=120s")
+		})
+		under("helm upgrade of Traefik", func() {
+			upgradeAddons(t, `traefik.drainTimeout="11s"`)
+			must(t, "-n", releaseNS, "rollout", "status", "deployment/traefik", "--timeout=120s")
+		})
+	})
 }
 
 // routeConditions checks an HTTPRoute of ingress-demo's conditions for its
@@ -409,7 +566,7 @@ func routeConditions(name, want string) error {
 
 // waitIngressAddress waits until the Ingress ns/name shows addr, Traefik's
 // address, in its status (kubectl get ingress's ADDRESS).
-func waitIngressAddress(t *testing.T, ns, name, addr string) {
+func waitIngressAddress(t testing.TB, ns, name, addr string) {
 	t.Helper()
 	slowly.ForNil(t, 60*time.Second, "Ingress "+name+" shows Traefik's address", func() error {
 		out, err := kubectl("-n", ns, "get", "ingress", name, "-o", "jsonpath={.status.loadBalancer.ingress[*].ip}")
@@ -443,10 +600,18 @@ func condition(kind, name, ns, cond string) error {
 // whatever the URL's host, as curl --resolve does; the URL's host is the
 // Host header and the TLS server name.
 func viaAddress(addr string, tlsConfig *tls.Config) *http.Client {
+	return clientVia(addr, tlsConfig, 0)
+}
+
+// clientVia is viaAddress's client keeping up to conns connections open
+// between requests (HTTP keep-alive), or none when conns is 0: each request
+// then opens its own, through the proxies' rules afresh.
+func clientVia(addr string, tlsConfig *tls.Config, conns int) *http.Client {
 	dialer := &net.Dialer{Timeout: 3 * time.Second}
 	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		DisableKeepAlives: true,
-		TLSClientConfig:   tlsConfig,
+		DisableKeepAlives:   conns == 0,
+		MaxIdleConnsPerHost: conns,
+		TLSClientConfig:     tlsConfig,
 		DialContext: func(ctx context.Context, network, hostport string) (net.Conn, error) {
 			_, port, err := net.SplitHostPort(hostport)
 			if err != nil {

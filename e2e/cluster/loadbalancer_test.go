@@ -109,7 +109,7 @@ func checkLoadBalancer(t *testing.T, byNode map[string][2]string) {
 
 // lbAddress waits for a LoadBalancer Service's address, ipMode VIP, and
 // fails the test unless it is of the suite's pool.
-func lbAddress(t *testing.T, ns, name string) string {
+func lbAddress(t testing.TB, ns, name string) string {
 	t.Helper()
 	var ip string
 	slowly.ForNil(t, 60*time.Second, ns+"/"+name+" gets an address", func() error {
