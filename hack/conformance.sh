@@ -235,6 +235,19 @@ MIRROR_FILES=()
 mirror_start() {
   local server ip port="${CONFORMANCE_REGISTRY_PORT:-5050}" ref root conf dir file n=0
   local archives=()
+  local roots=()
+  while IFS= read -r root; do
+    conf="${root}/etc/trireme/containerd/config.toml"
+    if grep -q '^[[:space:]]*config_path' "${conf}" 2>/dev/null; then
+      roots+=("${root}")
+    else
+      log "${conf} has no registry config_path (not make up's cluster, or one of an older triremeadm): pulls there go to ${MIRROR_HOST}"
+    fi
+  done < <(node_roots)
+  if ((${#roots[@]} == 0)); then
+    log "no node takes a registry mirror: none started"
+    return
+  fi
   server="$("${OUT}/kubectl" --kubeconfig "${KUBECONFIG}" config view --minify -o jsonpath='{.clusters[0].cluster.server}')"
   ip="${server#https://}"
   ip="${ip%:*}"
@@ -252,12 +265,7 @@ mirror_start() {
     kill -0 "${MIRROR_PID}" 2>/dev/null || die "image-registry ended: $(cat "${RESULTS}/registry.log")"
     sleep 1
   done
-  while IFS= read -r root; do
-    conf="${root}/etc/trireme/containerd/config.toml"
-    if ! grep -q '^[[:space:]]*config_path' "${conf}" 2>/dev/null; then
-      log "${conf} has no registry config_path (a cluster from an older triremeadm): pulls there go to ${MIRROR_HOST} and fail"
-      continue
-    fi
+  for root in "${roots[@]}"; do
     dir="${root}/etc/containerd/certs.d/${MIRROR_HOST}"
     file="${dir}/hosts.toml"
     if [[ -f "${file}" ]] && ! grep -qxF "${MIRROR_MARK}" "${file}"; then
@@ -269,7 +277,7 @@ mirror_start() {
       "${MIRROR_MARK}" "${MIRROR_HOST}" "${ip}" "${port}" >"${file}"
     MIRROR_FILES+=("${file}")
     n=$((n + 1))
-  done < <(node_roots)
+  done
   log "registry mirror of ${MIRROR_HOST} at http://${ip}:${port} (${#archives[@]} images) for ${n} node(s)"
 }
 
@@ -422,8 +430,18 @@ rootfs_busybox() {
 # drop them. sh is then ash, whose messages the specs check too ("/bin/sh:
 # can't create /file: Read-only file system"). Built once, kept in IMAGE_BIN.
 busybox_build() {
-  local out="${IMAGE_BIN}/busybox" src work tree p
+  local out="${IMAGE_BIN}/busybox" src work tree p version cached
   if [[ -x "${out}" && "${REBUILD}" != 1 ]]; then
+    echo "${out}"
+    return
+  fi
+  # Kept outside the tree too, by the Debian version built, so that a new
+  # clone (CI's) does not build it again: a build takes minutes here.
+  version="$(dpkg-query -W -f='${Version}' busybox-static 2>/dev/null || echo unknown)"
+  cached="${XDG_CACHE_HOME:-${HOME}/.cache}/trireme/busybox-${version}-di-env/busybox"
+  if [[ -x "${cached}" && "${REBUILD}" != 1 ]]; then
+    mkdir -p "${IMAGE_BIN}"
+    cp "${cached}" "${out}"
     echo "${out}"
     return
   fi
@@ -443,9 +461,11 @@ busybox_build() {
   make -C "${tree}" -s oldconfig </dev/null >/dev/null
   make -C "${tree}" -s -j"$(nproc)" busybox SKIP_STRIP=y >"${work}/build.log" 2>&1 ||
     die "busybox build failed: $(tail -n 20 "${work}/build.log")"
-  mkdir -p "${IMAGE_BIN}"
+  mkdir -p "${IMAGE_BIN}" "$(dirname "${cached}")"
   cp "${tree}/busybox" "${out}.tmp"
   mv "${out}.tmp" "${out}"
+  cp "${out}" "${cached}.tmp"
+  mv "${cached}.tmp" "${cached}"
   rm -rf "${work}"
   echo "${out}"
 }
