@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -101,7 +102,7 @@ func nodeResources(node *corev1.Node) field.ErrorList {
 // ID once, and never change them afterwards.
 func nodeChange(node, old *corev1.Node) field.ErrorList {
 	var errs field.ErrorList
-	if len(old.Spec.PodCIDRs) > 0 && !equalStrings(old.Spec.PodCIDRs, node.Spec.PodCIDRs) {
+	if len(old.Spec.PodCIDRs) > 0 && !slices.Equal(old.Spec.PodCIDRs, node.Spec.PodCIDRs) {
 		errs = append(errs, field.Forbidden(specPath.Child("podCIDRs"), "may not change once set"))
 	}
 	if old.Spec.ProviderID != "" && old.Spec.ProviderID != node.Spec.ProviderID {

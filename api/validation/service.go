@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -373,7 +374,7 @@ func clusterIPChange(svc, old *corev1.Service) field.ErrorList {
 	}
 	ipsPath := specPath.Child("clusterIPs")
 	if isHeadless(old) {
-		if !equalStrings(old.Spec.ClusterIPs, svc.Spec.ClusterIPs) {
+		if !slices.Equal(old.Spec.ClusterIPs, svc.Spec.ClusterIPs) {
 			return field.ErrorList{field.Invalid(ipsPath, svc.Spec.ClusterIPs, "may not change once set")}
 		}
 		return nil
@@ -410,18 +411,6 @@ func ipFamilyChange(svc, old *corev1.Service) field.ErrorList {
 		errs = append(errs, field.Invalid(specPath.Child("ipFamilyPolicy"), svc.Spec.IPFamilyPolicy, "must be set to 'SingleStack' when releasing the secondary ipFamily"))
 	}
 	return errs
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 var loadBalancerIPModes = []corev1.LoadBalancerIPMode{corev1.LoadBalancerIPModeVIP, corev1.LoadBalancerIPModeProxy}

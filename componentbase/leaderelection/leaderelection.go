@@ -11,10 +11,12 @@ import (
 	"sync/atomic"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	componentbaseconfig "k8s.io/component-base/config/v1alpha1"
@@ -166,4 +168,56 @@ func Run(ctx context.Context, cfg Config, work func(context.Context) error) erro
 		return nil
 	}
 	return ErrLeadershipLost
+}
+
+// Lead runs a component's work as its --leader-elect says: at once when it
+// is off, else under Run while this process holds the Lease. cfg.Leading is
+// told true as work starts and false as it ends, either way. A cfg without
+// Client gets one made from restCfg (user agent userAgent/leader-election),
+// and one without Identity gets Identity().
+func Lead(ctx context.Context, restCfg *rest.Config, userAgent string, cfg Config, work func(context.Context) error) error {
+	leading := cfg.Leading
+	if leading == nil {
+		leading = func(bool) {}
+	}
+	if cfg.Lease.LeaderElect == nil || !*cfg.Lease.LeaderElect {
+		leading(true)
+		defer leading(false)
+		return work(ctx)
+	}
+	if cfg.Client == nil {
+		client, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(restCfg), userAgent+"/leader-election"))
+		if err != nil {
+			return fmt.Errorf("leader election client: %w", err)
+		}
+		cfg.Client = client
+	}
+	if cfg.Identity == "" {
+		id, err := Identity()
+		if err != nil {
+			return err
+		}
+		cfg.Identity = id
+	}
+	return Run(ctx, cfg, work)
+}
+
+// NewGauge returns the <namespace>_<subsystem>_leader gauge, for a Config's
+// Leading (SetGauge) and the component's registry.
+func NewGauge(namespace, subsystem string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Subsystem: subsystem, Name: "leader",
+		Help: "1 while this process holds the leader election Lease (or runs without leader election).",
+	})
+}
+
+// SetGauge returns a Config's Leading that sets g to 1 while leading, else 0.
+func SetGauge(g prometheus.Gauge) func(bool) {
+	return func(on bool) {
+		if on {
+			g.Set(1)
+		} else {
+			g.Set(0)
+		}
+	}
 }

@@ -203,3 +203,37 @@ func TestRun(t *testing.T) {
 		})
 	}
 }
+
+func TestLead(t *testing.T) {
+	workErr := errors.New("work failed")
+	tests := []struct {
+		name   string
+		elect  bool
+		err    error
+		wantID bool
+	}{
+		{"election off: work at once", false, nil, false},
+		{"election off: work's error", false, workErr, false},
+		{"election on: a Lease with this host's identity", true, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := fake.NewClientset()
+			rec := &recorder{}
+			err := Lead(context.Background(), nil, "test", Config{Lease: lease(tt.elect), Client: c, Leading: rec.leading}, func(context.Context) error {
+				if tt.wantID {
+					if got, _ := Identity(); !strings.HasPrefix(holder(t, c), strings.Split(got, "_")[0]+"_") {
+						t.Errorf("holder %q is not Identity()", holder(t, c))
+					}
+				}
+				return tt.err
+			})
+			if !errors.Is(err, tt.err) {
+				t.Errorf("Lead = %v, want %v", err, tt.err)
+			}
+			if got := rec.String(); got != "lead,stop" {
+				t.Errorf("Leading told %s, want lead,stop", got)
+			}
+		})
+	}
+}

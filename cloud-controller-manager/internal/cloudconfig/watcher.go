@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	api "trireme.dev/api/config/cloudconfig"
 )
@@ -69,18 +70,11 @@ func (w *Watcher) Run(ctx context.Context, log logr.Logger) {
 	if w.path == "" {
 		return
 	}
-	t := time.NewTicker(w.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	wait.UntilWithContext(ctx, func(context.Context) {
 		if err := w.Reload(); err != nil {
 			log.Error(err, "Keeping the last good cloud config", "path", w.path)
 		}
-	}
+	}, w.interval)
 }
 
 // Reload reads the file again; a configuration that changed replaces the

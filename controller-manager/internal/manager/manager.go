@@ -96,21 +96,8 @@ func (m *Manager) Run(ctx context.Context) error {
 		// Each replica warns of its own node's files, leader or not.
 		go w.Run(ctx, log.WithName("certificate-expiry"))
 	}
-	if !*le.LeaderElect {
-		metrics.SetLeading(true)
-		defer metrics.SetLeading(false)
-		return m.runControllers(ctx)
-	}
-	client, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(m.rest), clientbuilder.UserAgent+"/leader-election"))
-	if err != nil {
-		return fmt.Errorf("leader election client: %w", err)
-	}
-	id, err := leaderelection.Identity()
-	if err != nil {
-		return err
-	}
-	return leaderelection.Run(ctx, leaderelection.Config{
-		Lease: le, Identity: id, Client: client, Watchdog: watchdog, Leading: metrics.SetLeading,
+	return leaderelection.Lead(ctx, m.rest, clientbuilder.UserAgent, leaderelection.Config{
+		Lease: le, Watchdog: watchdog, Leading: metrics.SetLeading,
 	}, m.runControllers)
 }
 

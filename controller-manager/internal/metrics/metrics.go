@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/util/workqueue"
 
+	"trireme.dev/componentbase/leaderelection"
 	"trireme.dev/componentbase/processmetrics"
 )
 
@@ -32,10 +33,7 @@ var (
 		Help:    "Time one reconcile took, by controller.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
 	}, []string{"controller"})
-	leading = prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: namespace, Subsystem: subsystem, Name: "leader",
-		Help: "1 while this process holds the leader election Lease (or runs without leader election).",
-	})
+	leading = leaderelection.NewGauge(namespace, subsystem)
 	// CertificateExpiration is when each certificate in this node's
 	// certificates directory expires (package certexpiry).
 	CertificateExpiration = prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -66,13 +64,7 @@ func ObserveSync(controller string, d time.Duration, err error) {
 }
 
 // SetLeading records whether this process is the active leader.
-func SetLeading(on bool) {
-	if on {
-		leading.Set(1)
-	} else {
-		leading.Set(0)
-	}
-}
+var SetLeading = leaderelection.SetGauge(leading)
 
 // SetRunning records that controller runs (or stopped).
 func SetRunning(controller string, on bool) {

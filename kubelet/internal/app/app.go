@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -524,16 +525,9 @@ func newEviction(o *options.Options, k *kubelet.Kubelet, rt *runtimeClients, log
 }
 
 func runImageGC(ctx context.Context, gc *eviction.ImageGC, log logr.Logger) {
-	t := time.NewTicker(imageGCPeriod)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		if err := gc.GarbageCollect(ctx); err != nil && ctx.Err() == nil {
 			log.Error(err, "Image garbage collection failed")
 		}
-	}
+	}, imageGCPeriod)
 }

@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	clientleaderelection "k8s.io/client-go/tools/leaderelection"
-	componentbaseconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
 
 	"trireme.dev/componentbase/clientconn"
 	"trireme.dev/componentbase/command"
@@ -112,36 +111,12 @@ func run(ctx context.Context, o *options.Options) error {
 	close(synced)
 	log.Info("Caches synced", "nodes", sched.Cache.NodeCount(), "assignedPods", sched.Cache.PodCount())
 
-	if !*le.LeaderElect {
-		metrics.Leader.Set(1)
-		sched.Run(ctx)
-		return nil
-	}
-	return lead(ctx, restCfg, le, watchdog, sched.Run)
-}
-
-// lead runs work while this process holds the Lease. It returns
-// leaderelection.ErrLeadershipLost when another process took it.
-func lead(ctx context.Context, restCfg *rest.Config, le componentbaseconfigv1alpha1.LeaderElectionConfiguration, watchdog *clientleaderelection.HealthzAdaptor, work func(context.Context)) error {
-	client, err := kubernetes.NewForConfig(rest.AddUserAgent(rest.CopyConfig(restCfg), UserAgent+"/leader-election"))
-	if err != nil {
-		return fmt.Errorf("leader election client: %w", err)
-	}
-	id, err := leaderelection.Identity()
-	if err != nil {
-		return err
-	}
-	return leaderelection.Run(ctx, leaderelection.Config{
-		Lease: le, Identity: id, Client: client, Watchdog: watchdog,
-		Leading: func(on bool) {
-			if on {
-				metrics.Leader.Set(1)
-			} else {
-				metrics.Leader.Set(0)
-			}
-		},
+	// It returns leaderelection.ErrLeadershipLost when another process
+	// took the Lease.
+	return leaderelection.Lead(ctx, restCfg, UserAgent, leaderelection.Config{
+		Lease: le, Watchdog: watchdog, Leading: leaderelection.SetGauge(metrics.Leader),
 	}, func(ctx context.Context) error {
-		work(ctx)
+		sched.Run(ctx)
 		return nil
 	})
 }

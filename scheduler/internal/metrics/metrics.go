@@ -7,6 +7,7 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"trireme.dev/componentbase/leaderelection"
 	"trireme.dev/componentbase/processmetrics"
 )
 
@@ -73,10 +74,7 @@ var (
 		Help: "Pods deleted to make room for higher-priority pods.",
 	})
 	// Leader is 1 while this process leads.
-	Leader = prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: namespace, Subsystem: subsystem, Name: "leader",
-		Help: "1 while this process holds the leader election Lease (or runs without leader election).",
-	})
+	Leader = leaderelection.NewGauge(namespace, subsystem)
 )
 
 // QueueLengths reports the scheduling queue's depths.

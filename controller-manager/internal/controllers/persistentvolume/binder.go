@@ -3,6 +3,7 @@ package persistentvolume
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -230,7 +231,7 @@ func (c *Controller) setClaimPhase(ctx context.Context, claim *corev1.Persistent
 	if phase != corev1.ClaimBound {
 		want.AccessModes, want.Capacity = nil, nil
 	}
-	if want.Phase == claim.Status.Phase && equalModes(want.AccessModes, claim.Status.AccessModes) && equalCapacity(want.Capacity, claim.Status.Capacity) {
+	if want.Phase == claim.Status.Phase && slices.Equal(want.AccessModes, claim.Status.AccessModes) && equalCapacity(want.Capacity, claim.Status.Capacity) {
 		return nil
 	}
 	claim = claim.DeepCopy()
@@ -239,18 +240,6 @@ func (c *Controller) setClaimPhase(ctx context.Context, claim *corev1.Persistent
 		return fmt.Errorf("set phase %s of claim %s/%s: %w", phase, claim.Namespace, claim.Name, err)
 	}
 	return nil
-}
-
-func equalModes(a, b []corev1.PersistentVolumeAccessMode) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func equalCapacity(a, b corev1.ResourceList) bool {

@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	storageinformers "k8s.io/client-go/informers/storage/v1"
 	"k8s.io/client-go/kubernetes"
@@ -105,29 +106,20 @@ func (c *Controller) Run(ctx context.Context, _ int) {
 		return
 	}
 	go c.claimQ.Run(ctx, 1)
-	go c.resyncEvery(ctx)
+	go wait.UntilWithContext(ctx, c.resyncAll, c.resync)
 	c.volumeQ.Run(ctx, 1)
 }
 
-// resyncEvery queues every claim and volume each resync period: a volume
+// resyncAll queues every claim and volume, each resync period: a volume
 // freed or created may now suit a claim that found none.
-func (c *Controller) resyncEvery(ctx context.Context) {
-	t := time.NewTicker(c.resync)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		claims, _ := c.claims.List(labels.Everything())
-		for _, pvc := range claims {
-			c.claimQ.AddObject(pvc)
-		}
-		volumes, _ := c.volumes.List(labels.Everything())
-		for _, pv := range volumes {
-			c.volumeQ.AddObject(pv)
-		}
+func (c *Controller) resyncAll(context.Context) {
+	claims, _ := c.claims.List(labels.Everything())
+	for _, pvc := range claims {
+		c.claimQ.AddObject(pvc)
+	}
+	volumes, _ := c.volumes.List(labels.Everything())
+	for _, pv := range volumes {
+		c.volumeQ.AddObject(pv)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -103,21 +104,14 @@ func (c *Controller) Run(ctx context.Context, _ int) {
 	if !cache.WaitForNamedCacheSync(Name, ctx.Done(), c.synced...) {
 		return
 	}
-	t := time.NewTicker(c.o.CheckPeriod)
-	defer t.Stop()
-	for {
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		start := time.Now()
 		err := c.gc(ctx)
 		metrics.ObserveSync(Name, time.Since(start), err)
 		if err != nil {
 			log.Error(err, "Pod garbage collection failed; will retry")
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	}, c.o.CheckPeriod)
 }
 
 // gc runs one pass.
