@@ -30,6 +30,7 @@ import (
 	"trireme.dev/controller-manager/internal/controllers/ephemeral"
 	"trireme.dev/controller-manager/internal/controllers/garbagecollector"
 	"trireme.dev/controller-manager/internal/controllers/ingressrefs"
+	"trireme.dev/controller-manager/internal/controllers/ingressstatus"
 	"trireme.dev/controller-manager/internal/controllers/job"
 	"trireme.dev/controller-manager/internal/controllers/namespace"
 	"trireme.dev/controller-manager/internal/controllers/nodeipam"
@@ -259,6 +260,14 @@ var All = []Descriptor{
 		ClientName: "ingress-references-controller",
 		Requires:   []schema.GroupVersion{networkingv1.SchemeGroupVersion},
 		Build:      buildIngressReferences,
+	},
+	{
+		// Trireme's own: Ingresses' addresses, written here rather than
+		// by the ingress controller (see package ingressstatus).
+		Name:       ingressstatus.Name,
+		ClientName: "ingress-status-controller",
+		Requires:   []schema.GroupVersion{networkingv1.SchemeGroupVersion},
+		Build:      buildIngressStatus,
 	},
 }
 

@@ -18,6 +18,7 @@ import (
 	"trireme.dev/controller-manager/internal/controllers/endpointslicemirroring"
 	"trireme.dev/controller-manager/internal/controllers/garbagecollector"
 	"trireme.dev/controller-manager/internal/controllers/ingressrefs"
+	"trireme.dev/controller-manager/internal/controllers/ingressstatus"
 	"trireme.dev/controller-manager/internal/controllers/namespace"
 	"trireme.dev/controller-manager/internal/controllers/podgc"
 	"trireme.dev/controller-manager/internal/controllers/storageversionmigrator"
@@ -205,4 +206,21 @@ func buildIngressReferences(_ context.Context, cc *Context, _ kubernetes.Interfa
 	}
 	// One worker: a sync reads three caches and may record an Event.
 	return c, 1, nil
+}
+
+func buildIngressStatus(_ context.Context, cc *Context, client kubernetes.Interface, events record.EventRecorder) (Runner, int, error) {
+	networking := cc.Informers.Networking().V1()
+	c, err := ingressstatus.New(ingressstatus.Options{
+		Client:         client,
+		Ingresses:      networking.Ingresses(),
+		IngressClasses: networking.IngressClasses(),
+		Services:       cc.Informers.Core().V1().Services(),
+		Recorder:       events,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	// Writes wait on the apiserver: several at once when many Ingresses
+	// arrive together.
+	return c, 4, nil
 }

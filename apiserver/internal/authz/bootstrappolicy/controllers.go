@@ -264,6 +264,12 @@ func controllerRoles() map[string][]rule {
 		"ingress-references-controller": {
 			eventsRule(),
 		},
+		// Trireme's own: it reads Ingresses, IngressClasses and Services
+		// through the shared informers and writes the Ingresses' status.
+		"ingress-status-controller": {
+			allow("update").in("networking.k8s.io").on("ingresses/status"),
+			eventsRule(),
+		},
 		"root-ca-cert-publisher": {
 			allow("create", "update").in(core).on("configmaps"),
 			eventsRule(),

@@ -48,6 +48,7 @@ var controllerManagerAccounts = map[string]string{
 	"ttl-after-finished":                  "ttl-after-finished-controller",
 	"storage-version-migrator-controller": "storage-version-migrator-controller",
 	"ingress-references":                  "ingress-references-controller",
+	"ingress-status":                      "ingress-status-controller",
 }
 
 // namespacedControllerRoles are the controllers whose roles upstream grants
