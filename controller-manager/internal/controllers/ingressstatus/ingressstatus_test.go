@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
@@ -59,6 +60,22 @@ func ips(list ...string) []networkingv1.IngressLoadBalancerIngress {
 		out = append(out, networkingv1.IngressLoadBalancerIngress{IP: ip})
 	}
 	return out
+}
+
+// start returns the controller over a fake clientset holding objs, its
+// informers synced, and the clientset and the recorder it writes to.
+func start(t *testing.T, objs ...runtime.Object) (*Controller, *fake.Clientset, *record.FakeRecorder) {
+	t.Helper()
+	cs := fakecluster.Client(objs...)
+	f := informers.NewSharedInformerFactory(cs, 0)
+	events := record.NewFakeRecorder(10)
+	c, err := New(Options{Client: cs, Ingresses: f.Networking().V1().Ingresses(),
+		IngressClasses: f.Networking().V1().IngressClasses(), Services: f.Core().V1().Services(), Recorder: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakecluster.Start(t, f)
+	return c, cs, events
 }
 
 func TestSync(t *testing.T) {
@@ -113,15 +130,7 @@ func TestSync(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cs := fakecluster.Client(tt.objs...)
-			f := informers.NewSharedInformerFactory(cs, 0)
-			events := record.NewFakeRecorder(10)
-			c, err := New(Options{Client: cs, Ingresses: f.Networking().V1().Ingresses(),
-				IngressClasses: f.Networking().V1().IngressClasses(), Services: f.Core().V1().Services(), Recorder: events})
-			if err != nil {
-				t.Fatal(err)
-			}
-			fakecluster.Start(t, f)
+			c, cs, events := start(t, tt.objs...)
 			if err := c.sync(context.Background(), "ns/web"); err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -151,14 +160,7 @@ func TestSync(t *testing.T) {
 // TestServiceAddressChange: an address given to the published Service
 // reaches its class's Ingresses through the handlers and the loop.
 func TestServiceAddressChange(t *testing.T) {
-	cs := fakecluster.Client(class("traefik", "kube-system/traefik", true), lbService(), ing(""))
-	f := informers.NewSharedInformerFactory(cs, 0)
-	c, err := New(Options{Client: cs, Ingresses: f.Networking().V1().Ingresses(),
-		IngressClasses: f.Networking().V1().IngressClasses(), Services: f.Core().V1().Services(), Recorder: record.NewFakeRecorder(10)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fakecluster.Start(t, f)
+	c, cs, _ := start(t, class("traefik", "kube-system/traefik", true), lbService(), ing(""))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go c.Run(ctx, 1)
