@@ -9,6 +9,7 @@ packages=(
 	gcc libc6-dev patch bzip2 xz-utils  # conformance's busybox, built from Debian's source package
 	containerd runc containernetworking-plugins  # the container runtime the kubelet drives
 	iptables nftables conntrack iproute2         # service rules and test "nodes"
+	curl                          # e2e/cluster: a client machine outside the cluster
 	chromium                      # e2e/dashboard drives the console in headless Chromium
 )
 

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -511,6 +513,42 @@ func TestIngress(t *testing.T) {
 		}
 	})
 
+	t.Run("with externalTrafficPolicy Local the backend sees the client's address", func(t *testing.T) {
+		// A client machine on the nodes' network, outside the cluster.
+		client := netip.MustParseAddr(clientIP)
+		_ = exec.Command("ip", "netns", "delete", clientNetns).Run()
+		if err := suiteSwitch.Attach(clientNetns, "trclclip", client); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = exec.Command("ip", "netns", "delete", clientNetns).Run() })
+		// What Traefik saw as the client, through the Service's address.
+		forwardedFor := func() (string, error) {
+			out, err := exec.Command("ip", "netns", "exec", clientNetns, "curl", "-sS", "--max-time", "3",
+				"-H", "Host: alpha.test", "http://"+lb+"/header?key=X-Forwarded-For").CombinedOutput()
+			if err != nil {
+				return "", fmt.Errorf("curl from %s: %w: %s", clientIP, err, out)
+			}
+			return strings.TrimSpace(string(out)), nil
+		}
+		// Cluster (the default) forwards from any node, masqueraded.
+		slowly.ForNil(t, 30*time.Second, "Traefik sees the node, not the client, with Cluster", func() error {
+			got, err := forwardedFor()
+			if err == nil && (got == "" || got == clientIP) {
+				err = fmt.Errorf("X-Forwarded-For %q, want a node's address", got)
+			}
+			return err
+		})
+		t.Cleanup(func() { upgradeAddons(t, `traefik.service.externalTrafficPolicy="Cluster"`) })
+		upgradeAddons(t, `traefik.service.externalTrafficPolicy="Local"`)
+		slowly.ForNil(t, 30*time.Second, "Traefik sees the client's address with Local", func() error {
+			got, err := forwardedFor()
+			if err == nil && got != clientIP {
+				err = fmt.Errorf("X-Forwarded-For %q, want the client's %s", got, clientIP)
+			}
+			return err
+		})
+	})
+
 	t.Run("no request fails while a backend rolls or Traefik is upgraded", func(t *testing.T) {
 		apply(t, steadyDemo)
 		must(t, "-n", "ingress-demo", "rollout", "status", "deployment/steady", "--timeout=120s")
@@ -645,3 +683,10 @@ func serving(host string) (*testpki.CA, *testpki.Pair) {
 	ca := testpki.NewCA("e2e-ingress " + host)
 	return ca, ca.Issue(testpki.Cert{CommonName: host, DNSNames: []string{host}, Usage: testpki.ServerAuth})
 }
+
+// The client machine of the externalTrafficPolicy test: a network namespace
+// on the suite's switch, outside the node range and the LoadBalancer pool.
+const (
+	clientNetns = "trclcli"
+	clientIP    = "10.213.7.200"
+)

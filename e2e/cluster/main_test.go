@@ -241,7 +241,7 @@ func setup() error {
 // the images `make images` built, as a machine with its images pulled.
 func prepareHost() error {
 	// What an interrupted earlier run may have left (the names are the suite's own).
-	for _, w := range []string{"trclw1", "trclw2"} {
+	for _, w := range []string{"trclw1", "trclw2", clientNetns} {
 		_ = exec.Command("ip", "netns", "delete", w).Run()
 	}
 	deleteHostNetwork()

@@ -106,31 +106,39 @@ func (n *Node) Log(name string) string {
 	return filepath.Join(n.Root, "var/log/trireme", name+".log")
 }
 
-// Create makes the node's network namespace and its port on the switch,
-// starts its containerd and imports its images.
-func (n *Node) Create() error {
-	s := n.Switch
+// Attach makes network namespace netns a machine on the switch: its eth0
+// at ip, the other end of the veth pair, port, on the bridge, and the host
+// its default gateway. Deleting netns removes both.
+func (s *Switch) Attach(netns, port string, ip netip.Addr) error {
 	cmds := [][]string{
-		{"ip", "netns", "add", n.Netns},
-		{"ip", "-n", s.Netns, "link", "add", n.Port, "type", "veth", "peer", "name", "eth0", "netns", n.Netns},
-		{"ip", "-n", s.Netns, "link", "set", n.Port, "master", s.Bridge, "up"},
-		{"ip", "-n", n.Netns, "addr", "add", netip.PrefixFrom(n.IP, s.HostAddr.Bits()).String(), "dev", "eth0"},
-		{"ip", "-n", n.Netns, "link", "set", "eth0", "up"},
-		{"ip", "-n", n.Netns, "link", "set", "lo", "up"},
+		{"ip", "netns", "add", netns},
+		{"ip", "-n", s.Netns, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", netns},
+		{"ip", "-n", s.Netns, "link", "set", port, "master", s.Bridge, "up"},
+		{"ip", "-n", netns, "addr", "add", netip.PrefixFrom(ip, s.HostAddr.Bits()).String(), "dev", "eth0"},
+		{"ip", "-n", netns, "link", "set", "eth0", "up"},
+		{"ip", "-n", netns, "link", "set", "lo", "up"},
 		// A machine's default gateway (the host), which ClusterIPs need from
-		// the node itself: without a route the kernel refuses the connection
+		// a node itself: without a route the kernel refuses the connection
 		// before the proxy's DNAT picks the real destination. The pod ranges
 		// of other nodes are flannel's routes, more specific.
-		{"ip", "-n", n.Netns, "route", "add", "default", "via", s.HostAddr.Addr().String()},
-		{"ip", "netns", "exec", n.Netns, "sysctl", "-qw", "net.ipv4.ip_forward=1"},
+		{"ip", "-n", netns, "route", "add", "default", "via", s.HostAddr.Addr().String()},
 	}
 	if s.MTU > 0 {
 		mtu := strconv.Itoa(s.MTU)
 		cmds = append(cmds,
-			[]string{"ip", "-n", s.Netns, "link", "set", n.Port, "mtu", mtu},
-			[]string{"ip", "-n", n.Netns, "link", "set", "eth0", "mtu", mtu})
+			[]string{"ip", "-n", s.Netns, "link", "set", port, "mtu", mtu},
+			[]string{"ip", "-n", netns, "link", "set", "eth0", "mtu", mtu})
 	}
-	if err := run(cmds...); err != nil {
+	return run(cmds...)
+}
+
+// Create makes the node's network namespace and its port on the switch,
+// starts its containerd and imports its images.
+func (n *Node) Create() error {
+	if err := n.Switch.Attach(n.Netns, n.Port, n.IP); err != nil {
+		return err
+	}
+	if err := run([]string{"ip", "netns", "exec", n.Netns, "sysctl", "-qw", "net.ipv4.ip_forward=1"}); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(n.Root, 0o755); err != nil {

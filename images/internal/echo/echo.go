@@ -28,7 +28,9 @@ func Answer(name, request, client string) string {
 	}
 }
 
-// Handler serves GET /, /hostname, /clientip and /echo?msg=<text> over HTTP.
+// Handler serves GET /, /hostname, /clientip, /echo?msg=<text> and
+// /header?key=<name> (the request's header name, as agnhost's netexec: what a
+// proxy in between added) over HTTP.
 func Handler(name string) http.Handler {
 	mux := http.NewServeMux()
 	reply := func(w http.ResponseWriter, request string, r *http.Request) {
@@ -44,6 +46,10 @@ func Handler(name string) http.Handler {
 	})
 	mux.HandleFunc("/clientip", func(w http.ResponseWriter, r *http.Request) { reply(w, "clientip", r) })
 	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) { reply(w, "echo "+r.URL.Query().Get("msg"), r) })
+	mux.HandleFunc("/header", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, r.Header.Get(r.URL.Query().Get("key")))
+	})
 	return mux
 }
 

@@ -37,6 +37,8 @@ func TestHandler(t *testing.T) {
 		{"/hostname", "web-1\n", 200},
 		{"/echo?msg=hi", "hi\n", 200},
 		{"/clientip", "127.0.0.1:", 200},
+		{"/header?key=User-Agent", "Go-http-client/1.1\n", 200},
+		{"/header?key=X-Forwarded-For", "\n", 200},
 		{"/nope", "404 page not found\n", 404},
 	}
 	for _, tt := range tests {
