@@ -690,3 +690,47 @@ const (
 	clientNetns = "trclcli"
 	clientIP    = "10.213.7.200"
 )
+
+// everywhereIngress routes everywhere.test to the Service everywhere of
+// TestMultiNode, whose pods run on every node.
+const everywhereIngress = `---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: everywhere, namespace: demo}
+spec:
+  rules:
+  - host: everywhere.test
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: everywhere, port: {number: 80}}}}
+`
+
+// checkIngressAcrossNodes: on the multi-node cluster, an Ingress is served
+// through Traefik's LoadBalancer address by the pods of every node, Traefik
+// on one node reaching the others' pods over the pod network; its address
+// is the Service's.
+func checkIngressAcrossNodes(t *testing.T, byNode map[string][2]string) {
+	apply(t, everywhereIngress)
+	lb := lbAddress(t, releaseNS, "traefik")
+	waitIngressAddress(t, "demo", "everywhere", lb)
+	c := viaAddress(lb, nil)
+	seen := map[string]bool{}
+	slowly.ForNil(t, 60*time.Second, "Ingress everywhere.test reaching pods on every node", func() error {
+		resp, err := c.Get("http://everywhere.test/hostname")
+		if err != nil {
+			return err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%d %q: %v", resp.StatusCode, body, err)
+		}
+		seen[strings.TrimSpace(string(body))] = true
+		for node, pod := range byNode {
+			if !seen[pod[0]] {
+				return fmt.Errorf("no answer yet from %s on %s (answers from %v)", pod[0], node, seen)
+			}
+		}
+		return nil
+	})
+}

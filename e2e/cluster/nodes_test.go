@@ -254,6 +254,7 @@ func TestMultiNode(t *testing.T) {
 	checkNodePort(t, byNode)
 	checkNodesInitialized(t)
 	checkLoadBalancer(t, byNode)
+	checkIngressAcrossNodes(t, byNode)
 	checkFlannelRestart(t, byNode)
 	// Stop the second worker's kubelet: its node goes NotReady and the mover is
 	// evicted and recreated on the other worker.

@@ -1,7 +1,9 @@
-// Package conntrack deletes stale UDP conntrack entries with the conntrack
+// Package conntrack deletes stale conntrack entries with the conntrack
 // binary (conntrack-tools): without it a UDP "connection" keeps going to
 // a removed endpoint, or keeps being refused after a Service got
-// endpoints, for as long as the client keeps sending.
+// endpoints, for as long as the client keeps sending; and a TCP client
+// that reuses a port whose entry to a gone pod was left closing sends its
+// SYN to the dead address (model.Changes.Stale).
 package conntrack
 
 import (
@@ -33,7 +35,7 @@ func Exec(ctx context.Context, args ...string) error {
 
 // Args returns the conntrack arguments that delete f's entries.
 func Args(f model.StaleFlow) []string {
-	args := []string{"-D", "-p", "udp"}
+	args := []string{"-D", "-p", strings.ToLower(string(f.Protocol))}
 	if f.ServiceIP.Is6() || f.Endpoint.Is6() {
 		// conntrack lists IPv4 only unless told otherwise; a NodePort flow
 		// carries its Service's ClusterIP for the family.

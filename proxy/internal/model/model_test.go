@@ -230,13 +230,7 @@ func TestTracker(t *testing.T) {
 		return es
 	}
 	src := fakeSource{}
-	tr := NewTracker("me", IPv4)
-	steps := []struct {
-		name        string
-		set         func()
-		wantChanged int
-		wantStale   []string
-	}{
+	steps := []trackerStep{
 		{"service without endpoints appears", func() {
 			src[name] = struct {
 				svc    *v1.Service
@@ -262,6 +256,21 @@ func TestTracker(t *testing.T) {
 			}{service(udp), []*discovery.EndpointSlice{udpSlice("10.0.0.3")}}
 		}, 1, []string{"10.96.0.10:80->*"}},
 	}
+	runTracker(t, src, name, steps)
+}
+
+// trackerStep changes the source, then Apply must report wantChanged ports
+// and wantStale flows ("serviceIP:port->endpoint", * for any endpoint).
+type trackerStep struct {
+	name        string
+	set         func()
+	wantChanged int
+	wantStale   []string
+}
+
+// runTracker runs steps in order over one Tracker reading src.
+func runTracker(t *testing.T, src fakeSource, name types.NamespacedName, steps []trackerStep) {
+	tr := NewTracker("me", IPv4)
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			st.set()
@@ -274,7 +283,7 @@ func TestTracker(t *testing.T) {
 				t.Errorf("changed = %v, want %d", ch.Ports, st.wantChanged)
 			}
 			var stale []string
-			for _, f := range ch.StaleUDP {
+			for _, f := range ch.Stale {
 				ep := "*"
 				if f.Endpoint.IsValid() {
 					ep = f.Endpoint.String()
@@ -289,4 +298,25 @@ func TestTracker(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestTrackerTCP(t *testing.T) {
+	name := types.NamespacedName{Namespace: "ns", Name: "svc"}
+	terminating := epSpec{ip: "10.0.0.2", ready: ptr.To(false), serving: ptr.To(true), terminating: ptr.To(true)}
+	src := fakeSource{}
+	set := func(eps ...epSpec) func() {
+		return func() {
+			src[name] = struct {
+				svc    *v1.Service
+				slices []*discovery.EndpointSlice
+			}{service(nil), []*discovery.EndpointSlice{slice("a", discovery.AddressTypeIPv4, 8080, eps...)}}
+		}
+	}
+	runTracker(t, src, name, []trackerStep{
+		{"service with two endpoints appears", set(epSpec{ip: "10.0.0.1"}, epSpec{ip: "10.0.0.2"}), 1, nil},
+		// Its connections drain: nothing is cleared.
+		{"one endpoint terminates", set(epSpec{ip: "10.0.0.1"}, terminating), 1, nil},
+		{"its pod is gone: its entries are cleared", set(epSpec{ip: "10.0.0.1"}), 1, []string{"10.96.0.10:80->10.0.0.2"}},
+		{"service deleted", func() { delete(src, name) }, 1, []string{"10.96.0.10:80->10.0.0.1"}},
+	})
 }

@@ -85,17 +85,21 @@ type Changes struct {
 	Ports map[ServicePortName]struct{}
 	// Skips are the objects, or parts, left out of the model.
 	Skips []Skip
-	// StaleUDP are conntrack flows to clear: UDP has no connection end, so
-	// a flow keeps going to a removed endpoint, or keeps being refused
-	// after a service got endpoints, until it is deleted.
-	StaleUDP []StaleFlow
+	// Stale are conntrack flows to clear. UDP has no connection end, so a
+	// flow keeps going to a removed endpoint, or keeps being refused after
+	// a service got endpoints, until it is deleted. A TCP entry outlives
+	// its endpoint too: one left closing (FIN_WAIT, LAST_ACK) when the pod
+	// died passes a new SYN from a reused client port on to the dead
+	// address, where it goes unanswered.
+	Stale []StaleFlow
 }
 
-// StaleFlow describes UDP conntrack entries to delete: those to
+// StaleFlow describes conntrack entries of Protocol to delete: those to
 // ServiceIP:Port (or to any local address on NodePort, when NodePort is
 // not 0; ServiceIP then only gives the family) that were DNATed to
 // Endpoint, or, when Endpoint is invalid, all of them.
 type StaleFlow struct {
+	Protocol  v1.Protocol
 	ServiceIP netip.Addr
 	Port      int32
 	NodePort  int32
@@ -108,6 +112,9 @@ type StaleFlow struct {
 // before (a client with a fixed source port, refused or unanswered) would
 // otherwise keep missing the new rules, as upstream clears them too.
 func staleFlows(old, cur *ServicePort) []StaleFlow {
+	if old != nil && old.Protocol == v1.ProtocolTCP {
+		return goneFlows(old, cur)
+	}
 	if old == nil && cur != nil && cur.Protocol == v1.ProtocolUDP && len(cur.AllEndpoints()) > 0 {
 		old = &ServicePort{Protocol: v1.ProtocolUDP, ClusterIP: cur.ClusterIP, ExternalIPs: cur.ExternalIPs,
 			LoadBalancerIPs: cur.LoadBalancerIPs, Port: cur.Port, NodePort: cur.NodePort}
@@ -127,10 +134,10 @@ func staleFlows(old, cur *ServicePort) []StaleFlow {
 	var out []StaleFlow
 	add := func(ep netip.Addr) {
 		for _, ip := range ips {
-			out = append(out, StaleFlow{ServiceIP: ip, Port: old.Port, Endpoint: ep})
+			out = append(out, StaleFlow{Protocol: v1.ProtocolUDP, ServiceIP: ip, Port: old.Port, Endpoint: ep})
 		}
 		if old.NodePort != 0 {
-			out = append(out, StaleFlow{NodePort: old.NodePort, ServiceIP: old.ClusterIP, Endpoint: ep})
+			out = append(out, StaleFlow{Protocol: v1.ProtocolUDP, NodePort: old.NodePort, ServiceIP: old.ClusterIP, Endpoint: ep})
 		}
 	}
 	if hadNone && len(curEps) > 0 {
@@ -140,6 +147,36 @@ func staleFlows(old, cur *ServicePort) []StaleFlow {
 	for _, e := range old.AllEndpoints() {
 		if !curEps[e.IP] {
 			add(e.IP)
+		}
+	}
+	return out
+}
+
+// goneFlows returns the flows to clear when a TCP ServicePort goes from old
+// to cur (nil when it goes away): those to the endpoints no longer listed at
+// all. An endpoint that is only terminating stays listed while its pod
+// drains, so its connections finish; once listed no more, its pod is gone
+// (or no longer selected, whose connections through the Service end as
+// IPVS's expire_nodest_conn ends them), and every entry to it is stale.
+func goneFlows(old, cur *ServicePort) []StaleFlow {
+	listed := map[netip.Addr]bool{}
+	if cur != nil {
+		for _, e := range cur.Endpoints {
+			listed[e.IP] = true
+		}
+	}
+	ips := append(append([]netip.Addr{old.ClusterIP}, old.ExternalIPs...), old.LoadBalancerIPs...)
+	var out []StaleFlow
+	for _, e := range old.Endpoints {
+		if listed[e.IP] {
+			continue
+		}
+		listed[e.IP] = true // once, whatever its ports
+		for _, ip := range ips {
+			out = append(out, StaleFlow{Protocol: v1.ProtocolTCP, ServiceIP: ip, Port: old.Port, Endpoint: e.IP})
+		}
+		if old.NodePort != 0 {
+			out = append(out, StaleFlow{Protocol: v1.ProtocolTCP, NodePort: old.NodePort, ServiceIP: old.ClusterIP, Endpoint: e.IP})
 		}
 	}
 	return out
@@ -181,13 +218,13 @@ func (t *Tracker) Apply(src Source, all func() []types.NamespacedName) (State, C
 			names = append(names, p.Name)
 			if old := t.state[p.Name]; !p.Equal(old) {
 				ch.Ports[p.Name] = struct{}{}
-				ch.StaleUDP = append(ch.StaleUDP, staleFlows(old, p)...)
+				ch.Stale = append(ch.Stale, staleFlows(old, p)...)
 			}
 			t.state[p.Name] = p
 		}
 		for _, old := range t.bySvc[name] {
 			if _, ok := seen[old]; !ok {
-				ch.StaleUDP = append(ch.StaleUDP, staleFlows(t.state[old], nil)...)
+				ch.Stale = append(ch.Stale, staleFlows(t.state[old], nil)...)
 				delete(t.state, old)
 				ch.Ports[old] = struct{}{}
 			}

@@ -376,7 +376,7 @@ func (p *Proxier) sync(ctx context.Context, full bool) error {
 				f.hc[sp.HealthCheckNodePort] = healthcheck.Service{Name: sp.Name.NamespacedName, LocalEndpoints: len(sp.LocalEndpoints())}
 			}
 		}
-		stale = append(stale, ch.StaleUDP...)
+		stale = append(stale, ch.Stale...)
 	}
 	kind := "partial"
 	if anyFull {
@@ -405,7 +405,7 @@ func (p *Proxier) sync(ctx context.Context, full bool) error {
 	}
 	if p.cfg.Conntrack != nil && len(stale) > 0 {
 		if err := conntrack.Clear(ctx, p.cfg.Conntrack, stale); err != nil {
-			p.log.Error(err, "Clearing stale UDP conntrack entries")
+			p.log.Error(err, "Clearing stale conntrack entries")
 		}
 	}
 	if len(errs) > 0 {
