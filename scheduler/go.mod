@@ -12,7 +12,6 @@ require (
 	k8s.io/apimachinery v0.37.2
 	k8s.io/apiserver v0.37.2
 	k8s.io/client-go v0.37.2
-	k8s.io/component-base v0.37.2
 	k8s.io/component-helpers v0.37.2
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/kube-scheduler v0.37.2
@@ -24,6 +23,7 @@ require (
 	github.com/go-logr/zapr v1.3.0 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
 	go.uber.org/zap v1.28.0 // indirect
+	k8s.io/component-base v0.37.2 // indirect
 )
 
 require (
