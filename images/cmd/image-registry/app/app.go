@@ -86,7 +86,12 @@ func serve(ctx context.Context, listen, dir string, archives []string, stdout io
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	addr := ln.Addr().String()
-	n, err := pushAll(ctx, addr, archives)
+	// The pushes' own client: Go's transport dials spare connections that
+	// may never carry a request, and the server's Shutdown waits for those;
+	// closing them once pushed lets it return at once.
+	pusher := remote.DefaultTransport.(*http.Transport).Clone()
+	n, err := pushAll(ctx, pusher, addr, archives)
+	pusher.CloseIdleConnections()
 	if err == nil {
 		fmt.Fprintf(stdout, "image-registry: serving %d image(s) at http://%s\n", n, addr)
 		if ready != nil {
@@ -97,10 +102,12 @@ func serve(ctx context.Context, listen, dir string, archives []string, stdout io
 		case err = <-served:
 		}
 	}
+	// Pulls under way get 5 s to finish; what a client still holds open
+	// then (a spare connection of its own, idle) is closed.
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if serr := srv.Shutdown(shutdown); serr != nil && err == nil {
-		err = serr
+	if serr := srv.Shutdown(shutdown); serr != nil {
+		_ = srv.Close()
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
@@ -109,8 +116,8 @@ func serve(ctx context.Context, listen, dir string, archives []string, stdout io
 }
 
 // pushAll pushes every image of each archive, under each of its tags, to the
-// registry at addr, and returns how many tags it pushed.
-func pushAll(ctx context.Context, addr string, archives []string) (int, error) {
+// registry at addr through tr, and returns how many tags it pushed.
+func pushAll(ctx context.Context, tr http.RoundTripper, addr string, archives []string) (int, error) {
 	n := 0
 	for _, archive := range archives {
 		manifest, err := tarball.LoadManifest(func() (io.ReadCloser, error) { return os.Open(archive) })
@@ -119,7 +126,7 @@ func pushAll(ctx context.Context, addr string, archives []string) (int, error) {
 		}
 		for _, desc := range manifest {
 			for _, t := range desc.RepoTags {
-				if err := push(ctx, addr, archive, t); err != nil {
+				if err := push(ctx, tr, addr, archive, t); err != nil {
 					return n, err
 				}
 				n++
@@ -129,9 +136,9 @@ func pushAll(ctx context.Context, addr string, archives []string) (int, error) {
 	return n, nil
 }
 
-// push writes the image tagged ref in archive to the registry at addr as
-// ref's repository and tag.
-func push(ctx context.Context, addr, archive, ref string) error {
+// push writes the image tagged ref in archive to the registry at addr,
+// through tr, as ref's repository and tag.
+func push(ctx context.Context, tr http.RoundTripper, addr, archive, ref string) error {
 	tag, err := name.NewTag(ref)
 	if err != nil {
 		return fmt.Errorf("%s: image name %q: %w", archive, ref, err)
@@ -144,7 +151,7 @@ func push(ctx context.Context, addr, archive, ref string) error {
 	if err != nil {
 		return err
 	}
-	if err := remote.Write(local, img, remote.WithContext(ctx)); err != nil {
+	if err := remote.Write(local, img, remote.WithContext(ctx), remote.WithTransport(tr)); err != nil {
 		return fmt.Errorf("push %s from %s: %w", ref, archive, err)
 	}
 	return nil
