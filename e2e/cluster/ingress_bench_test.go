@@ -82,7 +82,7 @@ func BenchmarkIngress(b *testing.B) {
 	slowly.ForNil(b, 30*time.Second, toPod, func() error { return expect(direct, toPod, 200, "web-") })
 
 	run := func(what string, c *http.Client, url string) load.Summary {
-		l := startLoad(c, url, "web-", ingressBenchConns)
+		l := startLoad(c, url, "web-", ingressBenchConns, 0)
 		time.Sleep(ingressBenchTime)
 		r := l.stop()
 		fmt.Printf("e2e/cluster: ingress: %s: %.0f requests/s, p50 %s, p99 %s, %d failed\n",

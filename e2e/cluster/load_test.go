@@ -20,8 +20,9 @@ type httpLoad struct {
 }
 
 // startLoad starts n clients asking url with c, each request expected to
-// answer 200 with a body starting with want (expect).
-func startLoad(c *http.Client, url, want string, n int) *httpLoad {
+// answer 200 with a body starting with want (expect), each client starting
+// a request at most once every gap (0: one after the other).
+func startLoad(c *http.Client, url, want string, n int, gap time.Duration) *httpLoad {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &httpLoad{cancel: cancel, done: make(chan struct{}), start: time.Now()}
 	var wg sync.WaitGroup
@@ -34,9 +35,15 @@ func startLoad(c *http.Client, url, want string, n int) *httpLoad {
 				start := time.Now()
 				if err := expect(c, url, 200, want); err != nil {
 					mine.Fail(err)
-					continue
+				} else {
+					mine.Observe(time.Since(start))
 				}
-				mine.Observe(time.Since(start))
+				if wait := gap - time.Since(start); wait > 0 {
+					select {
+					case <-ctx.Done():
+					case <-time.After(wait):
+					}
+				}
 			}
 			l.mu.Lock()
 			l.all.Merge(&mine)
