@@ -122,7 +122,6 @@ func staleFlows(old, cur *ServicePort) []StaleFlow {
 	if old == nil || old.Protocol != v1.ProtocolUDP {
 		return nil
 	}
-	ips := append(append([]netip.Addr{old.ClusterIP}, old.ExternalIPs...), old.LoadBalancerIPs...)
 	var curEps map[netip.Addr]bool
 	hadNone := len(old.AllEndpoints()) == 0
 	if cur != nil {
@@ -131,22 +130,13 @@ func staleFlows(old, cur *ServicePort) []StaleFlow {
 			curEps[e.IP] = true
 		}
 	}
-	var out []StaleFlow
-	add := func(ep netip.Addr) {
-		for _, ip := range ips {
-			out = append(out, StaleFlow{Protocol: v1.ProtocolUDP, ServiceIP: ip, Port: old.Port, Endpoint: ep})
-		}
-		if old.NodePort != 0 {
-			out = append(out, StaleFlow{Protocol: v1.ProtocolUDP, NodePort: old.NodePort, ServiceIP: old.ClusterIP, Endpoint: ep})
-		}
-	}
 	if hadNone && len(curEps) > 0 {
-		add(netip.Addr{})
-		return out
+		return old.flowsTo(netip.Addr{})
 	}
+	var out []StaleFlow
 	for _, e := range old.AllEndpoints() {
 		if !curEps[e.IP] {
-			add(e.IP)
+			out = append(out, old.flowsTo(e.IP)...)
 		}
 	}
 	return out
@@ -165,19 +155,26 @@ func goneFlows(old, cur *ServicePort) []StaleFlow {
 			listed[e.IP] = true
 		}
 	}
-	ips := append(append([]netip.Addr{old.ClusterIP}, old.ExternalIPs...), old.LoadBalancerIPs...)
 	var out []StaleFlow
 	for _, e := range old.Endpoints {
 		if listed[e.IP] {
 			continue
 		}
 		listed[e.IP] = true // once, whatever its ports
-		for _, ip := range ips {
-			out = append(out, StaleFlow{Protocol: v1.ProtocolTCP, ServiceIP: ip, Port: old.Port, Endpoint: e.IP})
-		}
-		if old.NodePort != 0 {
-			out = append(out, StaleFlow{Protocol: v1.ProtocolTCP, NodePort: old.NodePort, ServiceIP: old.ClusterIP, Endpoint: e.IP})
-		}
+		out = append(out, old.flowsTo(e.IP)...)
+	}
+	return out
+}
+
+// flowsTo returns p's flows DNATed to ep (any endpoint when ep is invalid):
+// to each of its addresses on its port, and to its node port.
+func (p *ServicePort) flowsTo(ep netip.Addr) []StaleFlow {
+	var out []StaleFlow
+	for _, ip := range append(append([]netip.Addr{p.ClusterIP}, p.ExternalIPs...), p.LoadBalancerIPs...) {
+		out = append(out, StaleFlow{Protocol: p.Protocol, ServiceIP: ip, Port: p.Port, Endpoint: ep})
+	}
+	if p.NodePort != 0 {
+		out = append(out, StaleFlow{Protocol: p.Protocol, NodePort: p.NodePort, ServiceIP: p.ClusterIP, Endpoint: ep})
 	}
 	return out
 }
