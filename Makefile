@@ -29,7 +29,7 @@ GO_TEST_FLAGS ?=
 # test files included, so `make check` would type-check everything twice.
 TEST_FLAGS    := -ldflags=-w -vet=off
 
-.PHONY: all build test test-unit e2e e2e-cluster bench bench-cluster bench-scale kwok conformance conformance-build conformance-netpol conformance-gateway generate verify fix images check clean run up down helm
+.PHONY: all build test test-unit e2e e2e-faults e2e-cluster bench bench-cluster bench-scale kwok conformance conformance-build conformance-netpol conformance-gateway generate verify fix images check clean run up down helm
 
 all: build
 
@@ -95,11 +95,17 @@ test-unit:
 	go test -short $(TEST_FLAGS) $(GO_TEST_FLAGS) $(TEST_PKGS)
 
 ## e2e: end-to-end suites against the built binaries, and the suites of
-## TWO_DEPTH_PKGS against them too; as root also e2e/cluster, a cluster
-## installed by triremeadm on this machine (E2E_CLUSTER=0 leaves it out)
+## TWO_DEPTH_PKGS against them too; as root also e2e/faults and e2e/cluster,
+## clusters installed by triremeadm on this machine (E2E_CLUSTER=0 leaves them out)
 e2e: build
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_TEST_DEPTH=process go test $(TEST_FLAGS) $(GO_TEST_FLAGS) -count=1 -timeout 30m ./e2e/... $(TWO_DEPTH_PKGS)
-	@if [ "$(E2E_CLUSTER)" = 1 ]; then $(MAKE) --no-print-directory e2e-cluster; fi
+	@if [ "$(E2E_CLUSTER)" = 1 ]; then $(MAKE) --no-print-directory e2e-faults e2e-cluster; fi
+
+## e2e-faults: a three-node HA control plane and a worker of network namespaces under a
+## write load, faults one at a time (FAULTS_ROUNDS=N: N times over), no acknowledged write lost
+e2e-faults: build images
+	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_FAULTS=1 FAULTS_ROUNDS=$(FAULTS_ROUNDS) go test $(TEST_FLAGS) -count=1 -v -timeout 30m ./e2e/faults/
+FAULTS_ROUNDS ?= 1
 
 # e2e/cluster runs alone, after the other suites: it takes the host's ports
 # 6443, 2379-2381, 10250, ... and prints "N passed, N failed" at its end.
@@ -111,7 +117,8 @@ e2e-cluster: build images helm conformance-build
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_CLUSTER=1 go test $(TEST_FLAGS) -count=1 -v -timeout 45m ./e2e/cluster/
 
 ## bench: Go benchmarks and the load drivers; they print figures (as root also
-## the LoadBalancer ones: 500 Services created at once, 100 addresses failing over)
+## the LoadBalancer ones: 500 Services created at once, 100 addresses failing over,
+## and e2e/faults' long form: every fault three times over)
 bench: build kwok
 	go test -run '^$$' -bench . -benchmem ./api/... ./apiserver/... ./scheduler/...
 	go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./proxy/internal/benchmark/
@@ -122,7 +129,7 @@ bench: build kwok
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench 'BenchmarkGCDependents10000|BenchmarkEndpointSliceChurn|BenchmarkDeploymentRollout1000' -benchtime=1x -timeout 30m ./e2e/controllermanager/
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) ./e2e/bench/run-schedload.sh
 	@if [ "$$(id -u)" = 0 ]; then TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench 'BenchmarkLoadBalancer500|BenchmarkAnnounceFailover100' -benchtime=1x -timeout 30m ./e2e/cloudcontrollermanager/; fi
-	@if [ "$(E2E_CLUSTER)" = 1 ]; then $(MAKE) --no-print-directory bench-cluster; fi
+	@if [ "$(E2E_CLUSTER)" = 1 ]; then $(MAKE) --no-print-directory e2e-faults FAULTS_ROUNDS=3 bench-cluster; fi
 
 # bench-cluster: load drivers on a cluster triremeadm installs on this machine
 # (as e2e-cluster, it takes the host's ports): kubectl top pods -A with 500 pods,

@@ -22,6 +22,19 @@ func BinDir() string {
 	return filepath.Join(RepoRoot(), "_output", "bin")
 }
 
+// ImageDir returns the directory holding the image archives `make images`
+// writes (docker-archives named NAME.tar): _output/images beside BinDir.
+func ImageDir() string { return filepath.Join(filepath.Dir(BinDir()), "images") }
+
+// ImageArchives returns the paths of the named images' archives in ImageDir.
+func ImageArchives(names ...string) []string {
+	paths := make([]string, 0, len(names))
+	for _, n := range names {
+		paths = append(paths, filepath.Join(ImageDir(), n+".tar"))
+	}
+	return paths
+}
+
 // Binary returns the path of the named Trireme binary, or an error telling
 // the reader to run `make build` when it is not there.
 func Binary(name string) (string, error) {

@@ -8,12 +8,8 @@
 // nodes' own addresses), tests that drive it with kubectl, and `triremeadm
 // reset` at the end, even when a test fails, checked to leave nothing behind
 // (flannel's devices, routes and rules and trireme-netpol's table included).
-// It prints "N passed, N failed". Last, TestHAControlPlane resets that cluster
-// and installs its own: the host and two network-namespace nodes as
-// control-plane nodes behind the virtual IP 10.213.7.100 (init
-// --control-plane-vip --upload-certs, join --control-plane), fails the VIP
-// holder and resets all three; TRIREME_E2E_CLUSTER_HA_ONLY=1 runs it alone,
-// without the single-node cluster.
+// It prints "N passed, N failed". The HA control plane (three control-plane
+// nodes behind a virtual IP) has its own suite, e2e/faults.
 //
 // It changes the host — the switch namespace trclsw (its bridge trclbr0), the
 // host node's veth trclhost0 (10.213.7.1/24) and network namespaces trclw1 and

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/netip"
@@ -74,11 +73,8 @@ var suite struct {
 	joinCommand              string
 	initToReady              time.Duration
 	readyAt                  time.Time
-	// haOnly: TRIREME_E2E_CLUSTER_HA_ONLY=1 runs only the HA test, with no
-	// single-node cluster before it.
-	haOnly  bool
-	results map[string]bool
-	order   []string
+	results                  map[string]bool
+	order                    []string
 }
 
 // begin records the test's outcome for the suite's summary line.
@@ -153,22 +149,7 @@ func run(m *testing.M) int {
 	go func() { abort(fmt.Sprint("signal ", <-sigs)) }()
 	code := 0
 	extra := map[string]bool{}
-	if os.Getenv("TRIREME_E2E_CLUSTER_HA_ONLY") == "1" {
-		// Only the HA test, which installs its own cluster: no single-node one.
-		flag.Parse()
-		_ = flag.Set("test.run", "^TestHAControlPlane$")
-		suite.haOnly = true
-		if err := prepareHost(); err != nil {
-			fmt.Println("e2e/cluster setup:", err)
-			extra["setup (bridge, containerd, images)"] = false
-			code = 1
-		} else {
-			code = m.Run()
-			if code != 0 {
-				dumpLogs()
-			}
-		}
-	} else if err := setup(); err != nil {
+	if err := setup(); err != nil {
 		fmt.Println("e2e/cluster setup:", err)
 		dumpLogs()
 		extra["setup (triremeadm init --single-node)"] = false
@@ -261,8 +242,7 @@ func prepareHost() error {
 	if out, err := exec.Command(suite.adm, admArgs(append([]string{"init", "phase", "container-runtime"}, flags...)...)...).CombinedOutput(); err != nil {
 		return fmt.Errorf("container-runtime: %w\n%s", err, out)
 	}
-	images := filepath.Join(filepath.Dir(testcluster.BinDir()), "images")
-	if out, err := exec.Command(suite.adm, "images", "import", "--dir", images,
+	if out, err := exec.Command(suite.adm, "images", "import", "--dir", testcluster.ImageDir(),
 		"--containerd-socket", filepath.Join(suite.root, "run/containerd/containerd.sock")).CombinedOutput(); err != nil {
 		return fmt.Errorf("images import: %w\n%s", err, out)
 	}

@@ -36,18 +36,8 @@ func newWorker(i int) *worker {
 		Root:   filepath.Join(suite.root, fmt.Sprintf("w%d", i)),
 		Switch: &suiteSwitch,
 		Adm:    suite.adm,
-		Images: imageArchives(workerImages...),
+		Images: testcluster.ImageArchives(workerImages...),
 	}}
-}
-
-// imageArchives are the archives `make images` wrote for the named images.
-func imageArchives(names ...string) []string {
-	dir := filepath.Join(filepath.Dir(testcluster.BinDir()), "images")
-	var paths []string
-	for _, n := range names {
-		paths = append(paths, filepath.Join(dir, n+".tar"))
-	}
-	return paths
 }
 
 // join runs the exact join command init printed, in the worker's network

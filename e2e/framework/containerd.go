@@ -137,7 +137,7 @@ func StartContainerd(ctx context.Context, opts ContainerdOptions) (*Containerd, 
 	if _, err := exec.LookPath("containerd"); err != nil {
 		return nil, fmt.Errorf("containerd not found: apt-get install -y containerd runc containernetworking-plugins")
 	}
-	images := filepath.Join(testcluster.RepoRoot(), "_output", "images")
+	images := testcluster.ImageDir()
 	if opts.SandboxImage == "" {
 		opts.SandboxImage = filepath.Join(images, "pause.tar")
 	}

@@ -237,6 +237,27 @@ func JoinCommand(initOutput string) string {
 	return join
 }
 
+// ControlPlaneJoinCommand finds the control-plane join command in the output
+// of `init --upload-certs` and returns its arguments after "triremeadm"
+// ("join", "HOST:PORT", "--token", ..., "--control-plane", "--certificate-key",
+// KEY), or nil when there is none.
+func ControlPlaneJoinCommand(initOutput string) []string {
+	var cmd string
+	for _, l := range strings.Split(initOutput, "\n") {
+		l = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l), "\\"))
+		switch {
+		case strings.HasPrefix(l, "triremeadm join ") && cmd == "":
+			cmd = l
+		case cmd != "" && !strings.Contains(cmd, "--certificate-key") && strings.HasPrefix(l, "--"):
+			cmd += " " + l
+		}
+	}
+	if !strings.Contains(cmd, "--control-plane --certificate-key") {
+		return nil
+	}
+	return strings.Fields(cmd)[1:]
+}
+
 // FlannelNodePaths is the addons chart's flannel.nodePaths value (JSON, for
 // helm --set-json) that gives each node flannel's directories below its own
 // root (CNI conf_dir, host-local's dataDir, flanneld's run directory): each

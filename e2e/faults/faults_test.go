@@ -1,0 +1,248 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"trireme.dev/componentbase/testwait"
+)
+
+// fault is one thing that goes wrong with the cluster.
+type fault struct {
+	name string
+	// inject breaks the cluster, holder being the VIP's holder then. It
+	// returns the node it hit and what heals the fault after lasts (nil:
+	// the cluster heals itself, as a restarted process).
+	inject func(ctx context.Context, c *haCluster, holder string) (target *node, heal func() error, err error)
+	lasts  time.Duration
+}
+
+// faults are the suite's faults, in the order they come.
+var faults = []fault{
+	{name: "apiserver SIGKILL", inject: func(_ context.Context, c *haCluster, holder string) (*node, func() error, error) {
+		n := c.otherControlPlane(holder)
+		return n, nil, n.kill("trireme-apiserver")
+	}},
+	{name: "apiserver SIGKILL", inject: func(_ context.Context, c *haCluster, holder string) (*node, func() error, error) {
+		n := c.node(holder)
+		return n, nil, n.kill("trireme-apiserver")
+	}},
+	{name: "etcd leader SIGKILL", inject: func(ctx context.Context, c *haCluster, _ string) (*node, func() error, error) {
+		n, err := c.etcdStatus(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return n, nil, n.kill("etcd")
+	}},
+	{name: "node cut off from the others", lasts: 30 * time.Second, inject: func(_ context.Context, c *haCluster, holder string) (*node, func() error, error) {
+		n := c.otherControlPlane(holder)
+		return n, n.plugIn, n.unplug()
+	}},
+	{name: "whole node stopped", lasts: 20 * time.Second, inject: func(_ context.Context, c *haCluster, holder string) (*node, func() error, error) {
+		n := c.node(holder)
+		stopped := n.processes()
+		for _, p := range stopped {
+			_ = syscall.Kill(p.pid, syscall.SIGSTOP)
+		}
+		heal := func() error {
+			err := n.plugIn()
+			for _, p := range stopped {
+				_ = syscall.Kill(p.pid, syscall.SIGCONT)
+			}
+			return err
+		}
+		return n, heal, n.unplug()
+	}},
+	{name: "containerd SIGKILL", inject: func(_ context.Context, c *haCluster, _ string) (*node, func() error, error) {
+		n := c.worker()
+		return n, nil, n.kill("containerd")
+	}},
+	{name: "controller-manager and scheduler leaders SIGKILL", inject: func(_ context.Context, c *haCluster, _ string) (*node, func() error, error) {
+		var hit *node
+		for _, component := range []struct{ lease, binary string }{
+			{"kube-controller-manager", "trireme-controller-manager"}, {"kube-scheduler", "trireme-scheduler"},
+		} {
+			var leader *node
+			for _, n := range c.controlPlane() {
+				if n.leads(component.lease) {
+					leader = n
+				}
+			}
+			if leader == nil {
+				return nil, nil, fmt.Errorf("no node's %s leads", component.binary)
+			}
+			if err := leader.kill(component.binary); err != nil {
+				return nil, nil, err
+			}
+			hit = leader
+		}
+		return hit, nil, nil
+	}},
+}
+
+// TestFaults runs the faults, one at a time, under the write load; after
+// each it waits until the cluster is whole again and prints what the load
+// saw. Then it checks that nothing acknowledged was lost.
+func TestFaults(t *testing.T) {
+	if cluster == nil {
+		t.Skip("opt-in (it installs a cluster of network namespaces on this host): set TRIREME_E2E_FAULTS=1")
+	}
+	ctx := context.Background()
+	c := cluster
+	pod := startSteadyPod(t, c)
+	l, err := startLoad(ctx, c.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			l.stop()
+		}
+	}()
+	// The load's objects exist before the first fault.
+	testwait.ForTrue(t, time.Minute, "the load's objects created", func() bool {
+		return l.ledger.Acknowledged() >= writers*objectsPerWriter
+	})
+	rounds := 1
+	if r, err := strconv.Atoi(os.Getenv("FAULTS_ROUNDS")); err == nil && r > 0 {
+		rounds = r
+	}
+	for round := 1; round <= rounds; round++ {
+		for _, f := range faults {
+			if !runFault(ctx, t, c, l, f, round) {
+				return
+			}
+		}
+	}
+
+	l.stop()
+	stopped = true
+	if err := c.waitHealthy(ctx, time.Now(), time.Minute); err != nil {
+		t.Fatalf("the cluster is not whole after the faults: %v", err)
+	}
+	h, err := held(ctx, c.client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := l.ledger.Check(h)
+	logf("%d writes acknowledged in all, %d objects held, %d acknowledged writes lost", l.ledger.Acknowledged(), len(h), len(lost))
+	for _, p := range lost {
+		t.Error(p)
+	}
+	hashes, rev, err := c.etcdHashes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := hashes[c.nodes[0].Name]
+	for _, hash := range hashes {
+		if hash != first {
+			t.Errorf("etcd members' hashes at revision %d differ: %v", rev, hashes)
+			break
+		}
+	}
+	logf("etcd members' hashes at revision %d: %v", rev, hashes)
+	pod.checkUnchanged(t, c)
+}
+
+// runFault injects f, heals it when it has lasted, waits until the cluster
+// is whole, and prints what the load saw from the injection until then. It
+// reports false when the cluster did not heal (the test has failed).
+func runFault(ctx context.Context, t *testing.T, c *haCluster, l *load, f fault, round int) bool {
+	holder, err := c.vipHolder(ctx)
+	if err != nil || c.node(holder) == nil {
+		t.Errorf("before %q: VIP holder %q: %v", f.name, holder, err)
+		return false
+	}
+	start := time.Now()
+	target, heal, err := f.inject(ctx, c, holder)
+	if err != nil {
+		t.Errorf("inject %q: %v", f.name, err)
+		return false
+	}
+	if f.lasts > 0 {
+		time.Sleep(f.lasts)
+	}
+	if heal != nil {
+		if err := heal(); err != nil {
+			t.Errorf("heal %q: %v", f.name, err)
+			return false
+		}
+	}
+	healed := time.Now()
+	if err := c.waitHealthy(ctx, healed, 3*time.Minute); err != nil {
+		t.Errorf("after %q on %s: %v\n%s", f.name, target.Name, err, target.logTail("kubelet", 20))
+		return false
+	}
+	whole := time.Now()
+	// Writes that end after the cluster is whole again belong to no fault.
+	w := l.ledger.Window(start, whole)
+	where := "off the VIP holder"
+	if target.Name == holder {
+		where = "on the VIP holder"
+	}
+	logf("round %d: %s (%s, %s): %d writes, %d failed, longest without an acknowledged write %s; whole again %s after the fault ended",
+		round, f.name, target.Name, where, w.Requests, w.Failed, w.LongestGap.Round(10*time.Millisecond), whole.Sub(healed).Round(100*time.Millisecond))
+	if w.Failed > 0 {
+		logf("round %d: %s: failures: %s", round, f.name, w)
+	}
+	return true
+}
+
+// waitHealthy waits until the cluster is healthy (Leases renewed after
+// since), and says what was still wrong if it is not by timeout.
+func (c *haCluster) waitHealthy(ctx context.Context, since time.Time, timeout time.Duration) error {
+	var last error
+	err := testwait.Poll{Interval: time.Second}.Until(ctx, timeout, func(ctx context.Context) (bool, error) {
+		last = c.healthy(ctx, since)
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the cluster is not whole after %s: %w", timeout, last)
+	}
+	return nil
+}
+
+// otherControlPlane is a control-plane node other than the VIP holder.
+func (c *haCluster) otherControlPlane(holder string) *node {
+	for _, n := range c.controlPlane() {
+		if n.Name != holder {
+			return n
+		}
+	}
+	return nil
+}
+
+// kill sends SIGKILL to the node's process of binary.
+func (n *node) kill(binary string) error {
+	p, err := n.process(binary)
+	if err != nil {
+		return err
+	}
+	return syscall.Kill(p.pid, syscall.SIGKILL)
+}
+
+// unplug takes the node's cable out of the switch: its port there goes down,
+// its own link, addresses and routes stay as they were.
+func (n *node) unplug() error {
+	return runCmd("ip", "-n", n.Switch.Netns, "link", "set", n.Port, "down")
+}
+
+// plugIn puts the cable back.
+func (n *node) plugIn() error {
+	return runCmd("ip", "-n", n.Switch.Netns, "link", "set", n.Port, "up")
+}
+
+func runCmd(name string, args ...string) error {
+	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, out)
+	}
+	return nil
+}
