@@ -1,6 +1,7 @@
 package netnsnode
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -53,5 +54,26 @@ func TestFlannelNodePaths(t *testing.T) {
 	want := `flannel.nodePaths={"w1":{"cniConfDir":"/srv/w1/etc/cni/net.d","cniDataDir":"/srv/w1/var/lib/cni/networks/trireme","runDir":"/srv/w1/run/flannel"}}`
 	if got != want {
 		t.Errorf("FlannelNodePaths = %s, want %s", got, want)
+	}
+}
+
+func TestControlPlaneJoinCommand(t *testing.T) {
+	out := `Join more control-plane nodes by running, as root on each:
+
+  triremeadm join 10.214.9.100:6443 --token abcdef.0123456789abcdef \
+    --discovery-token-ca-cert-hash sha256:00ff \
+    --control-plane --certificate-key 0a1b
+
+Join worker nodes by running, as root on each:
+
+  triremeadm join 10.214.9.100:6443 --token abcdef.0123456789abcdef \
+    --discovery-token-ca-cert-hash sha256:00ff
+`
+	want := "join 10.214.9.100:6443 --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash sha256:00ff --control-plane --certificate-key 0a1b"
+	if got := strings.Join(ControlPlaneJoinCommand(out), " "); got != want {
+		t.Errorf("ControlPlaneJoinCommand = %q, want %q", got, want)
+	}
+	if got := ControlPlaneJoinCommand(JoinCommand(out)); got != nil {
+		t.Errorf("ControlPlaneJoinCommand of a worker join = %q, want nil", got)
 	}
 }
