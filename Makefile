@@ -29,7 +29,7 @@ GO_TEST_FLAGS ?=
 # test files included, so `make check` would type-check everything twice.
 TEST_FLAGS    := -ldflags=-w -vet=off
 
-.PHONY: all build test test-unit e2e e2e-faults e2e-cluster bench bench-cluster bench-scale kwok conformance conformance-build conformance-netpol conformance-gateway generate verify fix images check clean run up down helm
+.PHONY: all build test test-unit e2e e2e-faults e2e-cluster bench bench-faults bench-cluster bench-scale kwok conformance conformance-build conformance-netpol conformance-gateway generate verify fix images check clean run up down helm
 
 all: build
 
@@ -118,7 +118,7 @@ e2e-cluster: build images helm conformance-build
 
 ## bench: Go benchmarks and the load drivers; they print figures (as root also
 ## the LoadBalancer ones: 500 Services created at once, 100 addresses failing over,
-## and e2e/faults' long form: every fault three times over)
+## and e2e/faults' long form: an upgrade from an earlier commit, then every fault three times over)
 bench: build kwok
 	go test -run '^$$' -bench . -benchmem ./api/... ./apiserver/... ./scheduler/...
 	go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./proxy/internal/benchmark/
@@ -129,7 +129,14 @@ bench: build kwok
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench 'BenchmarkGCDependents10000|BenchmarkEndpointSliceChurn|BenchmarkDeploymentRollout1000' -benchtime=1x -timeout 30m ./e2e/controllermanager/
 	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) ./e2e/bench/run-schedload.sh
 	@if [ "$$(id -u)" = 0 ]; then TRIREME_BIN_DIR=$(CURDIR)/$(BIN) go test -count=1 -run '^$$' -bench 'BenchmarkLoadBalancer500|BenchmarkAnnounceFailover100' -benchtime=1x -timeout 30m ./e2e/cloudcontrollermanager/; fi
-	@if [ "$(E2E_CLUSTER)" = 1 ]; then $(MAKE) --no-print-directory e2e-faults FAULTS_ROUNDS=3 bench-cluster; fi
+	@if [ "$(E2E_CLUSTER)" = 1 ]; then $(MAKE) --no-print-directory bench-faults bench-cluster; fi
+
+# bench-faults: e2e/faults' long form: the cluster installed by an earlier
+# commit's build (UPGRADE_FROM, built by hack/build-earlier.sh), upgraded to
+# this build under the write load, then every fault three times over.
+UPGRADE_FROM ?= HEAD~20
+bench-faults: build images
+	TRIREME_E2E_UPGRADE_FROM=$$(./hack/build-earlier.sh $(UPGRADE_FROM)) $(MAKE) --no-print-directory e2e-faults FAULTS_ROUNDS=3
 
 # bench-cluster: load drivers on a cluster triremeadm installs on this machine
 # (as e2e-cluster, it takes the host's ports): kubectl top pods -A with 500 pods,

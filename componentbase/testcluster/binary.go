@@ -26,11 +26,12 @@ func BinDir() string {
 // writes (docker-archives named NAME.tar): _output/images beside BinDir.
 func ImageDir() string { return filepath.Join(filepath.Dir(BinDir()), "images") }
 
-// ImageArchives returns the paths of the named images' archives in ImageDir.
-func ImageArchives(names ...string) []string {
+// ImageArchives returns the paths of the named images' archives in dir
+// (ImageDir, or another build's).
+func ImageArchives(dir string, names ...string) []string {
 	paths := make([]string, 0, len(names))
 	for _, n := range names {
-		paths = append(paths, filepath.Join(ImageDir(), n+".tar"))
+		paths = append(paths, filepath.Join(dir, n+".tar"))
 	}
 	return paths
 }

@@ -36,7 +36,7 @@ func newWorker(i int) *worker {
 		Root:   filepath.Join(suite.root, fmt.Sprintf("w%d", i)),
 		Switch: &suiteSwitch,
 		Adm:    suite.adm,
-		Images: testcluster.ImageArchives(workerImages...),
+		Images: testcluster.ImageArchives(testcluster.ImageDir(), workerImages...),
 	}}
 }
 

@@ -76,26 +76,31 @@ func (n *node) adm(args ...string) *exec.Cmd {
 // haCluster is the suite's cluster: three control-plane nodes behind the
 // VIP and one worker.
 type haCluster struct {
-	root  string
-	nodes []*node
+	root string
+	// adm is this build's triremeadm; installedWith the one that installed
+	// the cluster, an earlier build's for the upgrade test.
+	adm, installedWith string
+	nodes              []*node
 	// admin is cp1's admin.conf, which reaches the apiservers through the VIP.
 	admin  string
 	config *rest.Config
 	client kubernetes.Interface
 }
 
-func newCluster(root, adm string) *haCluster {
-	c := &haCluster{root: root, admin: filepath.Join(root, "cp1/etc/trireme/admin.conf")}
-	cp := testcluster.ImageArchives("pause", "etcd", "trireme-apiserver", "trireme-controller-manager", "trireme-scheduler", "trireme-vip")
+// newCluster describes the cluster: installed by installAdm (this build's or
+// an earlier one's) with the images in imageDir.
+func newCluster(root, adm, installAdm, imageDir string) *haCluster {
+	c := &haCluster{root: root, adm: adm, installedWith: installAdm, admin: filepath.Join(root, "cp1/etc/trireme/admin.conf")}
+	cp := testcluster.ImageArchives(imageDir, "pause", "etcd", "trireme-apiserver", "trireme-controller-manager", "trireme-scheduler", "trireme-vip")
 	for i, name := range []string{"cp1", "cp2", "cp3", "w1"} {
 		n := &node{Node: &netnsnode.Node{
 			Name: "trf-" + name, Netns: "trf" + name, Port: "trf" + name + "h",
 			IP:   netip.MustParseAddr(fmt.Sprintf("10.214.9.%d", 11+i)),
-			Root: filepath.Join(root, name), Switch: &suiteSwitch, Adm: adm, Images: cp,
+			Root: filepath.Join(root, name), Switch: &suiteSwitch, Adm: installAdm, Images: cp,
 		}, controlPlane: i < 3}
 		if !n.controlPlane {
 			n.IP = netip.MustParseAddr("10.214.9.21")
-			n.Images = testcluster.ImageArchives("pause", "busybox")
+			n.Images = testcluster.ImageArchives(imageDir, "pause", "busybox")
 		}
 		c.nodes = append(c.nodes, n)
 	}
@@ -145,6 +150,14 @@ func (c *haCluster) up(ctx context.Context) error {
 		return err
 	}
 	logf("4 nodes with their containerd and images: %s", since(start))
+	// cp3's etcd keeps its data on a disk of its own, small enough to fill.
+	smallDisk := c.nodes[2].etcdDataDir()
+	if err := os.MkdirAll(smallDisk, 0o700); err != nil {
+		return err
+	}
+	if err := syscall.Mount("tmpfs", smallDisk, "tmpfs", 0, "size="+etcdDiskSize+",mode=0700"); err != nil {
+		return fmt.Errorf("mount a tmpfs on %s: %w", smallDisk, err)
+	}
 
 	start = time.Now()
 	cp1 := c.nodes[0]
@@ -198,6 +211,12 @@ func (c *haCluster) down() error {
 		n := c.nodes[i]
 		if !n.Exists() {
 			continue
+		}
+		if dir := n.etcdDataDir(); isMountPoint(dir) {
+			// Lazily: the member may still be running there until reset stops it.
+			if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+				problems = append(problems, fmt.Sprintf("unmount %s: %v", dir, err))
+			}
 		}
 		if i == 0 && c.config != nil {
 			if members, err := c.etcdMembers(); err != nil || len(members) != 1 {
@@ -262,6 +281,23 @@ func filesBelow(dir string) []string {
 		return nil
 	})
 	return out
+}
+
+// etcdDiskSize is the size of cp3's etcd disk: room for etcd's
+// preallocated WAL segments (64 MiB each) and the load's data.
+const etcdDiskSize = "512m"
+
+// etcdDataDir is where the node's etcd member keeps its data.
+func (n *node) etcdDataDir() string { return filepath.Join(n.Root, "var/lib/trireme/etcd") }
+
+// isMountPoint says whether dir is a mount point.
+func isMountPoint(dir string) bool {
+	for _, m := range netnsnode.MountsBelow(filepath.Dir(dir)) {
+		if m == dir {
+			return true
+		}
+	}
+	return false
 }
 
 // etcdMembers lists the voting members' names (learners marked).

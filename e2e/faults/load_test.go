@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 // The load: writers, each writing every interval through the VIP. Each keeps
@@ -23,23 +26,23 @@ const (
 	createEvery      = 10
 	interval         = 40 * time.Millisecond
 	requestTimeout   = 2 * time.Second
-	loadNamespace    = "faults"
 	loadLabel        = "trireme.dev/faults-load"
 )
 
 // load is the running write load.
 type load struct {
-	ledger *Ledger
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	namespace string
+	ledger    *Ledger
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
 }
 
-// startLoad creates the namespace and starts the writers. Their client
+// startLoad creates namespace and starts the writers there. Their client
 // speaks HTTP/1.1, as kubectl's one-shot requests effectively do: a request
 // that times out closes its connection and the next one dials the VIP
 // afresh, so what is measured is the cluster, not how long an HTTP/2
 // connection to a vanished node takes to be declared dead.
-func startLoad(ctx context.Context, base *rest.Config) (*load, error) {
+func startLoad(ctx context.Context, base *rest.Config, namespace string) (*load, error) {
 	cfg := rest.CopyConfig(base)
 	cfg.Timeout = requestTimeout
 	cfg.QPS, cfg.Burst = 1000, 1000
@@ -49,12 +52,12 @@ func startLoad(ctx context.Context, base *rest.Config) (*load, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: loadNamespace}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
 	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		return nil, fmt.Errorf("create namespace %s: %w", loadNamespace, err)
+		return nil, fmt.Errorf("create namespace %s: %w", namespace, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	l := &load{ledger: NewLedger(), cancel: cancel}
+	l := &load{namespace: namespace, ledger: NewLedger(), cancel: cancel}
 	for w := range writers {
 		l.wg.Add(1)
 		go func() {
@@ -69,7 +72,7 @@ func startLoad(ctx context.Context, base *rest.Config) (*load, error) {
 // acknowledged, so that every later write is an update), then updated in
 // turn until ctx ends.
 func (l *load) write(ctx context.Context, c kubernetes.Interface, w int) {
-	cms := c.CoreV1().ConfigMaps(loadNamespace)
+	cms := c.CoreV1().ConfigMaps(l.namespace)
 	object := func(name string, v int64) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{loadLabel: "true"}},
 			Data: map[string]string{"value": strconv.FormatInt(v, 10)}}
@@ -118,15 +121,40 @@ func (l *load) write(ctx context.Context, c kubernetes.Interface, w int) {
 	}
 }
 
-// stop stops the writers and waits for them.
+// waitStarted waits until every writer's objects exist, so that every
+// later write is an update or a creation of a new object.
+func (l *load) waitStarted(t *testing.T) {
+	t.Helper()
+	testwait.ForTrue(t, time.Minute, "the load's objects created", func() bool {
+		return l.ledger.Acknowledged() >= writers*objectsPerWriter
+	})
+}
+
+// check stops the load and compares what it wrote with what the cluster
+// holds: every acknowledged write must be there.
+func (l *load) check(ctx context.Context, t *testing.T, c kubernetes.Interface) {
+	t.Helper()
+	l.stop()
+	h, err := l.held(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := l.ledger.Check(h)
+	logf("%s: %d writes acknowledged in all, %d objects held, %d acknowledged writes lost", l.namespace, l.ledger.Acknowledged(), len(h), len(lost))
+	for _, p := range lost {
+		t.Error(p)
+	}
+}
+
+// stop stops the writers and waits for them; a second stop does nothing.
 func (l *load) stop() {
 	l.cancel()
 	l.wg.Wait()
 }
 
 // held lists the load's objects as the cluster holds them.
-func held(ctx context.Context, c kubernetes.Interface) (map[string]int64, error) {
-	list, err := c.CoreV1().ConfigMaps(loadNamespace).List(ctx, metav1.ListOptions{LabelSelector: loadLabel})
+func (l *load) held(ctx context.Context, c kubernetes.Interface) (map[string]int64, error) {
+	list, err := c.CoreV1().ConfigMaps(l.namespace).List(ctx, metav1.ListOptions{LabelSelector: loadLabel})
 	if err != nil {
 		return nil, fmt.Errorf("list the load's ConfigMaps: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
@@ -39,7 +40,12 @@ func run(m *testing.M) int {
 		fmt.Println(err)
 		return 1
 	}
-	cluster = newCluster(root, adm)
+	installAdm, imageDir := adm, testcluster.ImageDir()
+	if from := os.Getenv(upgradeFromEnv); from != "" {
+		// The upgrade test's cluster: installed by the earlier build.
+		installAdm, imageDir = filepath.Join(from, "triremeadm"), filepath.Join(filepath.Dir(from), "images")
+	}
+	cluster = newCluster(root, adm, installAdm, imageDir)
 	var once sync.Once
 	teardown := func() int {
 		code := 0

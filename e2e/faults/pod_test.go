@@ -15,12 +15,12 @@ import (
 
 // steadyPod is a pod on the worker that no fault should restart.
 type steadyPod struct {
-	uid, containerID string
+	name, uid, containerID string
 }
 
 // startSteadyPod runs a pod on the worker (on the host's network: the suite
 // installs no pod network) and records its container.
-func startSteadyPod(t *testing.T, c *haCluster) *steadyPod {
+func startSteadyPod(t *testing.T, c *haCluster, name string) *steadyPod {
 	t.Helper()
 	ctx := context.Background()
 	image, err := nodeImage(ctx, c, c.worker().Name, "busybox")
@@ -28,7 +28,7 @@ func startSteadyPod(t *testing.T, c *haCluster) *steadyPod {
 		t.Fatal(err)
 	}
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "steady", Namespace: metav1.NamespaceDefault},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
 		Spec: corev1.PodSpec{
 			NodeSelector:                  map[string]string{corev1.LabelHostname: c.worker().Name},
 			HostNetwork:                   true,
@@ -48,7 +48,7 @@ func startSteadyPod(t *testing.T, c *haCluster) *steadyPod {
 		if len(p.Status.ContainerStatuses) != 1 || p.Status.ContainerStatuses[0].State.Running == nil {
 			return fmt.Errorf("phase %s, containers %+v", p.Status.Phase, p.Status.ContainerStatuses)
 		}
-		s = steadyPod{uid: string(p.UID), containerID: p.Status.ContainerStatuses[0].ContainerID}
+		s = steadyPod{name: name, uid: string(p.UID), containerID: p.Status.ContainerStatuses[0].ContainerID}
 		return nil
 	})
 	return &s
@@ -58,7 +58,7 @@ func startSteadyPod(t *testing.T, c *haCluster) *steadyPod {
 // same container, never restarted.
 func (s *steadyPod) checkUnchanged(t *testing.T, c *haCluster) {
 	t.Helper()
-	p, err := c.client.CoreV1().Pods(metav1.NamespaceDefault).Get(context.Background(), "steady", metav1.GetOptions{})
+	p, err := c.client.CoreV1().Pods(metav1.NamespaceDefault).Get(context.Background(), s.name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

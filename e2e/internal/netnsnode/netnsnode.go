@@ -151,23 +151,30 @@ func (n *Node) Create() error {
 	if err != nil {
 		return fmt.Errorf("container-runtime of %s: %w\n%s", n.Name, err, out)
 	}
-	if len(n.Images) == 0 {
+	return n.Import(n.Images)
+}
+
+// Import imports image archives (docker-archives) into the node's
+// containerd, as `triremeadm images import` does on a machine.
+func (n *Node) Import(archives []string) error {
+	if len(archives) == 0 {
 		return nil
 	}
 	dir := filepath.Join(n.Root, "images")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, img := range n.Images {
+	defer os.RemoveAll(dir)
+	for _, img := range archives {
 		if err := os.Symlink(img, filepath.Join(dir, filepath.Base(img))); err != nil {
 			return err
 		}
 	}
-	out, err = exec.Command(n.Adm, "images", "import", "--dir", dir, "--containerd-socket", n.Socket()).CombinedOutput()
+	out, err := exec.Command(n.Adm, "images", "import", "--dir", dir, "--containerd-socket", n.Socket()).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("images import on %s: %w\n%s", n.Name, err, out)
 	}
-	return os.RemoveAll(dir)
+	return nil
 }
 
 // Join runs joinCommand, the worker join command init printed, in the node's
