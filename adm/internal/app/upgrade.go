@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"trireme.dev/api/config/v1alpha1"
@@ -45,6 +46,8 @@ type upgradeData struct {
 	state  upgrade.State
 	held   map[string]bool
 	backup string
+	// proxy says the proxy DaemonSet is installed (not without the addon phase).
+	proxy bool
 }
 
 func newUpgradeCommand(g *global, out io.Writer) *cobra.Command {
@@ -138,6 +141,12 @@ func (d *upgradeData) gather(ctx context.Context) error {
 	for _, n := range nodes.Items {
 		d.state.Kubelets[n.Name] = n.Status.NodeInfo.KubeletVersion
 	}
+	switch _, err := c.AppsV1().DaemonSets(metav1.NamespaceSystem).Get(ctx, clusterphases.ProxyName, metav1.GetOptions{}); {
+	case err == nil:
+		d.proxy = true
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("the proxy DaemonSet: %w", err)
+	}
 	cert, err := kubeconfig.ClientCert(d.p.Kubeconfig("kubelet.conf"))
 	if err != nil {
 		return fmt.Errorf("this node's name: %w", err)
@@ -158,7 +167,7 @@ func (d *upgradeData) gather(ctx context.Context) error {
 }
 
 // plan compares what runs with target; the images target needs are those of
-// the static pods this node runs and the proxy's.
+// the static pods this node runs and the proxy's, if it is installed.
 func (d *upgradeData) plan(target string) (upgrade.Plan, error) {
 	var need []string
 	for _, comp := range staticpod.RestartOrder {
@@ -166,7 +175,9 @@ func (d *upgradeData) plan(target string) (upgrade.Plan, error) {
 			need = append(need, d.repo+"/"+staticpod.Images[comp].Image+":"+target)
 		}
 	}
-	need = append(need, d.repo+"/trireme-proxy:"+target)
+	if d.proxy {
+		need = append(need, d.repo+"/trireme-proxy:"+target)
+	}
 	return upgrade.MakePlan(d.state, staticpod.RestartOrder, target, need, func(r string) bool { return d.held[r] }, d.force)
 }
 
@@ -208,7 +219,7 @@ func (d *upgradeData) run(ctx context.Context, target string, first bool) error 
 			return r.Replace(ctx, staticpod.RestartOrder)
 		}},
 		workflow.Phase{Name: "proxy", Short: "Upgrade the proxy DaemonSet after the last control-plane node", Run: func(ctx context.Context, s *workflow.Status) error {
-			return d.proxy(ctx, s, target)
+			return d.upgradeProxy(ctx, s, target)
 		}},
 	)
 	if err := workflow.NewRunner(d.out).Run(ctx, phases, nil); err != nil {
@@ -320,9 +331,13 @@ func (d *upgradeData) backupStep(ctx context.Context, s *workflow.Status) error 
 	return nil
 }
 
-// proxy moves the proxy DaemonSet to target once every control-plane node's
-// apiserver runs it: kubeadm upgrades its addons after the last one.
-func (d *upgradeData) proxy(ctx context.Context, s *workflow.Status, target string) error {
+// upgradeProxy moves the proxy DaemonSet to target once every control-plane
+// node's apiserver runs it: kubeadm upgrades its addons after the last one.
+func (d *upgradeData) upgradeProxy(ctx context.Context, s *workflow.Status, target string) error {
+	if !d.proxy {
+		s.Printf("no DaemonSet kube-system/%s (the addon phase was skipped): no proxy to upgrade", clusterphases.ProxyName)
+		return nil
+	}
 	want := d.repo + "/" + staticpod.Images[staticpod.APIServer].Image + ":" + target
 	pods, err := d.client.CoreV1().Pods(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: "component=" + staticpod.APIServer})
 	if err != nil {
