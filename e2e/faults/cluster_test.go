@@ -344,8 +344,9 @@ func (c *haCluster) kubectl(ctx context.Context, args ...string) (string, error)
 
 // healthy says what of the cluster is not yet as it was before a fault:
 // each apiserver ready on its own address, each etcd member answering, each
-// node Ready, the VIP held, a controller-manager and a scheduler leading
-// (their Leases renewed after since). nil when all is well.
+// node Ready, every control-plane pod ready, the VIP held, a
+// controller-manager and a scheduler leading (their Leases renewed after
+// since). nil when all is well.
 func (c *haCluster) healthy(ctx context.Context, since time.Time) error {
 	var problems []error
 	for _, n := range c.controlPlane() {
@@ -361,6 +362,16 @@ func (c *haCluster) healthy(ctx context.Context, since time.Time) error {
 		problems = append(problems, err)
 	} else if strings.Count(out, "=True") != len(c.nodes) {
 		problems = append(problems, fmt.Errorf("nodes not all Ready: %s", out))
+	}
+	out, err = c.kubectl(ctx, "--request-timeout=2s", "get", "pods", "-n", "kube-system", "-o", `jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status} {end}`)
+	if err != nil {
+		problems = append(problems, err)
+	} else {
+		for _, p := range strings.Fields(out) {
+			if !strings.HasSuffix(p, "=True") {
+				problems = append(problems, fmt.Errorf("pod %s not ready", strings.TrimSuffix(p, "=")))
+			}
+		}
 	}
 	if h, err := c.vipHolder(ctx); err != nil || c.node(h) == nil {
 		problems = append(problems, fmt.Errorf("VIP holder %q: %v", h, err))

@@ -44,6 +44,10 @@ func TestUpgrade(t *testing.T) {
 	}
 	defer l.stop()
 	l.waitStarted(t)
+	// As a user starts: every control-plane pod ready (apply checks it).
+	if err := c.waitHealthy(ctx, time.Now(), 2*time.Minute); err != nil {
+		t.Fatalf("before the upgrade: %v", err)
+	}
 
 	start := time.Now()
 	for i, n := range c.controlPlane() {

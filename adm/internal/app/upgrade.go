@@ -309,7 +309,7 @@ func podReady(p *corev1.Pod) bool {
 
 // backupStep copies the manifests and saves an etcd snapshot beside them.
 func (d *upgradeData) backupStep(ctx context.Context, s *workflow.Status) error {
-	dir, err := upgrade.BackupManifests(d.p.ManifestsDir(), d.p.In("/etc/trireme/tmp"), time.Now())
+	dir, err := upgrade.BackupManifests(d.p.ManifestsDir(), d.p.TmpDir(), time.Now())
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,10 @@ func (p Paths) In(abs string) string {
 // ConfigDir is /etc/trireme: kubeconfigs live here.
 func (p Paths) ConfigDir() string { return p.In("/etc/trireme") }
 
+// TmpDir holds what triremeadm keeps for a while: upgrade's backups of the
+// manifests and etcd (kubeadm's /etc/kubernetes/tmp). Reset removes it.
+func (p Paths) TmpDir() string { return p.In("/etc/trireme/tmp") }
+
 // ManifestsDir holds the static pod manifests.
 func (p Paths) ManifestsDir() string { return p.In("/etc/trireme/manifests") }
 

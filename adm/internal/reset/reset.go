@@ -54,7 +54,9 @@ func Targets(in Inputs) []string {
 		p.In("/var/log/pods"),
 		// The local-path addon's volumes on this node: the data of every
 		// PersistentVolume it provisioned here, as the node is leaving.
-		p.LocalPathDir()}
+		p.LocalPathDir(),
+		// Upgrade's backups, as kubeadm reset removes its tmp directory.
+		p.TmpDir()}
 	for _, k := range Kubeconfigs {
 		out = append(out, p.Kubeconfig(k))
 	}

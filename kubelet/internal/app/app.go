@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -343,7 +344,7 @@ type trustBundleCache struct {
 func (c trustBundleCache) HasSynced() bool { return c.synced() }
 
 // feedPods hands the node's pods from the API server, mirror pods aside,
-// to the kubelet.
+// to the kubelet; a new mirror pod gets its static pod's status.
 func feedPods(ctx context.Context, informer cache.SharedIndexInformer, k *kubelet.Kubelet) error {
 	upsert := func(obj any) {
 		if pod, ok := obj.(*corev1.Pod); ok && !staticpod.IsMirror(pod) {
@@ -351,7 +352,14 @@ func feedPods(ctx context.Context, informer cache.SharedIndexInformer, k *kubele
 		}
 	}
 	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    upsert,
+		AddFunc: func(obj any) {
+			if pod, ok := obj.(*corev1.Pod); ok && staticpod.IsMirror(pod) {
+				// The mirror's annotation is its static pod's hash, its UID.
+				k.MirrorAdded(types.UID(pod.Annotations[staticpod.AnnotationMirror]))
+				return
+			}
+			upsert(obj)
+		},
 		UpdateFunc: func(_, obj any) { upsert(obj) },
 		DeleteFunc: func(obj any) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {

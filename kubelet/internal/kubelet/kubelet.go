@@ -301,6 +301,21 @@ func (k *Kubelet) Pods() []*corev1.Pod {
 	return out
 }
 
+// MirrorAdded makes the worker of the static pod with this UID write its
+// status to its mirror pod, just created with an empty status: the status
+// it last computed went to a mirror pod that is gone (a changed manifest
+// replaces the mirror), or nowhere.
+func (k *Kubelet) MirrorAdded(uid types.UID) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if w := k.workers[uid]; w != nil {
+		w.mu.Lock()
+		w.unwritten = true
+		w.mu.Unlock()
+		w.wake()
+	}
+}
+
 // FindPod returns the running pod with this namespace and name.
 func (k *Kubelet) FindPod(namespace, name string) *corev1.Pod {
 	for _, p := range k.Pods() {
@@ -638,6 +653,9 @@ type podWorker struct {
 	// status is the status last written to the apiserver; writing the
 	// one being written, nil between writes.
 	status, writing *corev1.PodStatus
+	// unwritten says status is not in the apiserver after all: a static
+	// pod's mirror pod was missing, or has been created since, empty.
+	unwritten bool
 	// startErr holds, by container name, why its last start failed.
 	startErr map[string]podstatus.Waiting
 	// started is when the worker first saw the pod.

@@ -45,11 +45,12 @@ func (k *Kubelet) computeStatus(pod *corev1.Pod, w *podWorker, rt *podRuntime) *
 // last written.
 func (k *Kubelet) writeStatus(ctx context.Context, w *podWorker, pod *corev1.Pod, st *corev1.PodStatus) error {
 	w.mu.Lock()
-	same := w.status != nil && apiequality.Semantic.DeepEqual(w.status, st)
+	same := w.status != nil && !w.unwritten && apiequality.Semantic.DeepEqual(w.status, st)
 	w.mu.Unlock()
 	if same {
 		return nil
 	}
+	unwritten := false
 	if k.cfg.Client != nil {
 		// Its echo may come back before the patch returns: it is the
 		// kubelet's own write all the same (see statusEcho).
@@ -66,15 +67,19 @@ func (k *Kubelet) writeStatus(ctx context.Context, w *podWorker, pod *corev1.Pod
 			// The status goes to the mirror pod, which has its own UID.
 			uid = ""
 		}
-		if err := k.patchStatus(ctx, pod.Namespace, pod.Name, uid, st); err != nil {
-			if !(isStatic(pod) && apierrors.IsNotFound(err)) {
-				return err
-			}
+		switch err := k.patchStatus(ctx, pod.Namespace, pod.Name, uid, st); {
+		case isStatic(pod) && apierrors.IsNotFound(err):
+			// No mirror pod yet: MirrorAdded brings the status to it.
+			unwritten = true
+		case err != nil:
+			return err
+		default:
+			logr.FromContextOrDiscard(ctx).V(3).Info("Patched pod status", "phase", st.Phase)
 		}
-		logr.FromContextOrDiscard(ctx).V(3).Info("Patched pod status", "phase", st.Phase)
 	}
 	w.mu.Lock()
 	w.status = st.DeepCopy()
+	w.unwritten = unwritten
 	w.mu.Unlock()
 	return nil
 }

@@ -102,8 +102,17 @@ func (s *Source) WaitSynced(ctx context.Context) bool {
 // Run reads the manifests every period and keeps the mirror pods until
 // ctx ends.
 func (s *Source) Run(ctx context.Context) {
-	var mirrored time.Time
+	var read, mirrored time.Time
+	pending := false
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		// A mirror pod not yet in place (the old one of a changed manifest
+		// still being deleted, the node not registered yet) is tried again
+		// every mirrorRetryPeriod, not a whole period later: an upgrade
+		// waits for each replaced static pod's mirror.
+		if !pending && time.Since(read) < s.period {
+			return
+		}
+		read = time.Now()
 		changed := s.sync(ctx)
 		s.once.Do(func() { close(s.synced) })
 		// Mirrors are checked when the manifests changed, and otherwise
@@ -111,18 +120,23 @@ func (s *Source) Run(ctx context.Context) {
 		// pods on the node, checking every period was a tenth of an idle
 		// kubelet's CPU. mirrored is zero (long past) until a check
 		// leaves every mirror in place.
-		if s.client != nil && (changed || time.Since(mirrored) >= max(s.period, mirrorCheckPeriod)) {
+		if s.client != nil && (changed || pending || time.Since(mirrored) >= max(s.period, mirrorCheckPeriod)) {
 			mirrored = time.Time{}
-			if s.syncMirrors(ctx) {
+			pending = !s.syncMirrors(ctx)
+			if !pending {
 				mirrored = time.Now()
 			}
 		}
-	}, s.period)
+	}, min(s.period, mirrorRetryPeriod))
 }
 
 // mirrorCheckPeriod is the longest a mirror pod deleted through the API
 // waits to be created again, unless the manifests are read less often.
 const mirrorCheckPeriod = 10 * time.Second
+
+// mirrorRetryPeriod is how soon a mirror pod that could not be put in
+// place is tried again.
+const mirrorRetryPeriod = time.Second
 
 // sync reads the manifests and hands what changed to the sink; it reports
 // whether anything did.
@@ -279,8 +293,11 @@ func (s *Source) syncMirrors(ctx context.Context) (done bool) {
 		mirror.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID, Controller: ptr.To(true)}}
 		mirror.Status = corev1.PodStatus{}
 		if _, err := pods.Create(ctx, mirror, metav1.CreateOptions{}); err != nil {
-			// AlreadyExists: the lister has not seen it yet.
-			if !apierrors.IsAlreadyExists(err) {
+			// AlreadyExists: the lister has not seen it yet, or the old
+			// mirror is still being deleted.
+			if apierrors.IsAlreadyExists(err) {
+				s.log.V(2).Info("Mirror pod not created yet", "pod", pod.Namespace+"/"+pod.Name, "err", err.Error())
+			} else {
 				s.log.Error(err, "Create mirror pod failed", "pod", pod.Namespace+"/"+pod.Name)
 			}
 			done = false
