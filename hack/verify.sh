@@ -61,7 +61,9 @@ check::vet() {
     if ! trireme::has_go_files "${dir}"; then
       continue
     fi
-    if ! (cd "${dir}" && go vet ./...); then
+    # -trimpath: the results cached under Go's build cache then hold for
+    # any checkout of the same code, as CI's fresh clone.
+    if ! (cd "${dir}" && go vet -trimpath ./...); then
       echo "go vet failed in ${dir}"
       rc=1
     fi
@@ -78,8 +80,9 @@ check::staticcheck() {
   # One run over every module, from the workspace root, loads and analyses
   # the k8s.io packages they share once and prints paths from the root.
   # Test files are checked too (-tests defaults to true); staticcheck.conf
-  # says which checks run.
-  "${bin}" "${patterns[@]}"
+  # says which checks run. -trimpath, as for vet: its cache then holds for
+  # any checkout of the same code.
+  GOFLAGS="${GOFLAGS:-} -trimpath" "${bin}" "${patterns[@]}"
 }
 
 check::generated() {
