@@ -134,7 +134,10 @@ bench: build kwok
 # bench-faults: e2e/faults' long form: the cluster installed by an earlier
 # commit's build (UPGRADE_FROM, built by hack/build-earlier.sh), upgraded to
 # this build under the write load, then every fault three times over.
-UPGRADE_FROM ?= HEAD~20
+# UPGRADE_FROM is the first commit whose kubelet gives a replaced static
+# pod's new mirror pod its status: upgrade does not replace the kubelet, and
+# with an earlier one each replaced component waits long for its mirror.
+UPGRADE_FROM ?= 1d9f062
 bench-faults: build images
 	TRIREME_E2E_UPGRADE_FROM=$$(./hack/build-earlier.sh $(UPGRADE_FROM)) $(MAKE) --no-print-directory e2e-faults FAULTS_ROUNDS=3
 

@@ -51,6 +51,14 @@ func TestUpgrade(t *testing.T) {
 
 	start := time.Now()
 	for i, n := range c.controlPlane() {
+		// As a user: this build's triremeadm and images on the node, and
+		// the cluster healthy before each node, which apply and node check.
+		n.Adm = c.adm
+		if i > 0 {
+			if err := c.waitHealthy(ctx, time.Now(), 2*time.Minute); err != nil {
+				t.Fatalf("before the upgrade of %s: %v", n.Name, err)
+			}
+		}
 		step := time.Now()
 		if err := n.Import(testcluster.ImageArchives(testcluster.ImageDir(), controlPlaneImages...)); err != nil {
 			t.Fatal(err)
