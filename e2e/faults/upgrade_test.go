@@ -72,6 +72,11 @@ func TestUpgrade(t *testing.T) {
 			t.Fatalf("%s on %s: %v\n%s", strings.Join(args[:4], " "), n.Name, err, out)
 		}
 		logf("upgrade: %s on %s (images imported, then %s): %s", strings.Join(args[1:3], " "), n.Name, from+" → "+to, since(step))
+		for _, l := range strings.Split(string(out), "\n") {
+			if l = strings.TrimSpace(l); strings.Contains(l, " ... ") || strings.Contains(l, " healthy at ") {
+				logf("upgrade: %s: %s", n.Name, l)
+			}
+		}
 	}
 	end := time.Now()
 	if err := c.waitHealthy(ctx, end, 2*time.Minute); err != nil {

@@ -114,7 +114,7 @@ func (d *upgradeData) gather(ctx context.Context) error {
 		return fmt.Errorf("not a control-plane node: no %s (on a worker, drain it and upgrade its kubelet)", apiserverManifest)
 	}
 	d.state = upgrade.State{StaticPods: map[string]string{}, Kubelets: map[string]string{}}
-	for _, comp := range staticpod.RestartOrder {
+	for _, comp := range staticpod.UpgradeOrder {
 		pod, err := staticpod.Read(staticpod.Path(d.p.ManifestsDir(), comp))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
@@ -170,7 +170,7 @@ func (d *upgradeData) gather(ctx context.Context) error {
 // the static pods this node runs and the proxy's, if it is installed.
 func (d *upgradeData) plan(target string) (upgrade.Plan, error) {
 	var need []string
-	for _, comp := range staticpod.RestartOrder {
+	for _, comp := range staticpod.UpgradeOrder {
 		if _, ok := d.state.StaticPods[comp]; ok {
 			need = append(need, d.repo+"/"+staticpod.Images[comp].Image+":"+target)
 		}
@@ -178,7 +178,7 @@ func (d *upgradeData) plan(target string) (upgrade.Plan, error) {
 	if d.proxy {
 		need = append(need, d.repo+"/trireme-proxy:"+target)
 	}
-	return upgrade.MakePlan(d.state, staticpod.RestartOrder, target, need, func(r string) bool { return d.held[r] }, d.force)
+	return upgrade.MakePlan(d.state, staticpod.UpgradeOrder, target, need, func(r string) bool { return d.held[r] }, d.force)
 }
 
 // run upgrades this node to target; first is apply's first control-plane
@@ -216,7 +216,7 @@ func (d *upgradeData) run(ctx context.Context, target string, first bool) error 
 		workflow.Phase{Name: "control-plane", Short: "Replace the static pods one at a time", Run: func(ctx context.Context, s *workflow.Status) error {
 			r := &upgrade.Replacer{ManifestsDir: d.p.ManifestsDir(), BackupDir: d.backup, Repository: d.repo, Version: target,
 				Health: &podHealth{socket: d.p.ContainerdSocket(), client: d.client, node: d.node, timeout: d.timeout}, Progress: s.Printf}
-			return r.Replace(ctx, staticpod.RestartOrder)
+			return r.Replace(ctx, staticpod.UpgradeOrder)
 		}},
 		workflow.Phase{Name: "proxy", Short: "Upgrade the proxy DaemonSet after the last control-plane node", Run: func(ctx context.Context, s *workflow.Status) error {
 			return d.upgradeProxy(ctx, s, target)

@@ -28,6 +28,10 @@ const RestartedAtAnnotation = "triremeadm.trireme.dev/restarted-at"
 // apiserver that needs it, the apiserver before its clients.
 var RestartOrder = []string{Etcd, APIServer, ControllerManager, Scheduler, CloudControllerManager, VIPManager}
 
+// UpgradeOrder is the order upgrade replaces static pods in: RestartOrder,
+// then the etcd snapshot schedule, which nothing else waits for.
+var UpgradeOrder = append(append([]string{}, RestartOrder...), EtcdSnapshot)
+
 // Restart rewrites component's manifest with RestartedAtAnnotation set to now,
 // and returns the pod it wrote; a missing manifest gives (nil, nil).
 func Restart(manifestsDir, component string, now time.Time) (*corev1.Pod, error) {
