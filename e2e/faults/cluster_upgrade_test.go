@@ -21,8 +21,9 @@ const upgradeFromEnv = "TRIREME_E2E_UPGRADE_FROM"
 // controlPlaneImages are the images of a control-plane node's static pods.
 var controlPlaneImages = []string{"pause", "etcd", "trireme-apiserver", "trireme-controller-manager", "trireme-scheduler", "trireme-vip"}
 
-// TestUpgrade upgrades the control plane, installed by an earlier build,
-// to this build under the write load, as a user does: this build's images
+// TestUpgrade (it runs before TestFaults, which then faults this build)
+// upgrades the control plane, installed by an earlier build, to this build
+// under the write load, as a user does: this build's images
 // imported on each control-plane node, `triremeadm upgrade apply VERSION`
 // on the first, `upgrade node` on the others, one at a time. Every static
 // pod then runs this build's image, no acknowledged write is lost, the etcd
