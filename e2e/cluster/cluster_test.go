@@ -31,10 +31,10 @@ func TestIdleRSS(t *testing.T) {
 	for _, bin := range []string{"etcd", "trireme-apiserver", "trireme-controller-manager", "trireme-scheduler"} {
 		found := false
 		for _, p := range procs() {
-			fields := strings.Fields(p.cmdline)
-			if len(fields) > 0 && filepath.Base(fields[0]) == bin && strings.Contains(p.cmdline, suite.root) {
-				fmt.Printf("e2e/cluster: idle RSS %-28s %6.1f MiB\n", bin, float64(p.rssKiB)/1024)
-				total += p.rssKiB
+			fields := strings.Fields(p.Cmdline)
+			if len(fields) > 0 && filepath.Base(fields[0]) == bin && strings.Contains(p.Cmdline, suite.root) {
+				fmt.Printf("e2e/cluster: idle RSS %-28s %6.1f MiB\n", bin, float64(p.RSSKiB)/1024)
+				total += p.RSSKiB
 				found = true
 			}
 		}
@@ -93,9 +93,9 @@ func reportAddonRSS(t *testing.T) {
 		}
 		kib := 0
 		for _, p := range ps {
-			kib += p.rssKiB
+			kib += p.RSSKiB
 			if len(a.bins) > 1 {
-				fmt.Printf("e2e/cluster: idle RSS   %-26s %6.1f MiB\n", strings.Fields(p.cmdline)[0], float64(p.rssKiB)/1024)
+				fmt.Printf("e2e/cluster: idle RSS   %-26s %6.1f MiB\n", strings.Fields(p.Cmdline)[0], float64(p.RSSKiB)/1024)
 			}
 		}
 		fmt.Printf("e2e/cluster: idle RSS %-28s %6.1f MiB (target %.0f MiB)\n", a.pod+" pod", float64(kib)/1024, a.target)
@@ -109,7 +109,7 @@ func idleAddonProcess(bin string) (proc, error) {
 	if !ok {
 		return proc{}, fmt.Errorf("no %s process", bin)
 	}
-	if age := processAge(p.pid); age < addonIdleAge {
+	if age := processAge(p.PID); age < addonIdleAge {
 		time.Sleep(addonIdleAge - age)
 		if p, ok = addonProcess(bin); !ok {
 			return proc{}, fmt.Errorf("the %s process is gone", bin)
@@ -126,7 +126,7 @@ func idleRSSMiB(t *testing.T, bin string) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return float64(p.rssKiB) / 1024
+	return float64(p.RSSKiB) / 1024
 }
 
 // addonProcess finds the long-running process of an addon's binary (one of
@@ -134,8 +134,8 @@ func idleRSSMiB(t *testing.T, bin string) float64 {
 // binary with --check are not it.
 func addonProcess(bin string) (proc, bool) {
 	for _, p := range procs() {
-		f := strings.Fields(p.cmdline)
-		if len(f) > 0 && filepath.Base(f[0]) == bin && !strings.Contains(p.cmdline, "--check") {
+		f := strings.Fields(p.Cmdline)
+		if len(f) > 0 && filepath.Base(f[0]) == bin && !strings.Contains(p.Cmdline, "--check") {
 			return p, true
 		}
 	}
@@ -481,8 +481,8 @@ func TestStaticPodRestart(t *testing.T) {
 	before := must(t, "-n", "kube-system", "get", "pod", mirror, "-o", "jsonpath={.status.containerStatuses[0].restartCount}")
 	pid := 0
 	for _, p := range procs() {
-		if f := strings.Fields(p.cmdline); len(f) > 0 && filepath.Base(f[0]) == "trireme-apiserver" && strings.Contains(p.cmdline, suite.root) {
-			pid = p.pid
+		if f := strings.Fields(p.Cmdline); len(f) > 0 && filepath.Base(f[0]) == "trireme-apiserver" && strings.Contains(p.Cmdline, suite.root) {
+			pid = p.PID
 		}
 	}
 	if pid == 0 {

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -404,45 +403,17 @@ func kubectl(args ...string) (string, error) {
 func processesBelow(dir string) []string {
 	var out []string
 	for _, p := range procs() {
-		if strings.Contains(p.cmdline, dir) {
-			out = append(out, strconv.Itoa(p.pid)+" "+p.cmdline)
+		if strings.Contains(p.Cmdline, dir) {
+			out = append(out, strconv.Itoa(p.PID)+" "+p.Cmdline)
 		}
 	}
 	return out
 }
 
-type proc struct {
-	pid     int
-	cmdline string
-	rssKiB  int
-}
+// proc is a process of this machine.
+type proc = netnsnode.Process
 
-func procs() []proc {
-	entries, _ := os.ReadDir("/proc")
-	var out []proc
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || len(raw) == 0 {
-			continue
-		}
-		p := proc{pid: pid, cmdline: strings.ReplaceAll(strings.TrimRight(string(raw), "\x00"), "\x00", " ")}
-		if f, err := os.Open(filepath.Join("/proc", e.Name(), "status")); err == nil {
-			s := bufio.NewScanner(f)
-			for s.Scan() {
-				if v, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
-					p.rssKiB, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-				}
-			}
-			f.Close()
-		}
-		out = append(out, p)
-	}
-	return out
-}
+func procs() []proc { return netnsnode.Processes() }
 
 func kubectlStdin(stdin string, args ...string) (string, error) {
 	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", suite.admin}, args...)...)

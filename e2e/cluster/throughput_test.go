@@ -165,9 +165,9 @@ func reportFlannelRSS(t *testing.T) {
 	t.Helper()
 	n := 0
 	for _, p := range procs() {
-		if f := strings.Fields(p.cmdline); len(f) > 1 && filepath.Base(f[0]) == "flanneld" {
+		if f := strings.Fields(p.Cmdline); len(f) > 1 && filepath.Base(f[0]) == "flanneld" {
 			n++
-			fmt.Printf("e2e/cluster: idle RSS %-28s %6.1f MiB\n", fmt.Sprintf("flanneld (%d)", n), float64(p.rssKiB)/1024)
+			fmt.Printf("e2e/cluster: idle RSS %-28s %6.1f MiB\n", fmt.Sprintf("flanneld (%d)", n), float64(p.RSSKiB)/1024)
 		}
 	}
 	if n == 0 {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -237,7 +236,7 @@ func (c *haCluster) down() error {
 	if left := processesBelow(c.root); len(left) > 0 {
 		problems = append(problems, fmt.Sprintf("processes left: %v", left))
 		for _, p := range left {
-			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+			_ = syscall.Kill(p.PID, syscall.SIGKILL)
 		}
 	}
 	for _, n := range c.nodes {
@@ -473,33 +472,15 @@ func (c *haCluster) etcdHashes(ctx context.Context) (map[string]uint32, int64, e
 }
 
 // proc is a process of this machine.
-type proc struct {
-	pid     int
-	cmdline string
-}
+type proc = netnsnode.Process
 
-func procs() []proc {
-	entries, _ := os.ReadDir("/proc")
-	var out []proc
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || len(raw) == 0 {
-			continue
-		}
-		out = append(out, proc{pid: pid, cmdline: strings.ReplaceAll(strings.TrimRight(string(raw), "\x00"), "\x00", " ")})
-	}
-	return out
-}
+func procs() []proc { return netnsnode.Processes() }
 
 // processesBelow are the processes whose command line names a path below dir.
 func processesBelow(dir string) []proc {
 	var out []proc
 	for _, p := range procs() {
-		if strings.Contains(p.cmdline, dir+"/") {
+		if strings.Contains(p.Cmdline, dir+"/") {
 			out = append(out, p)
 		}
 	}
@@ -512,11 +493,11 @@ func processesBelow(dir string) []proc {
 func (n *node) processes() []proc {
 	var out []proc
 	for _, p := range procs() {
-		if strings.Contains(p.cmdline, n.Root+"/") {
+		if strings.Contains(p.Cmdline, n.Root+"/") {
 			out = append(out, p)
 			continue
 		}
-		if cg, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", p.pid)); err == nil && strings.Contains(string(cg), cgroupRoot(n.Name)+"/") {
+		if cg, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", p.PID)); err == nil && strings.Contains(string(cg), cgroupRoot(n.Name)+"/") {
 			out = append(out, p)
 		}
 	}
@@ -527,7 +508,7 @@ func (n *node) processes() []proc {
 func (n *node) process(binary string) (proc, error) {
 	var found []proc
 	for _, p := range n.processes() {
-		if f := strings.Fields(p.cmdline); len(f) > 0 && filepath.Base(f[0]) == binary {
+		if f := strings.Fields(p.Cmdline); len(f) > 0 && filepath.Base(f[0]) == binary {
 			found = append(found, p)
 		}
 	}

@@ -50,12 +50,12 @@ var faults = []fault{
 		n := c.node(holder)
 		stopped := n.processes()
 		for _, p := range stopped {
-			_ = syscall.Kill(p.pid, syscall.SIGSTOP)
+			_ = syscall.Kill(p.PID, syscall.SIGSTOP)
 		}
 		heal := func() error {
 			err := n.plugIn()
 			for _, p := range stopped {
-				_ = syscall.Kill(p.pid, syscall.SIGCONT)
+				_ = syscall.Kill(p.PID, syscall.SIGCONT)
 			}
 			return err
 		}
@@ -225,7 +225,7 @@ func (n *node) kill(binary string) error {
 	if err != nil {
 		return err
 	}
-	return syscall.Kill(p.pid, syscall.SIGKILL)
+	return syscall.Kill(p.PID, syscall.SIGKILL)
 }
 
 // unplug takes the node's cable out of the switch: its port there goes down,

@@ -307,3 +307,40 @@ func MountsBelow(dir string) []string {
 	}
 	return out
 }
+
+// Process is a process of this machine, as /proc shows it.
+type Process struct {
+	PID int
+	// Cmdline is its command line, arguments joined by spaces.
+	Cmdline string
+	// RSSKiB is its resident set size.
+	RSSKiB int
+}
+
+// Processes lists this machine's processes (kernel threads, which have
+// no command line, left out). The suites find a node's processes by the
+// node's root directory in their command lines.
+func Processes() []Process {
+	entries, _ := os.ReadDir("/proc")
+	var out []Process
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(raw) == 0 {
+			continue
+		}
+		p := Process{PID: pid, Cmdline: strings.ReplaceAll(strings.TrimRight(string(raw), "\x00"), "\x00", " ")}
+		if status, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status")); err == nil {
+			for _, l := range strings.Split(string(status), "\n") {
+				if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+					p.RSSKiB, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+				}
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
