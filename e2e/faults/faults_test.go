@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"trireme.dev/componentbase/testcluster"
 	"trireme.dev/componentbase/testwait"
 )
 
@@ -192,6 +193,9 @@ func runFault(ctx context.Context, t *testing.T, c *haCluster, l *load, f fault,
 	if w.Failed > 0 {
 		logf("round %d: %s: failures: %s", round, f.name, w)
 	}
+	if w.LongestGap > slowRecovery {
+		c.dumpVIP(ctx)
+	}
 	return true
 }
 
@@ -207,6 +211,23 @@ func (c *haCluster) waitHealthy(ctx context.Context, since time.Time, timeout ti
 		return fmt.Errorf("the cluster is not whole after %s: %w", timeout, last)
 	}
 	return nil
+}
+
+// slowRecovery is a gap in the writes past which the suite prints how the
+// VIP moved: the lease and each VIP manager's log.
+const slowRecovery = 10 * time.Second
+
+// dumpVIP prints the VIP's Lease and the end of each VIP manager's log.
+func (c *haCluster) dumpVIP(ctx context.Context) {
+	out, err := c.kubectl(ctx, "get", "lease", "-n", "kube-system", "trireme-vip", "-o", "yaml")
+	logf("writes stopped for longer than %s; the VIP's Lease (%v):\n%s", slowRecovery, err, out)
+	for _, n := range c.controlPlane() {
+		logs, _ := filepath.Glob(filepath.Join(n.Root, "var/log/pods", "kube-system_trireme-vip-"+n.Name+"_*", "*", "*.log"))
+		for _, l := range logs {
+			data, _ := os.ReadFile(l)
+			logf("%s:\n%s", l, testcluster.Tail(string(data), 15))
+		}
+	}
 }
 
 // otherControlPlane is a control-plane node other than the VIP holder.
