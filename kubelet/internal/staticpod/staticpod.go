@@ -105,16 +105,20 @@ func (s *Source) Run(ctx context.Context) {
 	var read, mirrored time.Time
 	pending := false
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
-		// A mirror pod not yet in place (the old one of a changed manifest
-		// still being deleted, the node not registered yet) is tried again
-		// every mirrorRetryPeriod, not a whole period later: an upgrade
-		// waits for each replaced static pod's mirror.
-		if !pending && time.Since(read) < s.period {
+		// The manifests are read every period. A mirror pod not yet in
+		// place (the old one of a changed manifest still being deleted, the
+		// node not registered yet) is tried again every mirrorRetryPeriod,
+		// without reading them: an upgrade waits for each replaced static
+		// pod's mirror.
+		changed := false
+		switch {
+		case time.Since(read) >= s.period:
+			read = time.Now()
+			changed = s.sync(ctx)
+			s.once.Do(func() { close(s.synced) })
+		case !pending:
 			return
 		}
-		read = time.Now()
-		changed := s.sync(ctx)
-		s.once.Do(func() { close(s.synced) })
 		// Mirrors are checked when the manifests changed, and otherwise
 		// at most every mirrorCheckPeriod: with a short period and many
 		// pods on the node, checking every period was a tenth of an idle
