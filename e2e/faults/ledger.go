@@ -131,21 +131,18 @@ func (l *Ledger) Window(from, to time.Time) Window {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	w := Window{Failures: map[string]int{}}
+	// The ops are in the order they ended per writer, not across writers.
+	var ends []time.Time
 	for _, o := range l.ops {
 		if o.end.Before(from) || o.end.After(to) {
 			continue
 		}
 		w.Requests++
-		if !o.ok {
+		if o.ok {
+			ends = append(ends, o.end)
+		} else {
 			w.Failed++
 			w.Failures[o.failure]++
-		}
-	}
-	// The ops are in the order they ended per writer, not across writers.
-	var ends []time.Time
-	for _, o := range l.ops {
-		if o.ok && !o.end.Before(from) && !o.end.After(to) {
-			ends = append(ends, o.end)
 		}
 	}
 	sort.Slice(ends, func(i, j int) bool { return ends[i].Before(ends[j]) })
