@@ -120,12 +120,11 @@ func TestReplicationControllerSurfacesQuotaFailure(t *testing.T) {
 		return got.Status.ObservedGeneration >= rc.Generation && c != nil &&
 			c.Status == corev1.ConditionTrue && c.Reason == "FailedCreate", nil
 	})
-	got, err := cs.CoreV1().ReplicationControllers(ns).Get(ctx, rc.Name, metav1.GetOptions{})
+	// A patch, not a read and an update: the controller writes the RC's
+	// status meanwhile, which would make the update conflict.
+	rc, err = cs.CoreV1().ReplicationControllers(ns).Patch(ctx, rc.Name, types.MergePatchType,
+		[]byte(`{"spec":{"replicas":2}}`), metav1.PatchOptions{})
 	if err != nil {
-		t.Fatal(err)
-	}
-	got.Spec.Replicas = ptr.To(int32(2))
-	if rc, err = cs.CoreV1().ReplicationControllers(ns).Update(ctx, got, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitForIn(t, ns, time.Minute, "ReplicaFailure condition removed", func(ctx context.Context) (bool, error) {
