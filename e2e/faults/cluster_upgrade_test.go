@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"trireme.dev/componentbase/testcluster"
 )
 
@@ -105,6 +107,43 @@ func TestUpgrade(t *testing.T) {
 			}
 		}
 	}
+	upgradeWorker(ctx, t, c, to)
+	nodes, err := c.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		if v := n.Status.NodeInfo.KubeletVersion; v != to {
+			t.Errorf("node %s's kubelet is %s after the upgrade to %s", n.Name, v, to)
+		}
+	}
+}
+
+// upgradeWorker upgrades the worker's kubelet as a user does: drained
+// (honoring PDBs), `triremeadm upgrade node` there with this build's
+// triremeadm, uncordoned; then a new pod runs on it.
+func upgradeWorker(ctx context.Context, t *testing.T, c *haCluster, to string) {
+	t.Helper()
+	w := c.worker()
+	step := time.Now()
+	if out, err := c.kubectl(ctx, "drain", w.Name, "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--timeout", "2m"); err != nil {
+		t.Fatalf("kubectl drain %s: %v\n%s", w.Name, err, out)
+	}
+	w.Adm = c.adm
+	out, err := w.adm("upgrade", "node").CombinedOutput()
+	if err != nil {
+		t.Fatalf("upgrade node on %s: %v\n%s", w.Name, err, out)
+	}
+	if out, err := c.kubectl(ctx, "uncordon", w.Name); err != nil {
+		t.Fatalf("kubectl uncordon %s: %v\n%s", w.Name, err, out)
+	}
+	logf("upgrade: drain, upgrade node and uncordon on %s: %s", w.Name, since(step))
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); strings.Contains(l, "kubelet") {
+			logf("upgrade: %s: %s", w.Name, l)
+		}
+	}
+	startSteadyPod(t, c, "after-upgrade")
 }
 
 // admVersion is the version a triremeadm binary reports, its images' tag.

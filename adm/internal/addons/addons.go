@@ -158,15 +158,30 @@ func NewClient(getter genericclioptions.RESTClientGetter, log logr.Logger) (*Cli
 	return &Client{cfg: cfg}, nil
 }
 
+// Installed reports whether the release exists (init's addon phase was not
+// skipped).
+func (c *Client) Installed() (bool, error) {
+	_, err := c.cfg.Releases.Last(ReleaseName)
+	switch {
+	case errors.Is(err, driver.ErrReleaseNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read release %s/%s: %w", Namespace, ReleaseName, err)
+	}
+	return true, nil
+}
+
 // Apply installs the release, or upgrades it when it exists. An upgrade keeps
 // the values a user set since (helm upgrade --set) under the ones given here,
 // as `helm upgrade --reset-then-reuse-values` does. triremeadm owns the
 // addons' fields, so its apply wins conflicts with other field managers (an
 // earlier triremeadm's creates among them).
 func (c *Client) Apply(ctx context.Context, ch *chart.Chart, vals map[string]any) (*release.Release, error) {
-	_, err := c.cfg.Releases.Last(ReleaseName)
+	installed, err := c.Installed()
 	switch {
-	case errors.Is(err, driver.ErrReleaseNotFound):
+	case err != nil:
+		return nil, err
+	case !installed:
 		in := action.NewInstall(c.cfg)
 		in.ReleaseName, in.Namespace = ReleaseName, Namespace
 		in.WaitStrategy = kube.HookOnlyStrategy
@@ -178,8 +193,6 @@ func (c *Client) Apply(ctx context.Context, ch *chart.Chart, vals map[string]any
 			return nil, fmt.Errorf("install release %s/%s: %w", Namespace, ReleaseName, err)
 		}
 		return asRelease(r)
-	case err != nil:
-		return nil, fmt.Errorf("read release %s/%s: %w", Namespace, ReleaseName, err)
 	}
 	up := action.NewUpgrade(c.cfg)
 	up.Namespace = Namespace

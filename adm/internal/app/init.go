@@ -730,15 +730,20 @@ func (d *initData) addonChart(ctx context.Context, s *workflow.Status, cfg *opti
 		return err
 	}
 	s.Printf("release %s/%s revision %d (chart %s, %s)", rel.Namespace, rel.Name, rel.Version, rel.Chart.Metadata.Name, rel.Chart.Metadata.AppVersion)
-	for _, r := range addons.Wait(ctx, c, addons.Workloads(rel.Manifest), addonWaitTimeout) {
+	reportAddons(s, addons.Wait(ctx, c, addons.Workloads(rel.Manifest), addonWaitTimeout))
+	s.Printf("installed and checked in %s", time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+// reportAddons prints how long each addon took to be ready, or why it is not.
+func reportAddons(s *workflow.Status, results []addons.Result) {
+	for _, r := range results {
 		if r.Err != nil {
 			s.Printf("addon %s is NOT ready after %s: %v", r.Addon, r.Took.Round(100*time.Millisecond), r.Err)
 			continue
 		}
 		s.Printf("addon %s ready in %s", r.Addon, r.Took.Round(100*time.Millisecond))
 	}
-	s.Printf("installed and checked in %s", time.Since(start).Round(100*time.Millisecond))
-	return nil
 }
 
 // rootedLocalPathDir is the node's local-path directory when triremeadm works

@@ -1,11 +1,13 @@
 package app
 
 import (
+	"fmt"
 	"os"
 	"time"
 
 	"trireme.dev/adm/internal/kubelet"
 	"trireme.dev/adm/internal/options"
+	"trireme.dev/adm/internal/paths"
 	"trireme.dev/adm/internal/supervisor"
 	"trireme.dev/adm/internal/workflow"
 )
@@ -45,3 +47,31 @@ func startKubelet(cfg *options.Config, s *workflow.Status, extraArgs ...string) 
 	s.Printf("started the kubelet under supervisor PID %d, logs in %s", pid, cfg.Paths.LogFile("kubelet"))
 	return nil
 }
+
+// restartKubelet restarts the kubelet supervised below p with binary in place
+// of the one it runs, keeping every argument it was started with (a worker's
+// --bootstrap-kubeconfig, a node's --node-ip): `upgrade`'s kubelet step. The
+// kubelet's SIGTERM leaves its pods running, and the new one adopts them.
+func restartKubelet(p paths.Paths, binary string) (int, error) {
+	pidFile := p.PIDFile("kubelet")
+	command, err := supervisor.Command(pidFile)
+	if err != nil {
+		return 0, fmt.Errorf("the kubelet is not supervised by triremeadm (%w): restart it with %s yourself", err, binary)
+	}
+	command[0] = binary
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	if _, err := supervisor.Stop(pidFile, kubeletStopTimeout); err != nil {
+		return 0, fmt.Errorf("stop the kubelet: %w", err)
+	}
+	pid, err := supervisor.Start(self, supervisor.Spec{Name: "kubelet", PIDFile: pidFile, LogFile: p.LogFile("kubelet"), Command: command}, 10*time.Second)
+	if err != nil {
+		return 0, fmt.Errorf("start the kubelet again: %w", err)
+	}
+	return pid, nil
+}
+
+// kubeletStopTimeout bounds the old kubelet's graceful exit.
+const kubeletStopTimeout = 30 * time.Second

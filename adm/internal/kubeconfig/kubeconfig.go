@@ -151,7 +151,9 @@ func check(path string, spec Spec, ca *pki.KeyPair, now time.Time) error {
 	return nil
 }
 
-// ClientCert returns the client certificate embedded in the kubeconfig at path.
+// ClientCert returns the client certificate of the kubeconfig at path:
+// embedded, or in the file it names (a bootstrapped kubelet's rotating
+// kubelet-client-current.pem, which also holds the key).
 func ClientCert(path string) (*x509.Certificate, error) {
 	cfg, err := clientcmd.LoadFromFile(path)
 	if err != nil {
@@ -161,5 +163,13 @@ func ClientCert(path string) (*x509.Certificate, error) {
 	if !ok || cfg.AuthInfos[c.AuthInfo] == nil {
 		return nil, fmt.Errorf("%s: no current user", path)
 	}
-	return pki.ParseCert(cfg.AuthInfos[c.AuthInfo].ClientCertificateData)
+	user := cfg.AuthInfos[c.AuthInfo]
+	if len(user.ClientCertificateData) > 0 || user.ClientCertificate == "" {
+		return pki.ParseCert(user.ClientCertificateData)
+	}
+	data, err := os.ReadFile(user.ClientCertificate)
+	if err != nil {
+		return nil, fmt.Errorf("%s: client certificate: %w", path, err)
+	}
+	return pki.ParseCert(data)
 }

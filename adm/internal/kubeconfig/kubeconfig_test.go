@@ -1,6 +1,7 @@
 package kubeconfig
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -59,5 +60,48 @@ func TestEnsure(t *testing.T) {
 	ca2, _ := pki.Load(other, pki.CA)
 	if _, err := Ensure(dir+"/admin.conf", "trireme", Specs(in)[0], ca2, now); err == nil || !strings.Contains(err.Error(), "another CA") {
 		t.Errorf("changed CA: %v", err)
+	}
+}
+
+// TestClientCertFromFile: a bootstrapped kubelet's kubeconfig names its
+// rotating certificate file (certificate and key in one PEM) instead of
+// embedding it.
+func TestClientCertFromFile(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	if _, err := pki.Ensure(dir, pki.Spec{Name: pki.CA, CommonName: "kubernetes"}, now); err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := pki.Load(dir, pki.CA)
+	in := Inputs{ClusterName: "trireme", NodeName: "w1", ControlPlaneURL: "https://lb:6443"}
+	var spec Spec
+	for _, s := range Specs(in) {
+		if s.File == "kubelet.conf" {
+			spec = s
+		}
+	}
+	embedded := dir + "/embedded.conf"
+	if _, err := Ensure(embedded, "trireme", spec, ca, now); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := clientcmd.LoadFromFile(embedded)
+	user := cfg.AuthInfos[cfg.Contexts[cfg.CurrentContext].AuthInfo]
+	pair := dir + "/kubelet-client-current.pem"
+	if err := os.WriteFile(pair, append(user.ClientKeyData, user.ClientCertificateData...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	user.ClientCertificateData, user.ClientKeyData = nil, nil
+	user.ClientCertificate, user.ClientKey = pair, pair
+	byFile := dir + "/kubelet.conf"
+	if err := clientcmd.WriteToFile(*cfg, byFile); err != nil {
+		t.Fatal(err)
+	}
+	cert, err := ClientCert(byFile)
+	if err != nil || cert.Subject.CommonName != "system:node:w1" {
+		t.Fatalf("ClientCert = %v, %v", cert, err)
+	}
+	os.Remove(pair)
+	if _, err := ClientCert(byFile); err == nil || !strings.Contains(err.Error(), "kubelet-client-current.pem") {
+		t.Errorf("a missing certificate file: %v", err)
 	}
 }

@@ -7,10 +7,13 @@
 package kubelet
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
@@ -123,4 +126,19 @@ func Command(binary string, cfg *options.Config) []string {
 		cmd = append(cmd, "--cloud-provider="+v1alpha1.CloudProviderExternal)
 	}
 	return cmd
+}
+
+// BinaryVersion is the version the kubelet executable binary reports
+// (`--version`: Trireme's prints the version alone, upstream's after
+// "Kubernetes").
+func BinaryVersion(ctx context.Context, binary string) (string, error) {
+	out, err := exec.CommandContext(ctx, binary, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w", binary, err)
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) == 0 {
+		return "", fmt.Errorf("%s --version printed nothing", binary)
+	}
+	return fields[len(fields)-1], nil
 }

@@ -1,8 +1,10 @@
 package kubelet
 
 import (
+	"context"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -120,5 +122,24 @@ func TestCommandCloudProvider(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("cloudProvider %q: --cloud-provider=external given %v, want %v", tc.provider, got, tc.want)
 		}
+	}
+}
+
+func TestBinaryVersion(t *testing.T) {
+	for _, tc := range []struct{ name, prints, want string }{
+		{name: "trireme", prints: "v1.37.0-trireme.5415a05", want: "v1.37.0-trireme.5415a05"},
+		{name: "upstream", prints: "Kubernetes v1.37.2", want: "v1.37.2"},
+		{name: "nothing", prints: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := filepath.Join(t.TempDir(), "kubelet")
+			if err := os.WriteFile(bin, []byte("#!/bin/sh\necho '"+tc.prints+"'\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			got, err := BinaryVersion(context.Background(), bin)
+			if got != tc.want || (err != nil) != (tc.want == "") {
+				t.Errorf("BinaryVersion = %q, %v; want %q", got, err, tc.want)
+			}
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -93,25 +94,52 @@ func ReadPID(path string) (int, error) {
 // Running returns the PID recorded in pidFile when that process is alive and is a
 // supervisor for that same PID file.
 func Running(pidFile string) (int, bool) {
+	pid, _, ok := supervised(pidFile)
+	return pid, ok
+}
+
+// Command returns the program and arguments that the supervisor recorded in
+// pidFile runs: what a restart keeps when it replaces the program's binary.
+func Command(pidFile string) ([]string, error) {
+	_, command, ok := supervised(pidFile)
+	if !ok {
+		return nil, fmt.Errorf("no supervisor runs for %s", pidFile)
+	}
+	if len(command) == 0 {
+		return nil, fmt.Errorf("the supervisor for %s names no command", pidFile)
+	}
+	return command, nil
+}
+
+// supervised reads the command line of the process recorded in pidFile: its
+// PID and supervised command when it is a supervisor for that PID file.
+func supervised(pidFile string) (int, []string, bool) {
 	pid, err := ReadPID(pidFile)
 	if err != nil {
-		return 0, false
+		return 0, nil, false
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
-		return 0, false
+		return 0, nil, false
 	}
-	args := strings.Split(string(cmdline), "\x00")
-	isOurs := false
-	for i, a := range args {
-		if a == Marker {
-			isOurs = true
-		}
-		if a == "--pid-file" && i+1 < len(args) && args[i+1] == pidFile && isOurs {
-			return pid, true
+	args := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+	marker := slices.Index(args, Marker)
+	if marker < 0 {
+		return 0, nil, false
+	}
+	ours := false
+	for i := marker + 1; i < len(args); i++ {
+		switch {
+		case args[i] == "--pid-file" && i+1 < len(args):
+			ours = args[i+1] == pidFile
+		case args[i] == "--":
+			if !ours {
+				return 0, nil, false
+			}
+			return pid, args[i+1:], true
 		}
 	}
-	return 0, false
+	return 0, nil, false
 }
 
 // Stop stops the supervisor recorded in pidFile (and with it the program): SIGTERM,

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +52,9 @@ func TestStartStop(t *testing.T) {
 	if _, err := Start(self, spec, time.Second); err == nil || !strings.Contains(err.Error(), "already supervised") {
 		t.Errorf("second Start: %v", err)
 	}
+	if got, err := Command(spec.PIDFile); err != nil || !slices.Equal(got, spec.Command) {
+		t.Errorf("Command = %q, %v; want %q", got, err, spec.Command)
+	}
 	testwait.ForTrue(t, 10*time.Second, "the child's PID file", func() bool { _, err := ReadPID(spec.PIDFile + ".child"); return err == nil })
 	child, _ := ReadPID(spec.PIDFile + ".child")
 	stopped, err := Stop(spec.PIDFile, 5*time.Second)
@@ -70,6 +74,9 @@ func TestStartStop(t *testing.T) {
 	}
 	// Stopping again, or a stale PID file naming another process, is harmless.
 	os.WriteFile(spec.PIDFile, []byte("1\n"), 0o644)
+	if _, err := Command(spec.PIDFile); err == nil {
+		t.Error("Command of a PID file naming a process that is not ours succeeded")
+	}
 	if stopped, err := Stop(spec.PIDFile, time.Second); err != nil || stopped {
 		t.Errorf("Stop of a PID file naming a process that is not ours = %v, %v", stopped, err)
 	}

@@ -80,16 +80,34 @@ func CheckSkew(current, target Version, kubelets map[string]Version, force bool)
 	}
 	sort.Strings(nodes)
 	for _, n := range nodes {
-		k := kubelets[n]
-		switch {
-		case k.Major != target.Major || k.Minor < target.Minor-3:
-			problems = append(problems, fmt.Sprintf("the kubelet of node %s (%s) would be more than 3 minor versions older than the apiserver at %s; upgrade it first", n, k, target))
-		case k.Minor > target.Minor && !force:
-			problems = append(problems, fmt.Sprintf("the kubelet of node %s (%s) would be newer than the apiserver at %s (needs --force)", n, k, target))
+		if p := kubeletSkew(n, kubelets[n], target, force); p != "" {
+			problems = append(problems, p)
 		}
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrSkew, strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// CheckKubelet applies the policy to node's kubelet moving to version
+// kubelet under an apiserver at version apiserver: what `upgrade node`
+// checks on a worker.
+func CheckKubelet(node string, kubelet, apiserver Version) error {
+	if p := kubeletSkew(node, kubelet, apiserver, false); p != "" {
+		return fmt.Errorf("%w: %s", ErrSkew, p)
+	}
+	return nil
+}
+
+// kubeletSkew is the policy's objection to node's kubelet at version k under
+// an apiserver at version a, or "".
+func kubeletSkew(node string, k, a Version, force bool) string {
+	switch {
+	case k.Major != a.Major || k.Minor < a.Minor-3:
+		return fmt.Sprintf("the kubelet of node %s (%s) would be more than 3 minor versions older than the apiserver at %s; upgrade it first", node, k, a)
+	case k.Minor > a.Minor && !force:
+		return fmt.Sprintf("the kubelet of node %s (%s) would be newer than the apiserver at %s (needs --force)", node, k, a)
+	}
+	return ""
 }

@@ -63,3 +63,22 @@ func TestParseVersion(t *testing.T) {
 		t.Errorf("got %+v", got)
 	}
 }
+
+func TestCheckKubelet(t *testing.T) {
+	for _, tc := range []struct {
+		name, kubelet, apiserver string
+		refused                  bool
+	}{
+		{name: "same version", kubelet: "v1.37.0-trireme.b", apiserver: "v1.37.0-trireme.a"},
+		{name: "one minor older", kubelet: "v1.36.0", apiserver: "v1.37.0"},
+		{name: "newer minor", kubelet: "v1.38.0", apiserver: "v1.37.0", refused: true},
+		{name: "4 minors older", kubelet: "v1.33.0", apiserver: "v1.37.0", refused: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckKubelet("w1", v(t, tc.kubelet), v(t, tc.apiserver))
+			if tc.refused != (err != nil) || (err != nil && !errors.Is(err, ErrSkew)) {
+				t.Fatalf("CheckKubelet = %v, refused want %v", err, tc.refused)
+			}
+		})
+	}
+}
