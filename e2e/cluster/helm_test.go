@@ -156,7 +156,8 @@ func (w *dnsWatch) end(t *testing.T, during string) {
 // TestHelmRelease: triremeadm installed the addons as a real Helm release that
 // users' helm CLIs (4 and 3) lint, list, read, upgrade, test, roll back and
 // uninstall; a failed upgrade is rolled back while DNS keeps answering; the
-// CoreDNS objects of an earlier triremeadm are adopted with no gap in DNS.
+// CoreDNS objects of an earlier triremeadm are adopted with no gap in DNS;
+// `triremeadm upgrade` upgrades the release keeping a user's values.
 func TestHelmRelease(t *testing.T) {
 	begin(t)
 	chartDir, err := filepath.Abs("../../charts/trireme-addons")
@@ -241,4 +242,33 @@ func TestHelmRelease(t *testing.T) {
 		t.Errorf("the CoreDNS Deployment belongs to release %q after the addon phase", got)
 	}
 	mustHelm(t, "helm", "status", release, "-n", releaseNS)
+
+	// triremeadm upgrade's addons step (the static pods and certificates left
+	// out: this node runs this version already) upgrades the release to its
+	// chart, keeping a value a user set since.
+	mustHelm(t, "helm", "upgrade", release, chartDir, "-n", releaseNS, "--reuse-values", "--set", "coredns.resources.requests.cpu=60m", "--wait", "--timeout", "2m")
+	before := revision(t)
+	version, err := exec.Command(suite.adm, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dns = watchDNS(t)
+	out, err = exec.Command(suite.adm, admArgs("upgrade", "apply", strings.TrimSpace(string(version)), "--skip-phases", "certs,control-plane")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("upgrade apply: %v\n%s", err, out)
+	}
+	fmt.Printf("e2e/cluster: triremeadm upgrade apply, its addons step:\n%s", out)
+	dns.end(t, "triremeadm upgrade's addons step")
+	if got := revision(t); got != before+1 || !strings.Contains(string(out), fmt.Sprintf("revision %d", before+1)) {
+		t.Errorf("revision %d after triremeadm upgrade of revision %d", got, before)
+	}
+	if got := corednsCPU(t); got != "60m" {
+		t.Errorf("triremeadm upgrade lost the value a user set: CoreDNS CPU request %s, want 60m", got)
+	}
+	if vals := mustHelm(t, "helm", "get", "values", release, "-n", releaseNS); !strings.Contains(vals, "dnsServiceIP:") {
+		t.Errorf("triremeadm upgrade lost the global values init set:\n%s", vals)
+	}
+	if hist := mustHelm(t, "helm", "history", release, "-n", releaseNS, "--max", "1"); !strings.Contains(hist, "upgraded by triremeadm") {
+		t.Errorf("helm history after triremeadm upgrade:\n%s", hist)
+	}
 }

@@ -43,6 +43,7 @@ type upgradeData struct {
 	force      bool
 	renewCerts bool
 	timeout    time.Duration
+	skip       []string
 	out        io.Writer
 
 	p      paths.Paths
@@ -105,6 +106,7 @@ func newUpgradeCommand(g *global, out io.Writer) *cobra.Command {
 		c.Flags().BoolVar(&d.force, "force", false, "Allow what the skew policy allows only when forced (a downgrade of one minor version, kubelets newer than the target).")
 		c.Flags().BoolVar(&d.renewCerts, "certificate-renewal", true, "Renew the certificates and kubeconfigs before the static pods restart, as kubeadm does.")
 		c.Flags().DurationVar(&d.timeout, "timeout", restartTimeout, "How long each replaced static pod has to become healthy before this node is rolled back.")
+		c.Flags().StringSliceVar(&d.skip, "skip-phases", nil, "Phases to leave out (health, backup, certs, control-plane, kubelet, addons), as kubeadm upgrade's --skip-phases.")
 	}
 	cmd.AddCommand(plan, apply, node)
 	return cmd
@@ -229,13 +231,15 @@ func (d *upgradeData) run(ctx context.Context, target string, first bool) error 
 		{Name: "health", Short: "Check the cluster's health", Run: d.health},
 		{Name: "backup", Short: "Back up this node's manifests and an etcd snapshot", Run: d.backupStep},
 	}
-	if d.renewCerts {
-		phases = append(phases, workflow.Phase{Name: "certs", Short: "Renew the certificates and kubeconfigs", Run: func(_ context.Context, s *workflow.Status) error {
+	phases = append(phases,
+		workflow.Phase{Name: "certs", Short: "Renew the certificates and kubeconfigs", Run: func(_ context.Context, s *workflow.Status) error {
+			if !d.renewCerts {
+				s.Printf("left as they are (--certificate-renewal=false)")
+				return nil
+			}
 			_, err := renewCertificates(d.p, d.certDir, "all", statusWriter{s})
 			return err
-		}})
-	}
-	phases = append(phases,
+		}},
 		workflow.Phase{Name: "control-plane", Short: "Replace the static pods one at a time", Run: func(ctx context.Context, s *workflow.Status) error {
 			r := &upgrade.Replacer{ManifestsDir: d.p.ManifestsDir(), BackupDir: d.backup, Repository: d.repo, Version: target,
 				Health: &podHealth{socket: d.p.ContainerdSocket(), client: d.client, node: d.node, timeout: d.timeout}, Progress: s.Printf}
@@ -246,7 +250,7 @@ func (d *upgradeData) run(ctx context.Context, target string, first bool) error 
 			return d.upgradeAddons(ctx, s, target)
 		}},
 	)
-	if err := workflow.NewRunner(d.out).Run(ctx, phases, nil); err != nil {
+	if err := workflow.NewRunner(d.out).Run(ctx, phases, d.skip); err != nil {
 		return err
 	}
 	fmt.Fprintf(d.out, "\nThis node runs %s. Upgrade the other control-plane nodes with `triremeadm upgrade node`, "+
@@ -298,7 +302,7 @@ func (d *upgradeData) runWorker(ctx context.Context, target string) error {
 	if !n.Spec.Unschedulable {
 		fmt.Fprintf(d.out, "Node %s is not cordoned: its pods keep running through the kubelet's restart, but drain it first if they must not see it.\n", d.node)
 	}
-	if err := workflow.NewRunner(d.out).Run(ctx, []workflow.Phase{d.kubeletPhase(binary, target)}, nil); err != nil {
+	if err := workflow.NewRunner(d.out).Run(ctx, []workflow.Phase{d.kubeletPhase(binary, target)}, d.skip); err != nil {
 		return err
 	}
 	fmt.Fprintf(d.out, "\nThis node's kubelet runs %s. `kubectl uncordon %s` lets pods back on it.\n", target, d.node)
