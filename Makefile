@@ -104,7 +104,7 @@ e2e: build
 ## e2e-faults: a three-node HA control plane and a worker of network namespaces under a
 ## write load, faults one at a time (FAULTS_ROUNDS=N: N times over), no acknowledged write lost
 e2e-faults: build images
-	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_FAULTS=1 FAULTS_ROUNDS=$(FAULTS_ROUNDS) go test $(TEST_FLAGS) -count=1 -v -timeout 30m ./e2e/faults/
+	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_FAULTS=1 FAULTS_ROUNDS=$(FAULTS_ROUNDS) go test $(TEST_FLAGS) -count=1 -v -timeout 40m ./e2e/faults/
 FAULTS_ROUNDS ?= 1
 
 # e2e/cluster runs alone, after the other suites: it takes the host's ports

@@ -120,8 +120,8 @@ func (c *haCluster) node(name string) *node {
 }
 
 // up creates the nodes, initializes cp1 with the VIP, joins cp2 and cp3 as
-// control-plane nodes and w1 as a worker, and waits for every node to be
-// Ready. It prints how long each step took.
+// control-plane nodes and w1 as a worker (install), and waits for every
+// node to be Ready. It prints how long each step took.
 func (c *haCluster) up(ctx context.Context) error {
 	// What an interrupted earlier run may have left (the names are the suite's own).
 	c.deleteNetwork()
@@ -149,7 +149,14 @@ func (c *haCluster) up(ctx context.Context) error {
 		return err
 	}
 	logf("4 nodes with their containerd and images: %s", since(start))
-	// cp3's etcd keeps its data on a disk of its own, small enough to fill.
+	if err := c.mountSmallDisk(); err != nil {
+		return err
+	}
+	return c.install(ctx)
+}
+
+// mountSmallDisk gives cp3's etcd a disk of its own, small enough to fill.
+func (c *haCluster) mountSmallDisk() error {
 	smallDisk := c.nodes[2].etcdDataDir()
 	if err := os.MkdirAll(smallDisk, 0o700); err != nil {
 		return err
@@ -157,15 +164,35 @@ func (c *haCluster) up(ctx context.Context) error {
 	if err := syscall.Mount("tmpfs", smallDisk, "tmpfs", 0, "size="+etcdDiskSize+",mode=0700"); err != nil {
 		return fmt.Errorf("mount a tmpfs on %s: %w", smallDisk, err)
 	}
+	return nil
+}
 
-	start = time.Now()
+// unmountSmallDisk takes cp3's etcd disk away, lazily: the member may
+// still be running there until a reset stops it.
+func (c *haCluster) unmountSmallDisk() error {
+	dir := c.nodes[2].etcdDataDir()
+	if !isMountPoint(dir) {
+		return nil
+	}
+	if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+		return fmt.Errorf("unmount %s: %w", dir, err)
+	}
+	return nil
+}
+
+// install initializes cp1 (with initArgs added), joins cp2 and cp3 as
+// control-plane nodes and w1 as a worker, and waits for every node to be
+// Ready, on nodes created (or reset) before.
+func (c *haCluster) install(ctx context.Context, initArgs ...string) error {
+	start := time.Now()
 	cp1 := c.nodes[0]
-	out, err := cp1.adm("init", "--apiserver-advertise-address", cp1.IP.String(), "--node-name", cp1.Name, "--config", cp1.config(),
-		"--control-plane-endpoint", endpoint, "--control-plane-vip", "--upload-certs", "--skip-phases", "addon").CombinedOutput()
+	args := append([]string{"init", "--apiserver-advertise-address", cp1.IP.String(), "--node-name", cp1.Name, "--config", cp1.config(),
+		"--control-plane-endpoint", endpoint, "--control-plane-vip", "--upload-certs", "--skip-phases", "addon"}, initArgs...)
+	out, err := cp1.adm(args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("init of %s: %w\n%s", cp1.Name, err, out)
 	}
-	logf("triremeadm init --control-plane-endpoint %s --control-plane-vip --upload-certs: %s", endpoint, since(start))
+	logf("triremeadm init --control-plane-endpoint %s --control-plane-vip --upload-certs %s: %s", endpoint, strings.Join(initArgs, " "), since(start))
 	cpJoin := netnsnode.ControlPlaneJoinCommand(string(out))
 	workerJoin := netnsnode.JoinCommand(string(out))
 	if cpJoin == nil || workerJoin == "" {
@@ -211,10 +238,9 @@ func (c *haCluster) down() error {
 		if !n.Exists() {
 			continue
 		}
-		if dir := n.etcdDataDir(); isMountPoint(dir) {
-			// Lazily: the member may still be running there until reset stops it.
-			if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
-				problems = append(problems, fmt.Sprintf("unmount %s: %v", dir, err))
+		if i == 2 {
+			if err := c.unmountSmallDisk(); err != nil {
+				problems = append(problems, err.Error())
 			}
 		}
 		if i == 0 && c.config != nil {

@@ -20,7 +20,11 @@
 // FAULTS_ROUNDS=N brings the faults N times over. TestUpgrade, given an
 // earlier build (TRIREME_E2E_UPGRADE_FROM: its bin directory, which then
 // installs the cluster), upgrades the control plane to this build under the
-// same load with the same checks (`make bench-faults`).
+// same load with the same checks, then drains the worker, upgrades its
+// kubelet and uncordons it (`make bench-faults`). TestRestore, last, takes an
+// etcd snapshot, changes the cluster, resets every node and brings the whole
+// cluster back with `init --etcd-restore` and joins: the snapshot's objects
+// and pods are back, what came after is gone, the members agree.
 //
 // It changes the host (the switch namespace trfsw, its bridge trfbr0, the
 // host's veth trfhost0 with 10.214.9.1/24, namespaces trfcp1..3 and trfw1,

@@ -19,7 +19,7 @@ var cluster *haCluster
 
 // suiteTimeout bounds the whole suite, below the Makefile's go test -timeout:
 // the suite resets the nodes itself rather than be killed with them running.
-const suiteTimeout = 25 * time.Minute
+const suiteTimeout = 38 * time.Minute
 
 func TestMain(m *testing.M) {
 	if os.Getenv("TRIREME_E2E_FAULTS") != "1" {

@@ -128,3 +128,28 @@ func TestEtcdSnapshotSchedule(t *testing.T) {
 		t.Errorf("etcd-snapshot manifest kept with snapshots off: %v", err)
 	}
 }
+
+// TestInitRefusesABadSnapshot: a corrupt or truncated --etcd-restore
+// snapshot stops init before its first phase, with nothing written.
+func TestInitRefusesABadSnapshot(t *testing.T) {
+	root := t.TempDir()
+	snapshot := filepath.Join(t.TempDir(), "truncated.db")
+	if err := os.WriteFile(snapshot, make([]byte, 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, file, want string }{
+		{name: "truncated", file: snapshot, want: "refusing --etcd-restore, nothing was changed"},
+		{name: "missing", file: filepath.Join(root, "nope.db"), want: "nope.db"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := exec.Command(triremeadm, "init", "--root-dir", root, "--node-name", "cp-1", "--apiserver-advertise-address", "127.0.0.1",
+				"--etcd-restore", tc.file).CombinedOutput()
+			if err == nil || !strings.Contains(string(out), tc.want) || strings.Contains(string(out), "[preflight]") {
+				t.Errorf("init --etcd-restore %s: %v\n%s", tc.name, err, out)
+			}
+			if _, err := os.Stat(filepath.Join(root, "etc/trireme")); !os.IsNotExist(err) {
+				t.Errorf("init wrote below %s before refusing: %v", root, err)
+			}
+		})
+	}
+}

@@ -33,6 +33,7 @@ import (
 	"trireme.dev/adm/internal/copycerts"
 	"trireme.dev/adm/internal/discovery"
 	"trireme.dev/adm/internal/images"
+	"trireme.dev/adm/internal/etcdsnapshot"
 	"trireme.dev/adm/internal/kubeconfig"
 	"trireme.dev/adm/internal/kubelet"
 	"trireme.dev/adm/internal/options"
@@ -91,6 +92,9 @@ func newInitCommand(g *global, out io.Writer) *cobra.Command {
 			d.flags = cmd.Flags()
 			cfg, err := d.config()
 			if err != nil {
+				return err
+			}
+			if err := checkRestore(cfg); err != nil {
 				return err
 			}
 			if err := workflow.NewRunner(out).Run(cmd.Context(), phases, cfg.Init.SkipPhases); err != nil {
@@ -355,11 +359,82 @@ func (d *initData) etcd(_ context.Context, s *workflow.Status) error {
 	if err != nil {
 		return err
 	}
+	if cfg.EtcdRestore != "" {
+		if err := restoreEtcd(cfg, s); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(cfg.EtcdDataDir(), 0o700); err != nil {
 		return err
 	}
 	s.Printf("wrote %s", path)
 	return writeEtcdSnapshot(cfg, s)
+}
+
+// checkRestore refuses, before anything is changed, an --etcd-restore that
+// cannot be carried out: a snapshot that fails its hash check, an external
+// etcd, a skipped etcd phase.
+func checkRestore(cfg *options.Config) error {
+	if cfg.EtcdRestore == "" {
+		return nil
+	}
+	switch {
+	case cfg.Cluster.Etcd.External != nil:
+		return errors.New("--etcd-restore restores the local etcd member, and this cluster's etcd is external: restore that etcd cluster itself")
+	case slices.Contains(cfg.Init.SkipPhases, "etcd"):
+		return errors.New("--etcd-restore needs the etcd phase, which --skip-phases leaves out")
+	}
+	if err := etcdsnapshot.Verify(cfg.EtcdRestore); err != nil {
+		return fmt.Errorf("refusing --etcd-restore, nothing was changed: %w", err)
+	}
+	return nil
+}
+
+// restoreEtcd builds the local member's data directory from the snapshot
+// --etcd-restore names: a cluster of this one member, with the snapshot's
+// keys at a revision bumped past every one a client saw. The directory must
+// be empty (preflight checks it).
+func restoreEtcd(cfg *options.Config, s *workflow.Status) error {
+	m, err := etcdsnapshot.LocalMember(cfg.Paths.ManifestsDir())
+	if err != nil {
+		return err
+	}
+	dir := cfg.EtcdDataDir()
+	entries, err := os.ReadDir(dir)
+	switch {
+	case err == nil && len(entries) > 0:
+		return fmt.Errorf("%s is not empty: --etcd-restore starts a new member (`triremeadm reset` first)", dir)
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return err
+	}
+	// The directory may be a mount point (a disk of its own): restore into
+	// it, then move the member's files up.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	staging := filepath.Join(dir, "restoring")
+	if err := etcdsnapshot.Restore(cfg.EtcdRestore, staging, m); err != nil {
+		_ = os.RemoveAll(staging)
+		return err
+	}
+	moved, err := os.ReadDir(staging)
+	if err != nil {
+		return err
+	}
+	for _, e := range moved {
+		if err := os.Rename(filepath.Join(staging, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("move the restored member into %s: %w", dir, err)
+		}
+	}
+	if err := os.Remove(staging); err != nil {
+		return err
+	}
+	st, err := etcdsnapshot.Read(cfg.EtcdRestore)
+	if err != nil {
+		return err
+	}
+	s.Printf("restored %s into %s: member %s alone (%s), %d keys of revision %d", cfg.EtcdRestore, dir, m.Name, m.PeerURL, st.Keys, st.Revision)
+	return nil
 }
 
 // writeEtcdSnapshot writes the etcd-snapshot static pod when snapshots are

@@ -51,6 +51,7 @@ type Init struct {
 	CloudProvider         string
 	EtcdSnapshotInterval  time.Duration
 	EtcdSnapshotRetention int32
+	EtcdRestore           string
 }
 
 // AddFlags registers kubeadm's init flags on fs.
@@ -80,6 +81,7 @@ func (o *Init) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CloudProvider, "cloud-provider", "", `"external" runs trireme-cloud-controller-manager on every control-plane node and every kubelet with --cloud-provider=external.`)
 	fs.DurationVar(&o.EtcdSnapshotInterval, "etcd-snapshot-interval", v1alpha1.DefaultEtcdSnapshotInterval, "How often every control-plane node snapshots its etcd member (the etcd-snapshot static pod); 0 turns it off.")
 	fs.Int32Var(&o.EtcdSnapshotRetention, "etcd-snapshot-retention", v1alpha1.DefaultEtcdSnapshotRetention, "How many of its snapshots each control-plane node keeps.")
+	fs.StringVar(&o.EtcdRestore, "etcd-restore", "", "Start the cluster's etcd from this snapshot (`triremeadm etcd snapshot save` or a scheduled one): a whole cluster restored, this node first; the other nodes are then reset and joined.")
 }
 
 // Config is the resolved configuration of a control-plane node.
@@ -95,6 +97,8 @@ type Config struct {
 	SingleNode bool
 	// UploadCerts stores the shared certificates in kube-system/kubeadm-certs.
 	UploadCerts bool
+	// EtcdRestore is a snapshot the local etcd member starts from.
+	EtcdRestore string
 	// EtcdInitialCluster, set on a control-plane node joining an existing etcd
 	// cluster, is its member's --initial-cluster (initial-cluster-state=existing).
 	EtcdInitialCluster string
@@ -131,7 +135,7 @@ func (o *Init) Resolve(fs *pflag.FlagSet, root string, env Environment) (*Config
 	if err := errs.ToAggregate(); err != nil {
 		return nil, fmt.Errorf("invalid configuration: %w", err)
 	}
-	return &Config{Init: init, Cluster: cluster, Kubelet: kubelet, Paths: paths.Paths{Root: root}, SingleNode: o.SingleNode, UploadCerts: o.UploadCerts}, nil
+	return &Config{Init: init, Cluster: cluster, Kubelet: kubelet, Paths: paths.Paths{Root: root}, SingleNode: o.SingleNode, UploadCerts: o.UploadCerts, EtcdRestore: o.EtcdRestore}, nil
 }
 
 // readConfigFile decodes --config: its InitConfiguration and
