@@ -102,6 +102,14 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 	if evicted, err := k.syncEvicted(ctx, w, pod, rt); evicted {
 		return 0, false, err
 	}
+	if prev := k.stoppingPredecessor(pod); prev != "" && rt.readySandbox() == nil {
+		// An edited manifest replaces a static pod: the new one starts once
+		// the old one has stopped, as upstream's kubelet orders them, since
+		// both would hold the same ports, files and locks (a new etcd
+		// beside the old one exits at once on its data directory's lock).
+		logr.FromContextOrDiscard(ctx).V(2).Info("Waiting for the static pod it replaces to stop", "previous", prev)
+		return predecessorPoll, false, nil
+	}
 	if deadline := activeDeadline(pod); !deadline.IsZero() && !time.Now().Before(deadline) {
 		return 0, false, k.stopPastDeadline(ctx, w, pod, rt)
 	}
@@ -859,6 +867,30 @@ func isNotFound(err error) bool {
 // annotationConfigSource names a pod's source; static pods carry the file
 // source's.
 const annotationConfigSource = "kubernetes.io/config.source"
+
+// predecessorPoll is how often a static pod waiting for the one it
+// replaces looks again.
+const predecessorPoll = 250 * time.Millisecond
+
+// stoppingPredecessor returns the UID of a removed static pod of pod's name
+// whose worker is still tearing it down, or "" (pod is not static, or
+// replaces nothing still running).
+func (k *Kubelet) stoppingPredecessor(pod *corev1.Pod) types.UID {
+	if !isStatic(pod) {
+		return ""
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for uid, w := range k.workers {
+		if uid == pod.UID {
+			continue
+		}
+		if p, removed := w.snapshot(); removed && p != nil && isStatic(p) && p.Namespace == pod.Namespace && p.Name == pod.Name {
+			return uid
+		}
+	}
+	return ""
+}
 
 func isStatic(pod *corev1.Pod) bool {
 	s := pod.Annotations[annotationConfigSource]

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -84,7 +85,16 @@ func (k *Kubelet) writeStatus(ctx context.Context, w *podWorker, pod *corev1.Pod
 	return nil
 }
 
+// statusWriteTimeout bounds one status patch. The patch is a step of the
+// pod's sync: an apiserver that does not answer (its etcd restarting, a
+// connection to a virtual IP that moved away, which client-go notices only
+// after 45 s) must not hold up the restart of the pod's containers, such as
+// that etcd's own.
+const statusWriteTimeout = 5 * time.Second
+
 func (k *Kubelet) patchStatus(ctx context.Context, ns, name string, uid types.UID, st *corev1.PodStatus) error {
+	ctx, cancel := context.WithTimeout(ctx, statusWriteTimeout)
+	defer cancel()
 	body := map[string]any{"status": st}
 	if uid != "" {
 		// A pod deleted and re-created under the same name is not ours.

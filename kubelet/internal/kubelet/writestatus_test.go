@@ -59,3 +59,44 @@ func TestStaticPodStatusReachesItsMirror(t *testing.T) {
 		t.Errorf("new mirror's phase %q after MirrorAdded and a sync, want Running", got)
 	}
 }
+
+// An edited manifest replaces a static pod: the new pod gets no sandbox
+// while the worker of the old one (same name, removed) still tears it
+// down, and starts once that worker is done.
+func TestReplacedStaticPodWaitsForItsPredecessor(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	static := func(uid string) *corev1.Pod {
+		p := testPod("etcd-node-1")
+		p.UID = types.UID(uid)
+		p.Annotations = map[string]string{annotationConfigSource: "file"}
+		return p
+	}
+	old, cur := static("old"), static("new")
+	oldWorker := f.syncedWorker(t, old)
+	sandboxesOf := func(uid types.UID) int {
+		f.runtime.Lock()
+		defer f.runtime.Unlock()
+		n := 0
+		for _, s := range f.runtime.Sandboxes {
+			if s.Metadata.Uid == string(uid) {
+				n++
+			}
+		}
+		return n
+	}
+	oldWorker.remove()
+	w := newPodWorker(cur.UID)
+	w.update(cur)
+	if requeue := f.sync(t, w, cur); requeue != predecessorPoll || sandboxesOf(cur.UID) != 0 {
+		t.Fatalf("while the old pod stops: requeue %s, %d sandboxes of the new pod; want %s and none", requeue, sandboxesOf(cur.UID), predecessorPoll)
+	}
+	if _, done, err := f.k.syncPod(ctx, oldWorker, old, true); err != nil || !done {
+		t.Fatalf("tear-down of the old pod: done %v, %v", done, err)
+	}
+	delete(f.k.workers, old.UID)
+	f.sync(t, w, cur)
+	if sandboxesOf(cur.UID) != 1 || len(f.containers("app")) != 1 {
+		t.Errorf("after the old pod stopped: %d sandboxes of the new pod, %d app containers; want 1 and 1", sandboxesOf(cur.UID), len(f.containers("app")))
+	}
+}
