@@ -112,7 +112,10 @@ func setUp(ctx context.Context) (func() error, error) {
 	}
 	srv, err := testcluster.LaunchAPIServer(ctx, testcluster.APIServerOptions{
 		ControllerManager: true,
-		ExtraArgs:         []string{"--kubelet-client-certificate", apiCert, "--kubelet-client-key", apiKey, "--enable-bootstrap-token-auth"},
+		// Certificates short-lived enough that the kubelet renews both of
+		// its own during the suite (TestCertificateRotation).
+		ControllerManagerArgs: []string{"--cluster-signing-duration=" + certificateLifetime.String()},
+		ExtraArgs:             []string{"--kubelet-client-certificate", apiCert, "--kubelet-client-key", apiKey, "--enable-bootstrap-token-auth"},
 	})
 	if err != nil {
 		return cleanup, err
