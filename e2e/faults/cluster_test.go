@@ -208,10 +208,11 @@ func (c *haCluster) install(ctx context.Context, initArgs ...string) error {
 	for _, n := range c.nodes[1:3] {
 		start := time.Now()
 		args := append(append([]string{}, cpJoin...), "--node-name", n.Name, "--node-ip", n.IP.String(), "--config", n.config())
-		if out, err := n.adm(args...).CombinedOutput(); err != nil {
+		out, err := n.adm(args...).CombinedOutput()
+		if err != nil {
 			return fmt.Errorf("join --control-plane of %s: %w\n%s\n%s", n.Name, err, out, n.logTail("kubelet", 30))
 		}
-		logf("triremeadm join --control-plane (%s): %s", n.Name, since(start))
+		logf("triremeadm join --control-plane (%s): %s; its slower phases: %s", n.Name, since(start), slowPhases(string(out), time.Second))
 	}
 	start = time.Now()
 	if err := c.worker().Join(workerJoin, c.worker().config()); err != nil {
@@ -224,6 +225,26 @@ func (c *haCluster) install(ctx context.Context, initArgs ...string) error {
 		}
 	}
 	return nil
+}
+
+// slowPhases picks the phases that took at least min from triremeadm's
+// status lines ("[etcd] Add this node's etcd member ... ok (12.3s)").
+func slowPhases(out string, min time.Duration) string {
+	var slow []string
+	for _, l := range strings.Split(out, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(l), "["), "] ")
+		if !ok {
+			continue
+		}
+		_, took, ok := strings.Cut(rest, " ... ok (")
+		if d, err := time.ParseDuration(strings.TrimSuffix(took, ")")); ok && err == nil && d >= min {
+			slow = append(slow, name+" "+d.String())
+		}
+	}
+	if len(slow) == 0 {
+		return "none"
+	}
+	return strings.Join(slow, ", ")
 }
 
 // down resets every node, worker first and cp1 last, and removes the
@@ -610,5 +631,18 @@ func TestHAControlPlane(t *testing.T) {
 	}
 	if h, err := c.vipHolder(ctx); err != nil || c.node(h) == nil || !c.node(h).controlPlane {
 		t.Errorf("VIP holder %q (%v), want a control-plane node", h, err)
+	}
+}
+
+func TestSlowPhases(t *testing.T) {
+	out := "[preflight] Check that this machine can join ... ok (20ms)\n" +
+		"[etcd] Add this node's etcd member (a learner, then promoted) and write its static pod ... ok (12.3s)\n" +
+		"[etcd] learner promoted\n" +
+		"[wait-control-plane] Wait for this node's control plane to become healthy ... ok (1.5s)\n"
+	if got, want := slowPhases(out, time.Second), "etcd 12.3s, wait-control-plane 1.5s"; got != want {
+		t.Errorf("slowPhases = %q, want %q", got, want)
+	}
+	if got := slowPhases("no phases", time.Second); got != "none" {
+		t.Errorf("slowPhases of no status lines = %q", got)
 	}
 }
