@@ -167,7 +167,9 @@ func WriteFile(path string, data []byte, mode os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
+	// A dot file beside it: readers of the directory (the kubelet's static
+	// pod source) skip it.
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
 	if err := os.WriteFile(tmp, data, mode); err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -99,39 +99,102 @@ func (s *Source) WaitSynced(ctx context.Context) bool {
 	}
 }
 
-// Run reads the manifests every period and keeps the mirror pods until
-// ctx ends.
+// Run reads the manifests every period, and at once when the manifest path
+// changes (inotify, as upstream's kubelet watches it), and keeps the mirror
+// pods until ctx ends.
 func (s *Source) Run(ctx context.Context) {
+	changes := s.watch(ctx)
+	tick := time.NewTicker(min(s.period, mirrorRetryPeriod))
+	defer tick.Stop()
 	var read, mirrored time.Time
-	pending := false
-	wait.UntilWithContext(ctx, func(ctx context.Context) {
-		// The manifests are read every period. A mirror pod not yet in
-		// place (the old one of a changed manifest still being deleted, the
-		// node not registered yet) is tried again every mirrorRetryPeriod,
-		// without reading them: an upgrade waits for each replaced static
-		// pod's mirror.
-		changed := false
-		switch {
-		case time.Since(read) >= s.period:
+	pending, edited := false, false
+	for {
+		// The manifests are read every period and after an edit. A mirror
+		// pod not yet in place (the old one of a changed manifest still
+		// being deleted, the node not registered yet) is tried again every
+		// mirrorRetryPeriod, without reading them: an upgrade waits for
+		// each replaced static pod's mirror.
+		changed, due := false, edited || time.Since(read) >= s.period
+		if due {
 			read = time.Now()
 			changed = s.sync(ctx)
 			s.once.Do(func() { close(s.synced) })
-		case !pending:
-			return
 		}
 		// Mirrors are checked when the manifests changed, and otherwise
 		// at most every mirrorCheckPeriod: with a short period and many
 		// pods on the node, checking every period was a tenth of an idle
 		// kubelet's CPU. mirrored is zero (long past) until a check
 		// leaves every mirror in place.
-		if s.client != nil && (changed || pending || time.Since(mirrored) >= max(s.period, mirrorCheckPeriod)) {
+		if s.client != nil && (pending || due && (changed || time.Since(mirrored) >= max(s.period, mirrorCheckPeriod))) {
 			mirrored = time.Time{}
 			pending = !s.syncMirrors(ctx)
 			if !pending {
 				mirrored = time.Now()
 			}
 		}
-	}, min(s.period, mirrorRetryPeriod))
+		edited = false
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-changes:
+			edited = true
+		}
+	}
+}
+
+// settleTime is how long the manifest path must be quiet after a change
+// before it is read: a manifest written in several steps is read whole.
+const settleTime = 100 * time.Millisecond
+
+// watch returns a channel that receives once the manifest path has changed
+// and then been quiet for settleTime. The watch is in place when it
+// returns, before Run's first read, so no edit falls between the two. While
+// the path cannot be watched (it does not exist yet), it tries again every
+// period; the periodic read covers the meantime.
+func (s *Source) watch(ctx context.Context) <-chan struct{} {
+	out := make(chan struct{}, 1)
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		s.log.Error(err, "Watching the static pod path failed; reading it every period only", "path", s.path)
+		return out
+	}
+	watching := w.Add(s.path) == nil
+	go func() {
+		defer w.Close()
+		for !watching {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(s.period):
+			}
+			watching = w.Add(s.path) == nil
+		}
+		settle := time.NewTimer(time.Hour)
+		settle.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case _, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				settle.Reset(settleTime)
+			case err, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				s.log.Error(err, "Watching the static pod path", "path", s.path)
+			case <-settle.C:
+				select {
+				case out <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	return out
 }
 
 // mirrorCheckPeriod is the longest a mirror pod deleted through the API

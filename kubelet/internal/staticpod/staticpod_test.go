@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"trireme.dev/componentbase/testwait"
 )
 
 type sink struct {
@@ -155,4 +158,47 @@ func TestMirrorsFromLister(t *testing.T) {
 		})
 		tt.after()
 	}
+}
+
+// TestRunSeesEditsAtOnce: a manifest written, edited or removed is read
+// when the directory changes, not at the next period (an hour here), as
+// upstream's kubelet watches its static pod path.
+func TestRunSeesEditsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	s := &sink{pods: map[types.UID]*corev1.Pod{}}
+	src := New(dir, "node-1", nil, s, time.Hour, logr.Discard())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go src.Run(ctx)
+	if !src.WaitSynced(ctx) {
+		t.Fatal("no first read")
+	}
+	images := func() []string {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		var out []string
+		for _, p := range s.pods {
+			out = append(out, p.Spec.Containers[0].Image)
+		}
+		return out
+	}
+	write := func(content string) {
+		t.Helper()
+		// As triremeadm writes manifests: a dot file renamed into place.
+		tmp := filepath.Join(dir, ".etcd.yaml.tmp")
+		if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, "etcd.yaml")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(manifest)
+	testwait.ForTrue(t, 10*time.Second, "the new manifest's pod", func() bool { return slices.Equal(images(), []string{"trireme.dev/etcd:v1"}) })
+	write(strings.Replace(manifest, "etcd:v1", "etcd:v2", 1))
+	testwait.ForTrue(t, 10*time.Second, "the edited manifest's pod alone", func() bool { return slices.Equal(images(), []string{"trireme.dev/etcd:v2"}) })
+	if err := os.Remove(filepath.Join(dir, "etcd.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	testwait.ForTrue(t, 10*time.Second, "no pod", func() bool { return len(images()) == 0 })
 }
