@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -101,13 +103,34 @@ func (c *Client) AddLearner(ctx context.Context, name, peerURL string) (uint64, 
 	if i := slices.IndexFunc(list, func(m Member) bool { return slices.Contains(m.PeerURLs, peerURL) }); i >= 0 {
 		id = list[i].ID
 	} else {
-		resp, err := c.c.MemberAddAsLearner(ctx, []string{peerURL})
+		resp, err := c.addLearner(ctx, peerURL)
 		if err != nil {
 			return 0, "", fmt.Errorf("add etcd learner %s: %w", peerURL, err)
 		}
 		id, list = resp.Member.ID, members(resp.Members)
 	}
 	return id, InitialCluster(list, id, name), nil
+}
+
+// unhealthyRetry bounds how long a member add waits out etcd's "unhealthy
+// cluster": etcd refuses to change membership until its leader has been
+// connected to a quorum for 5 s, so a join right after another one's
+// promotion is refused for a few seconds.
+const unhealthyRetry = 30 * time.Second
+
+func (c *Client) addLearner(ctx context.Context, peerURL string) (*clientv3.MemberAddResponse, error) {
+	deadline := time.Now().Add(unhealthyRetry)
+	for {
+		resp, err := c.c.MemberAddAsLearner(ctx, []string{peerURL})
+		if err == nil || !errors.Is(err, rpctypes.ErrUnhealthy) || time.Now().After(deadline) {
+			return resp, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // InitialCluster renders --initial-cluster: every member as name=peerURL, the
