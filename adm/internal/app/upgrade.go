@@ -11,23 +11,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 	"trireme.dev/api/config/v1alpha1"
 
-	"trireme.dev/adm/internal/addons"
 	"trireme.dev/adm/internal/clusterphases"
 	"trireme.dev/adm/internal/etcdmember"
 	"trireme.dev/adm/internal/etcdsnapshot"
 	"trireme.dev/adm/internal/images"
 	"trireme.dev/adm/internal/kubeconfig"
-	"trireme.dev/adm/internal/kubelet"
 	"trireme.dev/adm/internal/paths"
 	"trireme.dev/adm/internal/staticpod"
 	"trireme.dev/adm/internal/upgrade"
@@ -230,9 +225,7 @@ func (d *upgradeData) run(ctx context.Context, target string, first bool) error 
 	phases := []workflow.Phase{
 		{Name: "health", Short: "Check the cluster's health", Run: d.health},
 		{Name: "backup", Short: "Back up this node's manifests and an etcd snapshot", Run: d.backupStep},
-	}
-	phases = append(phases,
-		workflow.Phase{Name: "certs", Short: "Renew the certificates and kubeconfigs", Run: func(_ context.Context, s *workflow.Status) error {
+		{Name: "certs", Short: "Renew the certificates and kubeconfigs", Run: func(_ context.Context, s *workflow.Status) error {
 			if !d.renewCerts {
 				s.Printf("left as they are (--certificate-renewal=false)")
 				return nil
@@ -240,121 +233,22 @@ func (d *upgradeData) run(ctx context.Context, target string, first bool) error 
 			_, err := renewCertificates(d.p, d.certDir, "all", statusWriter{s})
 			return err
 		}},
-		workflow.Phase{Name: "control-plane", Short: "Replace the static pods one at a time", Run: func(ctx context.Context, s *workflow.Status) error {
+		{Name: "control-plane", Short: "Replace the static pods one at a time", Run: func(ctx context.Context, s *workflow.Status) error {
 			r := &upgrade.Replacer{ManifestsDir: d.p.ManifestsDir(), BackupDir: d.backup, Repository: d.repo, Version: target,
 				Health: &podHealth{socket: d.p.ContainerdSocket(), client: d.client, node: d.node, timeout: d.timeout}, Progress: s.Printf}
 			return r.Replace(ctx, staticpod.UpgradeOrder)
 		}},
 		d.kubeletPhase(kubeletBinary, target),
-		workflow.Phase{Name: "addons", Short: "Upgrade the proxy DaemonSet and the addons release after the last control-plane node", Run: func(ctx context.Context, s *workflow.Status) error {
+		{Name: "addons", Short: "Upgrade the proxy DaemonSet and the addons release after the last control-plane node", Run: func(ctx context.Context, s *workflow.Status) error {
 			return d.upgradeAddons(ctx, s, target)
 		}},
-	)
+	}
 	if err := workflow.NewRunner(d.out).Run(ctx, phases, d.skip); err != nil {
 		return err
 	}
 	fmt.Fprintf(d.out, "\nThis node runs %s. Upgrade the other control-plane nodes with `triremeadm upgrade node`, "+
 		"then each worker: `kubectl drain NODE --ignore-daemonsets`, `triremeadm upgrade node` there, `kubectl uncordon NODE`.\n", target)
 	return nil
-}
-
-// runWorker upgrades a worker's kubelet to target (default: the
-// apiserver's version), within the skew policy, through the node's own
-// credentials: kubeadm's `upgrade node` on a worker, with the kubelet's
-// restart that kubeadm leaves to the package manager.
-func (d *upgradeData) runWorker(ctx context.Context, target string) error {
-	d.p = paths.Paths{Root: d.g.root}
-	c, err := clientFor(d.p.Kubeconfig("kubelet.conf"))
-	if err != nil {
-		return err
-	}
-	d.client = c
-	if d.node, err = nodeName(d.p); err != nil {
-		return err
-	}
-	sv, err := c.Discovery().ServerVersion()
-	if err != nil {
-		return fmt.Errorf("the apiserver's version: %w", err)
-	}
-	if target == "" {
-		target = sv.GitVersion
-	}
-	tv, err := upgrade.ParseVersion(target)
-	if err != nil {
-		return err
-	}
-	av, err := upgrade.ParseVersion(sv.GitVersion)
-	if err != nil {
-		return fmt.Errorf("the apiserver's version: %w", err)
-	}
-	if err := upgrade.CheckKubelet(d.node, tv, av); err != nil {
-		return err
-	}
-	n, err := c.CoreV1().Nodes().Get(ctx, d.node, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("node %s: %w", d.node, err)
-	}
-	d.state.Kubelets = map[string]string{d.node: n.Status.NodeInfo.KubeletVersion}
-	binary, err := d.kubeletBinary(ctx, target)
-	if err != nil {
-		return err
-	}
-	if !n.Spec.Unschedulable {
-		fmt.Fprintf(d.out, "Node %s is not cordoned: its pods keep running through the kubelet's restart, but drain it first if they must not see it.\n", d.node)
-	}
-	if err := workflow.NewRunner(d.out).Run(ctx, []workflow.Phase{d.kubeletPhase(binary, target)}, d.skip); err != nil {
-		return err
-	}
-	fmt.Fprintf(d.out, "\nThis node's kubelet runs %s. `kubectl uncordon %s` lets pods back on it.\n", target, d.node)
-	return nil
-}
-
-// kubeletBinary is the kubelet executable to restart this node's kubelet
-// with, refused before anything is changed unless it is of target; "" when
-// the kubelet runs target already.
-func (d *upgradeData) kubeletBinary(ctx context.Context, target string) (string, error) {
-	if d.state.Kubelets[d.node] == target {
-		return "", nil
-	}
-	binary, err := findBinary(kubelet.Binary)
-	if err != nil {
-		return "", err
-	}
-	v, err := kubelet.BinaryVersion(ctx, binary)
-	if err != nil {
-		return "", err
-	}
-	if v != target {
-		return "", fmt.Errorf("%s is the kubelet of %s, not %s; nothing was changed: put the kubelet of %s beside triremeadm (its `make build` output)", binary, v, target, target)
-	}
-	return binary, nil
-}
-
-// kubeletPhase restarts this node's kubelet with binary (none when "") and
-// waits until its Node reports target and is Ready.
-func (d *upgradeData) kubeletPhase(binary, target string) workflow.Phase {
-	return workflow.Phase{Name: "kubelet", Short: "Restart the kubelet with the new version's binary", Run: func(ctx context.Context, s *workflow.Status) error {
-		if binary == "" {
-			s.Printf("the kubelet of %s runs %s already", d.node, target)
-			return nil
-		}
-		pid, err := restartKubelet(d.p, binary)
-		if err != nil {
-			return err
-		}
-		s.Printf("restarted the kubelet with %s under supervisor PID %d", binary, pid)
-		start := time.Now()
-		err = wait.PollUntilContextTimeout(ctx, time.Second, d.timeout, true, func(ctx context.Context) (bool, error) {
-			n, err := d.client.CoreV1().Nodes().Get(ctx, d.node, metav1.GetOptions{})
-			// Errors are expected while this node's apiserver is away.
-			return err == nil && n.Status.NodeInfo.KubeletVersion == target && condition(n.Status.Conditions, corev1.NodeReady), nil
-		})
-		if err != nil {
-			return fmt.Errorf("node %s does not report a Ready kubelet %s after %s (its log: %s): %w", d.node, target, d.timeout, d.p.LogFile("kubelet"), err)
-		}
-		s.Printf("node %s Ready with kubelet %s after %s", d.node, target, time.Since(start).Round(100*time.Millisecond))
-		return nil
-	}}
 }
 
 // statusWriter prints lines written to it under a phase's status line.
@@ -456,84 +350,6 @@ func (d *upgradeData) backupStep(ctx context.Context, s *workflow.Status) error 
 		return err
 	}
 	s.Printf("etcd snapshot %s: revision %d, %d keys (`triremeadm etcd snapshot restore` brings it back)", file, st.Revision, st.Keys)
-	return nil
-}
-
-// upgradeAddons moves the proxy DaemonSet and the addons release to target
-// once every control-plane node's apiserver runs it: kubeadm upgrades its
-// addons after the last one.
-func (d *upgradeData) upgradeAddons(ctx context.Context, s *workflow.Status, target string) error {
-	want := d.repo + "/" + staticpod.Images[staticpod.APIServer].Image + ":" + target
-	pods, err := d.client.CoreV1().Pods(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: "component=" + staticpod.APIServer})
-	if err != nil {
-		return err
-	}
-	for _, p := range pods.Items {
-		if p.Spec.Containers[0].Image != want {
-			s.Printf("left for later: the apiserver on %s runs %s", p.Spec.NodeName, p.Spec.Containers[0].Image)
-			return nil
-		}
-	}
-	if err := d.upgradeProxy(ctx, s, target); err != nil {
-		return err
-	}
-	return d.upgradeRelease(ctx, s, target)
-}
-
-// upgradeProxy moves the proxy DaemonSet to target.
-func (d *upgradeData) upgradeProxy(ctx context.Context, s *workflow.Status, target string) error {
-	if !d.proxy {
-		s.Printf("no DaemonSet kube-system/%s (the addon phase was skipped): no proxy to upgrade", clusterphases.ProxyName)
-		return nil
-	}
-	ds, err := d.client.AppsV1().DaemonSets(metav1.NamespaceSystem).Get(ctx, clusterphases.ProxyName, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	spec := &corev1.Pod{Spec: ds.Spec.Template.Spec}
-	if !upgrade.SetImage(spec, d.repo, target) {
-		s.Printf("the proxy already runs %s", target)
-		return nil
-	}
-	ds.Spec.Template.Spec = spec.Spec
-	if _, err := d.client.AppsV1().DaemonSets(metav1.NamespaceSystem).Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
-		return err
-	}
-	s.Printf("DaemonSet kube-system/%s now rolls out %s", clusterphases.ProxyName, target)
-	return nil
-}
-
-// upgradeRelease upgrades the addons release to this triremeadm's chart
-// with its images at target, keeping every value the release has (those
-// init computed for the cluster, and a user's `helm upgrade --set`), then
-// waits for each addon as init does.
-func (d *upgradeData) upgradeRelease(ctx context.Context, s *workflow.Status, target string) error {
-	admin, ns := d.p.Kubeconfig("admin.conf"), addons.Namespace
-	getter := genericclioptions.NewConfigFlags(false)
-	getter.KubeConfig, getter.Namespace = &admin, &ns
-	hc, err := addons.NewClient(getter, logr.FromContextOrDiscard(ctx).WithName("helm"))
-	if err != nil {
-		return err
-	}
-	switch installed, err := hc.Installed(); {
-	case err != nil:
-		return err
-	case !installed:
-		s.Printf("no release %s/%s (the addon phase was skipped): no addons to upgrade", addons.Namespace, addons.ReleaseName)
-		return nil
-	}
-	ch, err := addons.Chart(target)
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	rel, err := hc.Apply(ctx, ch, map[string]any{"global": map[string]any{"imageTag": target}})
-	if err != nil {
-		return err
-	}
-	s.Printf("release %s/%s revision %d (chart %s, %s)", rel.Namespace, rel.Name, rel.Version, rel.Chart.Metadata.Name, rel.Chart.Metadata.AppVersion)
-	reportAddons(s, addons.Wait(ctx, d.client, addons.Workloads(rel.Manifest), addonWaitTimeout))
-	s.Printf("upgraded and checked in %s", time.Since(start).Round(100*time.Millisecond))
 	return nil
 }
 
