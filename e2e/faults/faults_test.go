@@ -221,13 +221,30 @@ const slowRecovery = 10 * time.Second
 func (c *haCluster) dumpVIP(ctx context.Context) {
 	out, err := c.kubectl(ctx, "get", "lease", "-n", "kube-system", "trireme-vip", "-o", "yaml")
 	logf("writes stopped for longer than %s; the VIP's Lease (%v):\n%s", slowRecovery, err, out)
+	c.dumpPodLogs("trireme-vip", 15)
+}
+
+// dumpPodLogs prints the tail of every container log of each control-plane
+// node's static pod component (the current and earlier instances).
+func (c *haCluster) dumpPodLogs(component string, lines int) {
 	for _, n := range c.controlPlane() {
-		logs, _ := filepath.Glob(filepath.Join(n.Root, "var/log/pods", "kube-system_trireme-vip-"+n.Name+"_*", "*", "*.log"))
+		logs, _ := filepath.Glob(filepath.Join(n.Root, "var/log/pods", "kube-system_"+component+"-"+n.Name+"_*", "*", "*.log"))
 		for _, l := range logs {
 			data, _ := os.ReadFile(l)
-			logf("%s:\n%s", l, testcluster.Tail(string(data), 15))
+			logf("%s:\n%s", l, testcluster.Tail(string(data), lines))
 		}
 	}
+}
+
+// dumpFailure prints what a failed run needs explaining, before the
+// nodes' reset removes it: each control-plane node's kubelet log tail and
+// its etcd's and apiserver's container logs.
+func (c *haCluster) dumpFailure() {
+	for _, n := range c.controlPlane() {
+		logf("%s's kubelet log:\n%s", n.Name, n.logTail("kubelet", 40))
+	}
+	c.dumpPodLogs("etcd", 20)
+	c.dumpPodLogs("kube-apiserver", 10)
 }
 
 // otherControlPlane is a control-plane node other than the VIP holder.

@@ -77,6 +77,9 @@ func run(m *testing.M) int {
 		code = 1
 	} else {
 		code = m.Run()
+		if code != 0 {
+			cluster.dumpFailure()
+		}
 	}
 	watchdog.Stop()
 	signal.Stop(sigs)
