@@ -37,8 +37,8 @@ type Inputs struct {
 	// ControlPlaneURL is the URL of --control-plane-endpoint or of this node's
 	// apiserver when none is set.
 	ControlPlaneURL string
-	// LocalURL is this node's apiserver; the scheduler, controller-manager and
-	// kubelet talk to it directly.
+	// LocalURL is this node's apiserver; the scheduler and controller-manager talk to
+	// it directly.
 	LocalURL string
 	// VIPManager adds vip-manager.conf, the virtual-IP manager's (local) kubeconfig.
 	VIPManager bool
@@ -64,11 +64,7 @@ func Specs(in Inputs) []Spec {
 		{File: "super-admin.conf", User: "kubernetes-super-admin", Groups: []string{"system:masters"}, Server: in.ControlPlaneURL},
 		{File: "controller-manager.conf", User: "system:kube-controller-manager", Server: in.LocalURL},
 		{File: "scheduler.conf", User: "system:kube-scheduler", Server: in.LocalURL},
-		// A control-plane node's kubelet talks to its own apiserver, as
-		// kubeadm's do (ControlPlaneKubeletLocalMode): not through a virtual
-		// IP, whose move to another node leaves the holder's own connections
-		// to it hanging until client-go drops them 45 s later.
-		{File: "kubelet.conf", User: "system:node:" + in.NodeName, Groups: []string{"system:nodes"}, Server: in.LocalURL},
+		{File: "kubelet.conf", User: "system:node:" + in.NodeName, Groups: []string{"system:nodes"}, Server: in.ControlPlaneURL},
 	}
 	if in.VIPManager {
 		specs = append(specs, Spec{File: "vip-manager.conf", User: VIPManagerUser, Server: in.LocalURL})

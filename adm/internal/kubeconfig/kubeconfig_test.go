@@ -25,7 +25,7 @@ func TestEnsure(t *testing.T) {
 		"super-admin.conf":        {"kubernetes-super-admin", "system:masters", "https://lb:6443"},
 		"controller-manager.conf": {"system:kube-controller-manager", "", "https://10.0.0.2:6443"},
 		"scheduler.conf":          {"system:kube-scheduler", "", "https://10.0.0.2:6443"},
-		"kubelet.conf":            {"system:node:cp-1", "system:nodes", "https://10.0.0.2:6443"},
+		"kubelet.conf":            {"system:node:cp-1", "system:nodes", "https://lb:6443"},
 	}
 	for _, s := range Specs(in) {
 		path := dir + "/" + s.File
