@@ -392,41 +392,14 @@ func checkRestore(cfg *options.Config) error {
 
 // restoreEtcd builds the local member's data directory from the snapshot
 // --etcd-restore names: a cluster of this one member, with the snapshot's
-// keys at a revision bumped past every one a client saw. The directory must
-// be empty (preflight checks it).
+// keys at a revision bumped past every one a client saw.
 func restoreEtcd(cfg *options.Config, s *workflow.Status) error {
 	m, err := etcdsnapshot.LocalMember(cfg.Paths.ManifestsDir())
 	if err != nil {
 		return err
 	}
 	dir := cfg.EtcdDataDir()
-	entries, err := os.ReadDir(dir)
-	switch {
-	case err == nil && len(entries) > 0:
-		return fmt.Errorf("%s is not empty: --etcd-restore starts a new member (`triremeadm reset` first)", dir)
-	case err != nil && !errors.Is(err, os.ErrNotExist):
-		return err
-	}
-	// The directory may be a mount point (a disk of its own): restore into
-	// it, then move the member's files up.
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	staging := filepath.Join(dir, "restoring")
-	if err := etcdsnapshot.Restore(cfg.EtcdRestore, staging, m); err != nil {
-		_ = os.RemoveAll(staging)
-		return err
-	}
-	moved, err := os.ReadDir(staging)
-	if err != nil {
-		return err
-	}
-	for _, e := range moved {
-		if err := os.Rename(filepath.Join(staging, e.Name()), filepath.Join(dir, e.Name())); err != nil {
-			return fmt.Errorf("move the restored member into %s: %w", dir, err)
-		}
-	}
-	if err := os.Remove(staging); err != nil {
+	if err := etcdsnapshot.RestoreInto(cfg.EtcdRestore, dir, m); err != nil {
 		return err
 	}
 	st, err := etcdsnapshot.Read(cfg.EtcdRestore)

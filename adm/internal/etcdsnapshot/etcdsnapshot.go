@@ -152,3 +152,35 @@ func Restore(file, dataDir string, m Member) error {
 	}
 	return nil
 }
+
+// RestoreInto is Restore into the member's own data directory dir, which
+// must be empty or missing (a new member: `triremeadm reset` first). dir
+// may be a mount point (a disk of its own), so the member is restored into
+// a directory below it and its files moved up.
+func RestoreInto(file, dir string, m Member) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case err == nil && len(entries) > 0:
+		return fmt.Errorf("%s is not empty: a restored member starts from an empty data directory (`triremeadm reset` first)", dir)
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	staging := filepath.Join(dir, "restoring")
+	if err := Restore(file, staging, m); err != nil {
+		_ = os.RemoveAll(staging)
+		return err
+	}
+	moved, err := os.ReadDir(staging)
+	if err != nil {
+		return err
+	}
+	for _, e := range moved {
+		if err := os.Rename(filepath.Join(staging, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("move the restored member into %s: %w", dir, err)
+		}
+	}
+	return os.Remove(staging)
+}

@@ -90,3 +90,38 @@ func TestReadRejectsGarbage(t *testing.T) {
 		t.Fatal("Read of a non-snapshot succeeded")
 	}
 }
+
+// TestRestoreIntoRefuses: a member's data directory that holds data is
+// refused, and a snapshot failing its hash check leaves the directory as
+// it was (empty, no staging directory left).
+func TestRestoreIntoRefuses(t *testing.T) {
+	garbage := filepath.Join(t.TempDir(), "garbage.db")
+	if err := os.WriteFile(garbage, make([]byte, 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := Member{Name: "cp-1", PeerURL: "https://10.0.0.1:2380", InitialCluster: "cp-1=https://10.0.0.1:2380"}
+	for _, tc := range []struct {
+		name, want string
+		before     []string
+	}{
+		{name: "data already there", before: []string{"member"}, want: "is not empty"},
+		{name: "a snapshot failing its hash", want: "refusing to restore"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "etcd")
+			for _, f := range tc.before {
+				if err := os.MkdirAll(filepath.Join(dir, f), 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := RestoreInto(garbage, dir, m)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("RestoreInto = %v, want %q", err, tc.want)
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != len(tc.before) {
+				t.Errorf("%s holds %d entries after the refusal, want %d", dir, len(entries), len(tc.before))
+			}
+		})
+	}
+}
