@@ -44,13 +44,6 @@ var legacy = []legacyObject{
 // that are missing or already owned by the release are left alone. It returns
 // the objects it adopted, as "resource/namespace/name".
 func Adopt(ctx context.Context, c metadata.Interface) ([]string, error) {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"labels":      map[string]string{managedByLabel: "Helm"},
-		"annotations": map[string]string{releaseNameAnnotation: ReleaseName, releaseNSAnnotation: Namespace},
-	}})
-	if err != nil {
-		return nil, err
-	}
 	var adopted []string
 	for _, o := range legacy {
 		var ri metadata.ResourceInterface = c.Resource(o.resource)
@@ -67,10 +60,40 @@ func Adopt(ctx context.Context, c metadata.Interface) ([]string, error) {
 		if m.Annotations[releaseNameAnnotation] == ReleaseName && m.Annotations[releaseNSAnnotation] == Namespace && m.Labels[managedByLabel] == "Helm" {
 			continue
 		}
+		patch, err := adoptionPatch(m.ManagedFields)
+		if err != nil {
+			return adopted, err
+		}
 		if _, err := ri.Patch(ctx, o.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 			return adopted, fmt.Errorf("adopt %s %s into release %s: %w", o.resource.Resource, o.name, ReleaseName, err)
 		}
 		adopted = append(adopted, o.resource.Resource+"/"+o.namespace+"/"+o.name)
 	}
 	return adopted, nil
+}
+
+// legacyManager is the field manager an earlier triremeadm applied the
+// objects with.
+const legacyManager = "triremeadm"
+
+// adoptionPatch gives an object Helm's ownership metadata and drops the
+// earlier triremeadm's claim on its fields: left in place, that claim made
+// a user's later `helm upgrade --set` of one of them fail with a conflict
+// with "triremeadm". An object left with no manager gets managedFields
+// [{}], which is how the API strips them all.
+func adoptionPatch(fields []metav1.ManagedFieldsEntry) ([]byte, error) {
+	kept := []metav1.ManagedFieldsEntry{}
+	for _, f := range fields {
+		if f.Manager != legacyManager {
+			kept = append(kept, f)
+		}
+	}
+	if len(kept) == 0 {
+		kept = append(kept, metav1.ManagedFieldsEntry{})
+	}
+	return json.Marshal(map[string]any{"metadata": map[string]any{
+		"labels":        map[string]string{managedByLabel: "Helm"},
+		"annotations":   map[string]string{releaseNameAnnotation: ReleaseName, releaseNSAnnotation: Namespace},
+		"managedFields": kept,
+	}})
 }
