@@ -222,6 +222,9 @@ func (c *haCluster) dumpVIP(ctx context.Context) {
 	out, err := c.kubectl(ctx, "get", "lease", "-n", "kube-system", "trireme-vip", "-o", "yaml")
 	logf("writes stopped for longer than %s; the VIP's Lease (%v):\n%s", slowRecovery, err, out)
 	c.dumpPodLogs("trireme-vip", 15)
+	// The long gaps seen so far were etcd's: the surviving apiservers
+	// could not read the Lease.
+	c.dumpPodLogs("etcd", 15)
 }
 
 // dumpPodLogs prints the tail of every container log of each control-plane
