@@ -194,6 +194,12 @@ func (c *Client) Apply(ctx context.Context, ch *chart.Chart, vals map[string]any
 		}
 		return asRelease(r)
 	}
+	return c.Upgrade(ctx, ch, vals)
+}
+
+// Upgrade upgrades the existing release, keeping the values a user set since
+// under the ones given here, as Apply does.
+func (c *Client) Upgrade(ctx context.Context, ch *chart.Chart, vals map[string]any) (*release.Release, error) {
 	up := action.NewUpgrade(c.cfg)
 	up.Namespace = Namespace
 	up.WaitStrategy = kube.HookOnlyStrategy

@@ -338,7 +338,7 @@ func startContainerd(ctx context.Context, cfg *options.Config, s *workflow.Statu
 	pid, err := supervisor.Start(self, supervisor.Spec{
 		Name: "containerd", PIDFile: pidFile, LogFile: p.LogFile("containerd"),
 		Command: []string{"containerd", "--config", p.ContainerdConfig()},
-	}, 10*time.Second)
+	}, supervisorStartTimeout)
 	if err != nil {
 		return err
 	}

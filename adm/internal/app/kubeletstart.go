@@ -39,8 +39,7 @@ func startKubelet(cfg *options.Config, s *workflow.Status, extraArgs ...string) 
 	if err != nil {
 		return err
 	}
-	pid, err := supervisor.Start(self, supervisor.Spec{Name: "kubelet", PIDFile: pidFile, LogFile: cfg.Paths.LogFile("kubelet"),
-		Command: append(kubelet.Command(binary, cfg), extraArgs...)}, 10*time.Second)
+	pid, err := supervisor.Start(self, kubeletSpec(cfg.Paths, append(kubelet.Command(binary, cfg), extraArgs...)), supervisorStartTimeout)
 	if err != nil {
 		return err
 	}
@@ -66,12 +65,20 @@ func restartKubelet(p paths.Paths, binary string) (int, error) {
 	if _, err := supervisor.Stop(pidFile, kubeletStopTimeout); err != nil {
 		return 0, fmt.Errorf("stop the kubelet: %w", err)
 	}
-	pid, err := supervisor.Start(self, supervisor.Spec{Name: "kubelet", PIDFile: pidFile, LogFile: p.LogFile("kubelet"), Command: command}, 10*time.Second)
+	pid, err := supervisor.Start(self, kubeletSpec(p, command), supervisorStartTimeout)
 	if err != nil {
 		return 0, fmt.Errorf("start the kubelet again: %w", err)
 	}
 	return pid, nil
 }
+
+// kubeletSpec is the kubelet supervised below p, running command.
+func kubeletSpec(p paths.Paths, command []string) supervisor.Spec {
+	return supervisor.Spec{Name: "kubelet", PIDFile: p.PIDFile("kubelet"), LogFile: p.LogFile("kubelet"), Command: command}
+}
+
+// supervisorStartTimeout bounds the wait for a new supervisor's PID file.
+const supervisorStartTimeout = 10 * time.Second
 
 // kubeletStopTimeout bounds the old kubelet's graceful exit.
 const kubeletStopTimeout = 30 * time.Second

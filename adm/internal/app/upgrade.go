@@ -196,8 +196,8 @@ func (d *upgradeData) plan(target string) (upgrade.Plan, error) {
 // apiserver manifest is a worker (upgrade node only).
 func (d *upgradeData) run(ctx context.Context, target string, first bool) error {
 	if !first {
-		p := paths.Paths{Root: d.g.root}
-		if _, err := os.Stat(staticpod.Path(p.ManifestsDir(), staticpod.APIServer)); errors.Is(err, os.ErrNotExist) {
+		d.p = paths.Paths{Root: d.g.root}
+		if _, err := os.Stat(staticpod.Path(d.p.ManifestsDir(), staticpod.APIServer)); errors.Is(err, os.ErrNotExist) {
 			return d.runWorker(ctx, target)
 		}
 	}

@@ -84,7 +84,7 @@ func (d *upgradeData) upgradeRelease(ctx context.Context, s *workflow.Status, ta
 		return err
 	}
 	start := time.Now()
-	rel, err := hc.Apply(ctx, ch, map[string]any{"global": map[string]any{"imageTag": target}})
+	rel, err := hc.Upgrade(ctx, ch, map[string]any{"global": map[string]any{"imageTag": target}})
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"trireme.dev/adm/internal/kubelet"
-	"trireme.dev/adm/internal/paths"
 	"trireme.dev/adm/internal/upgrade"
 	"trireme.dev/adm/internal/workflow"
 )
@@ -20,7 +19,6 @@ import (
 // credentials: kubeadm's `upgrade node` on a worker, with the kubelet's
 // restart that kubeadm leaves to the package manager.
 func (d *upgradeData) runWorker(ctx context.Context, target string) error {
-	d.p = paths.Paths{Root: d.g.root}
 	c, err := clientFor(d.p.Kubeconfig("kubelet.conf"))
 	if err != nil {
 		return err
