@@ -344,22 +344,22 @@ type trustBundleCache struct {
 func (c trustBundleCache) HasSynced() bool { return c.synced() }
 
 // feedPods hands the node's pods from the API server, mirror pods aside,
-// to the kubelet; a new mirror pod gets its static pod's status.
+// to the kubelet; a mirror pod's status goes to its static pod's worker,
+// which writes its own again where the mirror's differs.
 func feedPods(ctx context.Context, informer cache.SharedIndexInformer, k *kubelet.Kubelet) error {
 	upsert := func(obj any) {
-		if pod, ok := obj.(*corev1.Pod); ok && !staticpod.IsMirror(pod) {
+		pod, ok := obj.(*corev1.Pod)
+		switch {
+		case !ok:
+		case staticpod.IsMirror(pod):
+			// The mirror's annotation is its static pod's hash, its UID.
+			k.MirrorSeen(types.UID(pod.Annotations[staticpod.AnnotationMirror]), &pod.Status)
+		default:
 			k.UpsertPod(ctx, pod)
 		}
 	}
 	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if pod, ok := obj.(*corev1.Pod); ok && staticpod.IsMirror(pod) {
-				// The mirror's annotation is its static pod's hash, its UID.
-				k.MirrorAdded(types.UID(pod.Annotations[staticpod.AnnotationMirror]))
-				return
-			}
-			upsert(obj)
-		},
+		AddFunc:    upsert,
 		UpdateFunc: func(_, obj any) { upsert(obj) },
 		DeleteFunc: func(obj any) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {

@@ -238,6 +238,11 @@ func (k *Kubelet) UpsertPod(ctx context.Context, pod *corev1.Pod) {
 		// nothing to sync, as upstream reconciles rather than syncs such
 		// updates.
 		w.replace(pod)
+		if !isStatic(pod) {
+			// A static pod's status from its source is none; its mirror's
+			// comes through MirrorSeen.
+			w.serverStatus(&pod.Status)
+		}
 		return
 	}
 	w.update(pod)
@@ -301,18 +306,15 @@ func (k *Kubelet) Pods() []*corev1.Pod {
 	return out
 }
 
-// MirrorAdded makes the worker of the static pod with this UID write its
-// status to its mirror pod, just created with an empty status: the status
-// it last computed went to a mirror pod that is gone (a changed manifest
-// replaces the mirror), or nowhere.
-func (k *Kubelet) MirrorAdded(uid types.UID) {
+// MirrorSeen tells the worker of the static pod with this UID the status
+// its mirror pod holds (empty when the mirror was just created: a changed
+// manifest replaces the mirror, and the status went to the old one, or
+// nowhere); see serverStatus.
+func (k *Kubelet) MirrorSeen(uid types.UID, st *corev1.PodStatus) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if w := k.workers[uid]; w != nil {
-		w.mu.Lock()
-		w.unwritten = true
-		w.mu.Unlock()
-		w.wake()
+		w.serverStatus(st)
 	}
 }
 

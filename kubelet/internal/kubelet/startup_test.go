@@ -120,6 +120,41 @@ func TestStatusEchoDoesNotWakeWorker(t *testing.T) {
 	}
 }
 
+// TestOlderStatusIsWrittenAgain: an API pod whose status comes back as
+// other than the kubelet last wrote (an older patch applied late) wakes
+// its worker to write it again; its own write coming back does not.
+func TestOlderStatusIsWrittenAgain(t *testing.T) {
+	pod := testPod("late")
+	f := newFixture(t)
+	ctx := context.Background()
+	w := newPodWorker(pod.UID)
+	w.update(pod)
+	<-w.wakeCh
+	f.k.workers[pod.UID] = w
+	w.status = &corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+	echo := pod.DeepCopy()
+	echo.ResourceVersion = "2"
+	echo.Status = *w.status.DeepCopy()
+	f.k.UpsertPod(ctx, echo)
+	select {
+	case <-w.wakeCh:
+		t.Fatal("the kubelet's own status coming back woke the worker")
+	default:
+	}
+	older := echo.DeepCopy()
+	older.ResourceVersion = "3"
+	older.Status.Conditions[0].Status = corev1.ConditionFalse
+	f.k.UpsertPod(ctx, older)
+	select {
+	case <-w.wakeCh:
+	default:
+		t.Fatal("an older status in the API did not wake the worker")
+	}
+	if !w.unwritten {
+		t.Error("the worker does not write its status again")
+	}
+}
+
 // TestSandboxSlotGivesWayToDeletion: a pod waiting for a sandbox slot
 // stops waiting when it is deleted.
 func TestSandboxSlotGivesWayToDeletion(t *testing.T) {

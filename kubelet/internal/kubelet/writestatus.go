@@ -70,7 +70,7 @@ func (k *Kubelet) writeStatus(ctx context.Context, w *podWorker, pod *corev1.Pod
 		}
 		switch err := k.patchStatus(ctx, pod.Namespace, pod.Name, uid, st); {
 		case isStatic(pod) && apierrors.IsNotFound(err):
-			// No mirror pod yet: MirrorAdded brings the status to it.
+			// No mirror pod yet: MirrorSeen brings the status to it.
 			unwritten = true
 		case err != nil:
 			return err
@@ -83,6 +83,67 @@ func (k *Kubelet) writeStatus(ctx context.Context, w *podWorker, pod *corev1.Pod
 	w.unwritten = unwritten
 	w.mu.Unlock()
 	return nil
+}
+
+// serverStatus is told the status the API holds for the worker's pod. One
+// that is neither what the worker last wrote nor what it is writing is
+// written again on a sync it wakes, as upstream's status manager
+// reconciles: a patch the kubelet gave up on (its deadline passed while the
+// node was cut off) can still reach the apiserver after a later one, and
+// leave an older status there, a Ready=False nothing would correct.
+func (w *podWorker) serverStatus(st *corev1.PodStatus) {
+	w.mu.Lock()
+	drifted := w.status != nil && !w.unwritten && !sameStatus(st, w.status) && (w.writing == nil || !sameStatus(st, w.writing))
+	if drifted {
+		w.unwritten = true
+	}
+	w.mu.Unlock()
+	if drifted {
+		w.wake()
+	}
+}
+
+// sameStatus compares what the kubelet reports of a pod, its times aside
+// (the API keeps them to the second): the phase, the conditions it owns,
+// and each container's state, readiness and restarts.
+func sameStatus(a, b *corev1.PodStatus) bool {
+	return a.Phase == b.Phase &&
+		maps.Equal(ownedConditions(a.Conditions), ownedConditions(b.Conditions)) &&
+		maps.Equal(containerSummaries(a), containerSummaries(b))
+}
+
+func ownedConditions(conditions []corev1.PodCondition) map[corev1.PodConditionType]corev1.ConditionStatus {
+	out := map[corev1.PodConditionType]corev1.ConditionStatus{}
+	for _, c := range conditions {
+		if podstatus.OwnedByKubelet(c.Type) {
+			out[c.Type] = c.Status
+		}
+	}
+	return out
+}
+
+// containerSummary is what sameStatus compares of a container's status.
+type containerSummary struct {
+	state    string
+	ready    bool
+	restarts int32
+}
+
+func containerSummaries(st *corev1.PodStatus) map[string]containerSummary {
+	out := map[string]containerSummary{}
+	for _, list := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses, st.EphemeralContainerStatuses} {
+		for _, c := range list {
+			state := "waiting"
+			switch {
+			case c.State.Running != nil:
+				state = "running"
+			case c.State.Terminated != nil:
+				state = "terminated"
+			}
+			out[c.Name] = containerSummary{state: state, ready: c.Ready, restarts: c.RestartCount}
+		}
+	}
+	return out
 }
 
 // statusWriteTimeout bounds one status patch. The patch is a step of the
