@@ -457,8 +457,11 @@ func caMounts() []mount {
 
 func container(cfg *options.Config, component string, args []string, live, startup *corev1.Probe) corev1.Container {
 	img := Images[component]
+	// kubeadm's budget for a start (4 minutes), probed every second rather
+	// than every 10 s after 10 s: a component back within a second or two
+	// (a restart, each step of an upgrade) is ready then, not 10-20 s later.
 	startup = startup.DeepCopy()
-	startup.FailureThreshold = 24
+	startup.InitialDelaySeconds, startup.PeriodSeconds, startup.FailureThreshold = 1, 1, 240
 	return corev1.Container{
 		Name:            component,
 		Image:           cfg.Image(img.Image),
