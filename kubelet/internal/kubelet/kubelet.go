@@ -241,7 +241,7 @@ func (k *Kubelet) UpsertPod(ctx context.Context, pod *corev1.Pod) {
 		if !isStatic(pod) {
 			// A static pod's status from its source is none; its mirror's
 			// comes through MirrorSeen.
-			w.serverStatus(&pod.Status)
+			w.serverStatus(k.log.WithValues("pod", types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}), &pod.Status)
 		}
 		return
 	}
@@ -314,7 +314,11 @@ func (k *Kubelet) MirrorSeen(uid types.UID, st *corev1.PodStatus) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if w := k.workers[uid]; w != nil {
-		w.serverStatus(st)
+		log := k.log
+		if pod, _ := w.snapshot(); pod != nil {
+			log = log.WithValues("pod", types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
+		}
+		w.serverStatus(log, st)
 	}
 }
 

@@ -91,7 +91,7 @@ func (k *Kubelet) writeStatus(ctx context.Context, w *podWorker, pod *corev1.Pod
 // reconciles: a patch the kubelet gave up on (its deadline passed while the
 // node was cut off) can still reach the apiserver after a later one, and
 // leave an older status there, a Ready=False nothing would correct.
-func (w *podWorker) serverStatus(st *corev1.PodStatus) {
+func (w *podWorker) serverStatus(log logr.Logger, st *corev1.PodStatus) {
 	w.mu.Lock()
 	drifted := w.status != nil && !w.unwritten && !sameStatus(st, w.status) && (w.writing == nil || !sameStatus(st, w.writing))
 	if drifted {
@@ -99,6 +99,7 @@ func (w *podWorker) serverStatus(st *corev1.PodStatus) {
 	}
 	w.mu.Unlock()
 	if drifted {
+		log.Info("The API holds another status than the one written; writing it again", "podUID", w.uid, "phase", st.Phase)
 		w.wake()
 	}
 }
