@@ -81,11 +81,18 @@ func testPod(name string) *corev1.Pod {
 // syncedWorker gives pod a worker, as the kubelet would, and syncs it
 // once: its sandbox and containers run.
 func (f *fixture) syncedWorker(t *testing.T, pod *corev1.Pod) *podWorker {
+	w := f.idleWorker(pod)
+	f.sync(t, w, pod)
+	return w
+}
+
+// idleWorker gives pod a worker of the kubelet's that no goroutine runs:
+// its wakes stay in the channel, for the test to see.
+func (f *fixture) idleWorker(pod *corev1.Pod) *podWorker {
 	w := newPodWorker(pod.UID)
 	w.update(pod)
 	<-w.wakeCh
 	f.k.workers[pod.UID] = w
-	f.sync(t, w, pod)
 	return w
 }
 

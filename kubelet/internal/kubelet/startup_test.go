@@ -91,12 +91,7 @@ func TestStatusEchoDoesNotWakeWorker(t *testing.T) {
 	pod := testPod("echo")
 	f := newFixture(t)
 	ctx := context.Background()
-	// The worker is the kubelet's, but no goroutine runs it: wakes stay
-	// in the channel.
-	w := newPodWorker(pod.UID)
-	w.update(pod)
-	<-w.wakeCh
-	f.k.workers[pod.UID] = w
+	w := f.idleWorker(pod)
 	echo := pod.DeepCopy()
 	echo.ResourceVersion = "2"
 	echo.Status.Phase = ""
@@ -127,10 +122,7 @@ func TestOlderStatusIsWrittenAgain(t *testing.T) {
 	pod := testPod("late")
 	f := newFixture(t)
 	ctx := context.Background()
-	w := newPodWorker(pod.UID)
-	w.update(pod)
-	<-w.wakeCh
-	f.k.workers[pod.UID] = w
+	w := f.idleWorker(pod)
 	w.status = &corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
 	echo := pod.DeepCopy()
 	echo.ResourceVersion = "2"
