@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -64,13 +65,22 @@ var faults = []fault{
 	}},
 	{name: "etcd member's disk full", lasts: 20 * time.Second, inject: func(_ context.Context, c *haCluster, _ string) (*node, func() error, error) {
 		n := c.nodes[2]
+		etcd, err := n.process("etcd")
+		if err != nil {
+			return nil, nil, err
+		}
 		filler, err := fillDisk(n.etcdDataDir())
 		if err != nil {
 			return nil, nil, err
 		}
+		heal := func() error { return os.Remove(filler) }
 		// A member fails once it must allocate (a new WAL segment, a
-		// snapshot); restarted now it must, and cannot.
-		return n, func() error { return os.Remove(filler) }, n.kill("etcd")
+		// snapshot), which it may have done already; restarted now it
+		// must, and cannot.
+		if err := syscall.Kill(etcd.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return nil, nil, errors.Join(err, heal())
+		}
+		return n, heal, nil
 	}},
 	{name: "containerd SIGKILL", inject: func(_ context.Context, c *haCluster, _ string) (*node, func() error, error) {
 		n := c.worker()
