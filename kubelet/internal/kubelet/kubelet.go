@@ -241,7 +241,7 @@ func (k *Kubelet) UpsertPod(ctx context.Context, pod *corev1.Pod) {
 		if !isStatic(pod) {
 			// A static pod's status from its source is none; its mirror's
 			// comes through MirrorSeen.
-			w.serverStatus(k.log.WithValues("pod", types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}), &pod.Status)
+			k.reconcileStatus(w, &pod.Status)
 		}
 		return
 	}
@@ -314,12 +314,22 @@ func (k *Kubelet) MirrorSeen(uid types.UID, st *corev1.PodStatus) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if w := k.workers[uid]; w != nil {
-		log := k.log
-		if pod, _ := w.snapshot(); pod != nil {
-			log = log.WithValues("pod", types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
-		}
-		w.serverStatus(log, st)
+		k.reconcileStatus(w, st)
 	}
+}
+
+// reconcileStatus tells w the status the API holds for its pod, and says
+// so when the worker is to write its own again. The logger is made only
+// then: this runs on every status echo of every pod.
+func (k *Kubelet) reconcileStatus(w *podWorker, st *corev1.PodStatus) {
+	if !w.serverStatus(st) {
+		return
+	}
+	log := k.log.WithValues("podUID", w.uid)
+	if pod, _ := w.snapshot(); pod != nil {
+		log = log.WithValues("pod", types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
+	}
+	log.Info("The API holds another status than the one written; writing it again", "phase", st.Phase)
 }
 
 // FindPod returns the running pod with this namespace and name.

@@ -90,8 +90,9 @@ func (k *Kubelet) writeStatus(ctx context.Context, w *podWorker, pod *corev1.Pod
 // written again on a sync it wakes, as upstream's status manager
 // reconciles: a patch the kubelet gave up on (its deadline passed while the
 // node was cut off) can still reach the apiserver after a later one, and
-// leave an older status there, a Ready=False nothing would correct.
-func (w *podWorker) serverStatus(log logr.Logger, st *corev1.PodStatus) {
+// leave an older status there, a Ready=False nothing would correct. It
+// reports whether the worker is to write its status again.
+func (w *podWorker) serverStatus(st *corev1.PodStatus) bool {
 	w.mu.Lock()
 	drifted := w.status != nil && !w.unwritten && !sameStatus(st, w.status) && (w.writing == nil || !sameStatus(st, w.writing))
 	if drifted {
@@ -99,9 +100,9 @@ func (w *podWorker) serverStatus(log logr.Logger, st *corev1.PodStatus) {
 	}
 	w.mu.Unlock()
 	if drifted {
-		log.Info("The API holds another status than the one written; writing it again", "podUID", w.uid, "phase", st.Phase)
 		w.wake()
 	}
+	return drifted
 }
 
 // sameStatus compares what the kubelet reports of a pod, its times aside
