@@ -72,7 +72,8 @@ func (p Poll) ForTrue(t testing.TB, timeout time.Duration, what string, cond fun
 // Until calls cond until it returns true and returns nil, or returns an
 // error naming the timeout and cond's last error once timeout has passed
 // or ctx has ended: for a test that shows more (a log, the objects) before
-// it fails.
+// it fails. A call the deadline cut short says only that: its error is
+// kept only when no earlier call gave one.
 func (p Poll) Until(ctx context.Context, timeout time.Duration, cond func(ctx context.Context) (bool, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -84,7 +85,7 @@ func (p Poll) Until(ctx context.Context, timeout time.Duration, cond func(ctx co
 		if ok {
 			return nil
 		}
-		if err != nil {
+		if err != nil && (ctx.Err() == nil || last == nil) {
 			last = err
 		}
 		select {

@@ -44,6 +44,22 @@ func TestUntil(t *testing.T) {
 	}
 }
 
+// A call the deadline cuts short fails with the deadline; the error
+// reported is the one of the last call that ran whole.
+func TestUntilKeepsTheLastWholeError(t *testing.T) {
+	calls := 0
+	err := Poll{Interval: time.Millisecond}.Until(context.Background(), 50*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if calls++; calls < 3 {
+			return false, errors.New("apiserver not ready")
+		}
+		<-ctx.Done()
+		return false, ctx.Err()
+	})
+	if err == nil || !strings.Contains(err.Error(), "apiserver not ready") {
+		t.Fatalf("err = %v, want the last whole call's error", err)
+	}
+}
+
 func TestUntilEndsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

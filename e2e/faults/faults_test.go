@@ -217,18 +217,12 @@ func runFault(ctx context.Context, t *testing.T, c *haCluster, l *load, f fault,
 // waitHealthy waits until the cluster is healthy (Leases renewed after
 // since), and says what was still wrong if it is not by timeout.
 func (c *haCluster) waitHealthy(ctx context.Context, since time.Time, timeout time.Duration) error {
-	var last error
 	err := testwait.Poll{Interval: time.Second}.Until(ctx, timeout, func(ctx context.Context) (bool, error) {
 		problems := c.healthy(ctx, since)
-		// A look cut short by the deadline says only that: keep the
-		// last whole one.
-		if ctx.Err() == nil || last == nil {
-			last = problems
-		}
-		return problems == nil, nil
+		return problems == nil, problems
 	})
 	if err != nil {
-		return fmt.Errorf("the cluster is not whole after %s: %w", timeout, last)
+		return fmt.Errorf("the cluster is not whole: %w", err)
 	}
 	return nil
 }
