@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -42,6 +43,9 @@ type options struct {
 func newOptions() *options {
 	le := vip.DefaultLease()
 	le.ResourceName = DefaultLeasePrefix
+	// Every node renews a Lease of its own here, not three managers one:
+	// the VIP's quicker timings would double the writes of a large cluster.
+	le.LeaseDuration.Duration, le.RenewDeadline.Duration, le.RetryPeriod.Duration = 4*time.Second, 3*time.Second, time.Second
 	return &options{cfg: Config{Lease: le, Announcements: 3}, bindAddress: DefaultBindAddress, Settings: logging.Defaults("json")}
 }
 

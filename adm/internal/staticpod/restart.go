@@ -28,9 +28,11 @@ const RestartedAtAnnotation = "triremeadm.trireme.dev/restarted-at"
 // apiserver that needs it, the apiserver before its clients.
 var RestartOrder = []string{Etcd, APIServer, ControllerManager, Scheduler, CloudControllerManager, VIPManager}
 
-// UpgradeOrder is the order upgrade replaces static pods in: RestartOrder,
-// then the etcd snapshot schedule, which nothing else waits for.
-var UpgradeOrder = append(append([]string{}, RestartOrder...), EtcdSnapshot)
+// UpgradeOrder is the order upgrade replaces static pods in: the VIP
+// manager first (it needs nothing but the Lease API, and the new one hands
+// the address over when this node's apiserver is replaced next), then
+// RestartOrder, then the etcd snapshot schedule, which nothing else waits for.
+var UpgradeOrder = []string{VIPManager, Etcd, APIServer, ControllerManager, Scheduler, CloudControllerManager, EtcdSnapshot}
 
 // Restart rewrites component's manifest with RestartedAtAnnotation set to now,
 // and returns the pod it wrote; a missing manifest gives (nil, nil).

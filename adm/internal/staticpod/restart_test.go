@@ -3,6 +3,7 @@ package staticpod
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -114,5 +115,22 @@ func TestEtcdSnapshotPod(t *testing.T) {
 	cfg.Cluster.Etcd.Local.Snapshots.Interval.Duration = 0
 	if _, err := EtcdSnapshotPod(cfg); err == nil {
 		t.Error("a pod with snapshots off")
+	}
+}
+
+// TestUpgradeOrder: upgrade replaces every static pod a restart does, and
+// the snapshot schedule, with the VIP manager before the apiserver.
+func TestUpgradeOrder(t *testing.T) {
+	want := append([]string{EtcdSnapshot}, RestartOrder...)
+	slices.Sort(want)
+	got := slices.Sorted(slices.Values(UpgradeOrder))
+	if !slices.Equal(got, want) {
+		t.Errorf("UpgradeOrder replaces %v, want %v", got, want)
+	}
+	if slices.Index(UpgradeOrder, VIPManager) > slices.Index(UpgradeOrder, APIServer) {
+		t.Errorf("UpgradeOrder %v replaces the apiserver before the VIP manager that hands its address over", UpgradeOrder)
+	}
+	if slices.Index(UpgradeOrder, Etcd) > slices.Index(UpgradeOrder, APIServer) {
+		t.Errorf("UpgradeOrder %v replaces the apiserver before etcd", UpgradeOrder)
 	}
 }

@@ -244,6 +244,11 @@ func APIServerPod(cfg *options.Config) (*corev1.Pod, error) {
 		"service-account-key-file":         in("sa.pub"),
 		"service-account-signing-key-file": in("sa.key"),
 		"service-cluster-ip-range":         cfg.Cluster.Networking.ServiceSubnet,
+		// A terminating apiserver (an upgrade, a restart) fails /readyz at
+		// once but serves on for this long: the VIP manager hands the
+		// address over meanwhile, and load balancers take it out, before
+		// it stops answering.
+		"shutdown-delay-duration": "3s",
 	}
 	if x := cfg.Cluster.Etcd.External; x != nil {
 		flags["etcd-servers"] = strings.Join(x.Endpoints, ",")

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -48,7 +49,16 @@ type Config struct {
 	Lease componentbaseconfig.LeaderElectionConfiguration
 	// Announcements is how many gratuitous ARPs a new holder sends, a second apart.
 	Announcements int
+	// ShuttingDown, when set, says whether this node's apiserver is
+	// shutting down. From SIGTERM on an apiserver says so while it still
+	// serves for its --shutdown-delay-duration: the holder hands the
+	// address over in that time, rather than let it die with the server and
+	// leave the others to wait the Lease out.
+	ShuttingDown func(context.Context) (bool, error)
 }
+
+// DrainPoll is how often a holder asks whether its apiserver is shutting down.
+const DrainPoll = 250 * time.Millisecond
 
 // Manager holds the virtual IP while its lease lasts.
 type Manager struct {
@@ -57,6 +67,9 @@ type Manager struct {
 	net    Network
 	log    logr.Logger
 	status *status
+	// handingOver is set while the holder gives the address up because its
+	// apiserver is shutting down.
+	handingOver atomic.Bool
 }
 
 // New returns a manager; c must reach this node's own apiserver.
@@ -83,13 +96,19 @@ func (m *Manager) Run(ctx context.Context) error {
 			Lease: m.cfg.Lease, Identity: m.cfg.Identity, Client: m.client, Watchdog: m.status.watchdog,
 			Leading: func(on bool) {
 				if !on {
-					m.release()
+					// Stopped or handing over, this manager has released
+					// the Lease itself; one that lost it must let go at once.
+					m.release(ctx.Err() != nil || m.handingOver.Load())
 				}
 			},
 		}, func(ctx context.Context) error {
 			m.lead(ctx)
 			return nil
 		})
+		if m.handingOver.Swap(false) {
+			// Standing again at once could win the Lease back.
+			m.awaitServing(ctx)
+		}
 		// A lost lease is no reason to stop: stand again.
 		if err != nil && !errors.Is(err, leaderelection.ErrLeadershipLost) {
 			return err
@@ -98,8 +117,34 @@ func (m *Manager) Run(ctx context.Context) error {
 	return nil
 }
 
+// shuttingDown says whether this node's apiserver says it is shutting
+// down; an apiserver that does not answer is not known to be.
+func (m *Manager) shuttingDown(ctx context.Context) bool {
+	if m.cfg.ShuttingDown == nil {
+		return false
+	}
+	down, err := m.cfg.ShuttingDown(ctx)
+	return err == nil && down
+}
+
+// awaitServing waits until this node's apiserver no longer says it is
+// shutting down: the old process has gone (nothing answers) or a new one
+// serves.
+func (m *Manager) awaitServing(ctx context.Context) {
+	t := time.NewTicker(DrainPoll)
+	defer t.Stop()
+	for m.shuttingDown(ctx) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
 // lead adds and announces the address, then keeps announcing it now and then
-// so that neighbours that missed the first announcements learn it too.
+// so that neighbours that missed the first announcements learn it too. It
+// returns, ending the lead, when this node's apiserver starts shutting down.
 func (m *Manager) lead(ctx context.Context) {
 	if err := m.net.Add(m.cfg.Interface, m.cfg.VIP); err != nil {
 		m.status.failures.WithLabelValues("add").Inc()
@@ -110,24 +155,68 @@ func (m *Manager) lead(ctx context.Context) {
 	m.status.holding.Set(1)
 	m.status.transitions.WithLabelValues("acquired").Inc()
 	m.log.Info("Holding the virtual IP", "vip", m.cfg.VIP, "interface", m.cfg.Interface)
-	for i := 0; ; i++ {
-		if err := m.net.Announce(m.cfg.Interface, m.cfg.VIP); err != nil {
-			m.status.failures.WithLabelValues("announce").Inc()
-			m.log.Error(err, "Could not announce the virtual IP", "vip", m.cfg.VIP)
-		}
-		wait := time.Second
-		if i >= m.cfg.Announcements {
-			wait = 30 * time.Second
-		}
+	announce := time.NewTimer(0)
+	defer announce.Stop()
+	var drain <-chan time.Time
+	if m.cfg.ShuttingDown != nil {
+		t := time.NewTicker(DrainPoll)
+		defer t.Stop()
+		drain = t.C
+	}
+	for i := 0; ; {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(wait):
+		case <-announce.C:
+			if err := m.net.Announce(m.cfg.Interface, m.cfg.VIP); err != nil {
+				m.status.failures.WithLabelValues("announce").Inc()
+				m.log.Error(err, "Could not announce the virtual IP", "vip", m.cfg.VIP)
+			}
+			wait := time.Second
+			if i >= m.cfg.Announcements {
+				wait = 30 * time.Second
+			}
+			i++
+			announce.Reset(wait)
+		case <-drain:
+			if m.shuttingDown(ctx) {
+				m.log.Info("This node's apiserver is shutting down: handing the virtual IP over", "vip", m.cfg.VIP)
+				m.handingOver.Store(true)
+				return
+			}
 		}
 	}
 }
 
-func (m *Manager) release() {
+// awaitSuccessor waits, at most a lease's duration, until the Lease names
+// another holder: a holder handing the address over (it stops, or its
+// apiserver does) keeps it until then, so that it is never on no node.
+func (m *Manager) awaitSuccessor() {
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.Lease.LeaseDuration.Duration)
+	defer cancel()
+	leases := m.client.CoordinationV1().Leases(m.cfg.Lease.ResourceNamespace)
+	t := time.NewTicker(DrainPoll / 2)
+	defer t.Stop()
+	for {
+		l, err := leases.Get(ctx, m.cfg.Lease.ResourceName, metav1.GetOptions{})
+		if err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "" && *l.Spec.HolderIdentity != m.cfg.Identity {
+			m.log.Info("Handed the virtual IP over", "vip", m.cfg.VIP, "to", *l.Spec.HolderIdentity)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// release takes the address off this node, once another holder has it
+// when handOver is set.
+func (m *Manager) release(handOver bool) {
+	if handOver && m.status.held.Load() {
+		m.awaitSuccessor()
+	}
 	if err := m.net.Delete(m.cfg.Interface, m.cfg.VIP); err != nil {
 		m.status.failures.WithLabelValues("delete").Inc()
 		m.log.Error(err, "Could not remove the virtual IP", "vip", m.cfg.VIP, "interface", m.cfg.Interface)

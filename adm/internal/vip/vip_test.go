@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,18 +25,47 @@ type fakeNetwork struct {
 	mu        sync.Mutex
 	addrs     map[string]bool
 	announced int
+	// events, when set, records "<name> add" and "<name> delete" in the
+	// order they happen across networks.
+	name   string
+	events *eventLog
+}
+
+// eventLog is the order of what happened on several fake networks.
+type eventLog struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (l *eventLog) add(e string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, e)
+}
+
+func (l *eventLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.events, ", ")
 }
 
 func (f *fakeNetwork) Add(iface string, ip net.IP) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.addrs[iface+"/"+ip.String()] = true
+	f.events.add(f.name + " add")
 	return nil
 }
 
 func (f *fakeNetwork) Delete(iface string, ip net.IP) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.addrs[iface+"/"+ip.String()] {
+		f.events.add(f.name + " delete")
+	}
 	delete(f.addrs, iface+"/"+ip.String())
 	return nil
 }
@@ -101,6 +131,57 @@ func TestFailover(t *testing.T) {
 		defer netB.mu.Unlock()
 		return netB.announced > 0
 	})
+}
+
+// TestHandOverOnShutdown: a holder whose apiserver starts shutting down
+// hands the Lease over at once, without the others waiting it out, keeps
+// the address until the next holder has taken it, and does not stand again
+// until its apiserver serves.
+func TestHandOverOnShutdown(t *testing.T) {
+	c := fake.NewClientset()
+	vip := net.ParseIP("10.0.0.100").To4()
+	events := &eventLog{}
+	var aDown atomic.Bool
+	cfgA := Config{VIP: vip, Interface: "eth0", Identity: "a", Lease: testLease(), Announcements: 1,
+		ShuttingDown: func(context.Context) (bool, error) { return aDown.Load(), nil }}
+	cfgB := cfgA
+	cfgB.Identity, cfgB.ShuttingDown = "b", nil
+	// a's Lease lasts far longer than the test: only a release lets b in.
+	cfgA.Lease.LeaseDuration.Duration = time.Hour
+	netA := &fakeNetwork{addrs: map[string]bool{}, name: "a", events: events}
+	netB := &fakeNetwork{addrs: map[string]bool{}, name: "b", events: events}
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+	holder := func() string {
+		l, err := c.CoordinationV1().Leases("kube-system").Get(context.Background(), DefaultLeaseName, metav1.GetOptions{})
+		if err != nil || l.Spec.HolderIdentity == nil {
+			return ""
+		}
+		return *l.Spec.HolderIdentity
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = New(cfgA, c, netA, logr.Discard()).Run(ctx) }()
+	testwait.ForTrue(t, 10*time.Second, "a to hold the address", func() bool { return netA.has("eth0/10.0.0.100") })
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = New(cfgB, c, netB, logr.Discard()).Run(ctx) }()
+
+	aDown.Store(true)
+	testwait.ForTrue(t, 10*time.Second, "b to take the address over", func() bool { return netB.has("eth0/10.0.0.100") })
+	testwait.ForTrue(t, 10*time.Second, "a to let the address go", func() bool { return !netA.has("eth0/10.0.0.100") })
+	if got, want := events.String(), "a add, b add, a delete"; got != want {
+		t.Errorf("events %q, want %q: the address must be on some node throughout", got, want)
+	}
+	// a's apiserver still says it is shutting down: a must not stand.
+	time.Sleep(4 * cfgA.Lease.RetryPeriod.Duration)
+	if h := holder(); h != "b" {
+		t.Fatalf("the Lease is held by %q, want b", h)
+	}
+	aDown.Store(false)
+	time.Sleep(4 * cfgA.Lease.RetryPeriod.Duration)
+	if h := holder(); h != "b" || netA.has("eth0/10.0.0.100") {
+		t.Errorf("a took the Lease (%q) or the address back from a live holder", h)
+	}
 }
 
 func TestGratuitousARP(t *testing.T) {
