@@ -133,13 +133,15 @@ bench: build kwok
 
 # bench-faults: e2e/faults' long form: the cluster installed by an earlier
 # commit's build (UPGRADE_FROM, built by hack/build-earlier.sh), upgraded to
-# this build under the write load, then every fault three times over.
+# this build under the write load, then every fault three times over; then,
+# on a cluster of its own, a snapshot of a 1 GiB etcd under the write load.
 # UPGRADE_FROM is the first commit whose kubelet gives a replaced static
 # pod's new mirror pod its status: upgrade does not replace the kubelet, and
 # with an earlier one each replaced component waits long for its mirror.
 UPGRADE_FROM ?= 1d9f062
 bench-faults: build images
 	TRIREME_E2E_UPGRADE_FROM=$$(./hack/build-earlier.sh $(UPGRADE_FROM)) $(MAKE) --no-print-directory e2e-faults FAULTS_ROUNDS=3
+	TRIREME_BIN_DIR=$(CURDIR)/$(BIN) TRIREME_E2E_FAULTS=1 go test $(TEST_FLAGS) -count=1 -v -run '^TestHAControlPlane$$' -bench Snapshot1GB -benchtime 1x -timeout 40m ./e2e/faults/
 
 # bench-cluster: load drivers on a cluster triremeadm installs on this machine
 # (as e2e-cluster, it takes the host's ports): kubectl top pods -A with 500 pods,

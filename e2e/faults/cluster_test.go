@@ -90,20 +90,30 @@ type haCluster struct {
 // an earlier one's) with the images in imageDir.
 func newCluster(root, adm, installAdm, imageDir string) *haCluster {
 	c := &haCluster{root: root, adm: adm, installedWith: installAdm, admin: filepath.Join(root, "cp1/etc/trireme/admin.conf")}
-	cp := testcluster.ImageArchives(imageDir, "pause", "etcd", "trireme-apiserver", "trireme-controller-manager", "trireme-scheduler", "trireme-vip")
 	for i, name := range []string{"cp1", "cp2", "cp3", "w1"} {
 		n := &node{Node: &netnsnode.Node{
 			Name: "trf-" + name, Netns: "trf" + name, Port: "trf" + name + "h",
 			IP:   netip.MustParseAddr(fmt.Sprintf("10.214.9.%d", 11+i)),
-			Root: filepath.Join(root, name), Switch: &suiteSwitch, Adm: installAdm, Images: cp,
+			Root: filepath.Join(root, name), Switch: &suiteSwitch, Adm: installAdm,
 		}, controlPlane: i < 3}
 		if !n.controlPlane {
 			n.IP = netip.MustParseAddr("10.214.9.21")
-			n.Images = testcluster.ImageArchives(imageDir, "pause", "busybox")
 		}
+		n.Images = n.imageArchives(imageDir)
 		c.nodes = append(c.nodes, n)
 	}
 	return c
+}
+
+// workerImages are the images a worker's pods run in the suite.
+var workerImages = []string{"pause", "busybox"}
+
+// imageArchives are the archives in dir of the images the node runs.
+func (n *node) imageArchives(dir string) []string {
+	if n.controlPlane {
+		return testcluster.ImageArchives(dir, controlPlaneImages...)
+	}
+	return testcluster.ImageArchives(dir, workerImages...)
 }
 
 func (c *haCluster) controlPlane() []*node { return c.nodes[:3] }
@@ -163,6 +173,16 @@ func (c *haCluster) mountSmallDisk() error {
 	}
 	if err := syscall.Mount("tmpfs", smallDisk, "tmpfs", 0, "size="+etcdDiskSize+",mode=0700"); err != nil {
 		return fmt.Errorf("mount a tmpfs on %s: %w", smallDisk, err)
+	}
+	return nil
+}
+
+// growSmallDisk gives cp3's etcd disk size bytes of room (tmpfs keeps its
+// contents through a remount).
+func (c *haCluster) growSmallDisk(size string) error {
+	dir := c.nodes[2].etcdDataDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT, "size="+size+",mode=0700"); err != nil {
+		return fmt.Errorf("grow the tmpfs on %s to %s: %w", dir, size, err)
 	}
 	return nil
 }
@@ -440,6 +460,21 @@ func (c *haCluster) vipHolder(ctx context.Context) (string, error) {
 	return c.kubectl(ctx, "--request-timeout=2s", "get", "lease", "-n", "kube-system", "trireme-vip", "-o", "jsonpath={.spec.holderIdentity}")
 }
 
+// vipMove says where and when the VIP went after start, when it left
+// holder: the part of a gap on the holder that is the election's.
+func (c *haCluster) vipMove(ctx context.Context, holder string, start time.Time) string {
+	out, err := c.kubectl(ctx, "--request-timeout=2s", "get", "lease", "-n", "kube-system", "trireme-vip", "-o", "jsonpath={.spec.holderIdentity} {.spec.acquireTime}")
+	if err != nil {
+		return err.Error()
+	}
+	to, at, _ := strings.Cut(strings.TrimSpace(out), " ")
+	acquired, err := time.Parse(time.RFC3339Nano, at)
+	if to == holder || err != nil || acquired.Before(start) {
+		return fmt.Sprintf("the VIP stayed on %s", holder)
+	}
+	return fmt.Sprintf("the VIP moved to %s %s after the fault", to, acquired.Sub(start).Round(10*time.Millisecond))
+}
+
 // etcdClient reaches the members at the given nodes' addresses with cp1's
 // healthcheck client certificate.
 func (c *haCluster) etcdClient(nodes ...*node) (*clientv3.Client, error) {
@@ -464,17 +499,18 @@ func (c *haCluster) etcdClient(nodes ...*node) (*clientv3.Client, error) {
 
 func etcdEndpoint(n *node) string { return "https://" + n.IP.String() + ":2379" }
 
-// etcdStatus asks every member for its status; it fails unless all three
-// answer and agree on one leader. It returns the leader's node.
-func (c *haCluster) etcdStatus(ctx context.Context) (*node, error) {
+// maxRaftLag is how far behind the leader's log a member may have applied
+// and count as caught up: a few seconds of the suite's load.
+const maxRaftLag = 1000
+
+// etcdMemberStatus asks every member for its status.
+func (c *haCluster) etcdMemberStatus(ctx context.Context) (map[*node]*clientv3.StatusResponse, error) {
 	cli, err := c.etcdClient(c.controlPlane()...)
 	if err != nil {
 		return nil, err
 	}
 	defer cli.Close()
-	var leader *node
-	ids := map[uint64]*node{}
-	var leaderID uint64
+	out := map[*node]*clientv3.StatusResponse{}
 	for _, n := range c.controlPlane() {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		s, err := cli.Status(sctx, etcdEndpoint(n))
@@ -482,16 +518,84 @@ func (c *haCluster) etcdStatus(ctx context.Context) (*node, error) {
 		if err != nil {
 			return nil, fmt.Errorf("etcd member of %s: %w", n.Name, err)
 		}
-		ids[s.Header.MemberId] = n
+		out[n] = s
+	}
+	return out, nil
+}
+
+// etcdStatus fails unless every member answers, all agree on one leader
+// and have caught up with its log (a member back from a partition that has
+// not, and one other member lost, leave etcd without a quorum that can
+// commit). It returns the leader's node.
+func (c *haCluster) etcdStatus(ctx context.Context) (*node, error) {
+	members, err := c.etcdMemberStatus(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var leader *node
+	var leaderID uint64
+	for n, s := range members {
 		if leaderID != 0 && s.Leader != leaderID {
 			return nil, fmt.Errorf("etcd members disagree on their leader")
 		}
 		leaderID = s.Leader
+		if s.Header.MemberId == s.Leader {
+			leader = n
+		}
 	}
-	if leader = ids[leaderID]; leader == nil {
+	if leader == nil {
 		return nil, fmt.Errorf("etcd's leader %x is none of the members", leaderID)
 	}
+	head := members[leader].RaftIndex
+	for n, s := range members {
+		if s.RaftAppliedIndex+maxRaftLag < head {
+			return nil, fmt.Errorf("etcd member of %s has applied its log to %d, %d behind the leader's", n.Name, s.RaftAppliedIndex, head-s.RaftAppliedIndex)
+		}
+	}
 	return leader, nil
+}
+
+// moveEtcdLeader makes n's member etcd's leader, and waits until it is.
+func (c *haCluster) moveEtcdLeader(ctx context.Context, n *node) error {
+	leader, err := c.etcdStatus(ctx)
+	if err != nil || leader == n {
+		return err
+	}
+	members, err := c.etcdMemberStatus(ctx)
+	if err != nil {
+		return err
+	}
+	cli, err := c.etcdClient(leader)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	if _, err := cli.MoveLeader(ctx, members[n].Header.MemberId); err != nil {
+		return fmt.Errorf("move etcd's leader from %s to %s: %w", leader.Name, n.Name, err)
+	}
+	return testwait.Poll{Interval: 200 * time.Millisecond}.Until(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
+		l, err := c.etcdStatus(ctx)
+		return err == nil && l == n, err
+	})
+}
+
+// etcdProgress is each member's applied index, the leader marked: what a
+// fault's recovery depends on.
+func (c *haCluster) etcdProgress(ctx context.Context) string {
+	members, err := c.etcdMemberStatus(ctx)
+	if err != nil {
+		return err.Error()
+	}
+	var parts []string
+	for _, n := range c.controlPlane() {
+		s := members[n]
+		p := fmt.Sprintf("%s %d", n.Name, s.RaftAppliedIndex)
+		if s.Header.MemberId == s.Leader {
+			p += " (leader)"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // etcdHashes returns each member's hash of its key space at one revision,

@@ -62,10 +62,15 @@ func TestUpgrade(t *testing.T) {
 				t.Fatalf("before the upgrade of %s: %v", n.Name, err)
 			}
 		}
+		holder, err := c.vipHolder(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
 		step := time.Now()
 		if err := n.Import(testcluster.ImageArchives(testcluster.ImageDir(), controlPlaneImages...)); err != nil {
 			t.Fatal(err)
 		}
+		imported := since(step)
 		args := []string{c.adm, "upgrade", "node", to, "--root-dir", n.Root}
 		if i == 0 {
 			args[2] = "apply"
@@ -74,7 +79,12 @@ func TestUpgrade(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s on %s: %v\n%s", strings.Join(args[:4], " "), n.Name, err, out)
 		}
-		logf("upgrade: %s on %s (images imported, then %s): %s", strings.Join(args[1:3], " "), n.Name, from+" → "+to, since(step))
+		logf("upgrade: %s on %s (images imported in %s, then %s): %s", strings.Join(args[1:3], " "), n.Name, imported, from+" → "+to, since(step))
+		// Where in the node's step the writes stopped longest, to hold
+		// against the steps' times below.
+		nw := l.ledger.Window(step, time.Now())
+		logf("upgrade: %s (VIP holder before: %s): %d writes, %d failed, longest without an acknowledged write %s from %s into the node's step; %s",
+			n.Name, holder, nw.Requests, nw.Failed, ms(nw.LongestGap), ms(nw.GapStart.Sub(step)), c.vipMove(ctx, holder, step))
 		for _, l := range strings.Split(string(out), "\n") {
 			if l = strings.TrimSpace(l); strings.Contains(l, " ... ") || strings.Contains(l, " healthy at ") {
 				logf("upgrade: %s: %s", n.Name, l)

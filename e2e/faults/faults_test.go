@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -48,20 +49,26 @@ var faults = []fault{
 		n := c.otherControlPlane(holder)
 		return n, n.plugIn, n.unplug()
 	}},
+	{name: "etcd leader's node cut off from the others", lasts: 30 * time.Second, inject: func(ctx context.Context, c *haCluster, _ string) (*node, func() error, error) {
+		n, err := c.etcdStatus(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return n, n.plugIn, n.unplug()
+	}},
 	{name: "whole node stopped", lasts: 20 * time.Second, inject: func(_ context.Context, c *haCluster, holder string) (*node, func() error, error) {
 		n := c.node(holder)
-		stopped := n.processes()
-		for _, p := range stopped {
-			_ = syscall.Kill(p.PID, syscall.SIGSTOP)
+		heal, err := n.stop()
+		return n, heal, err
+	}},
+	// One node in three holds both: the worst node to lose.
+	{name: "whole node stopped, leading etcd too", lasts: 20 * time.Second, inject: func(ctx context.Context, c *haCluster, holder string) (*node, func() error, error) {
+		n := c.node(holder)
+		if err := c.moveEtcdLeader(ctx, n); err != nil {
+			return nil, nil, err
 		}
-		heal := func() error {
-			err := n.plugIn()
-			for _, p := range stopped {
-				_ = syscall.Kill(p.PID, syscall.SIGCONT)
-			}
-			return err
-		}
-		return n, heal, n.unplug()
+		heal, err := n.stop()
+		return n, heal, err
 	}},
 	{name: "etcd member's disk full", lasts: 20 * time.Second, inject: func(_ context.Context, c *haCluster, _ string) (*node, func() error, error) {
 		n := c.nodes[2]
@@ -176,6 +183,7 @@ func runFault(ctx context.Context, t *testing.T, c *haCluster, l *load, f fault,
 		t.Errorf("before %q: VIP holder %q: %v", f.name, holder, err)
 		return false
 	}
+	progress := c.etcdProgress(ctx)
 	start := time.Now()
 	target, heal, err := f.inject(ctx, c, holder)
 	if err != nil {
@@ -208,8 +216,11 @@ func runFault(ctx context.Context, t *testing.T, c *haCluster, l *load, f fault,
 	if w.Failed > 0 {
 		logf("round %d: %s: failures: %s", round, f.name, w)
 	}
+	if target.Name == holder {
+		logf("round %d: %s: %s; etcd members' applied log before it: %s", round, f.name, c.vipMove(ctx, holder, start), progress)
+	}
 	if w.LongestGap > slowRecovery {
-		c.dumpVIP(ctx)
+		c.dumpVIP(ctx, w.GapStart, w.GapStart.Add(w.LongestGap))
 	}
 	return true
 }
@@ -228,17 +239,53 @@ func (c *haCluster) waitHealthy(ctx context.Context, since time.Time, timeout ti
 }
 
 // slowRecovery is a gap in the writes past which the suite prints how the
-// VIP moved: the lease and each VIP manager's log.
-const slowRecovery = 10 * time.Second
+// VIP moved: the lease, each VIP manager's log and etcd's raft lines. It is
+// issue 28's bound on the VIP holder, so every miss explains itself.
+const slowRecovery = 6 * time.Second
 
-// dumpVIP prints the VIP's Lease and the end of each VIP manager's log.
-func (c *haCluster) dumpVIP(ctx context.Context) {
+// dumpVIP prints the VIP's Lease, the end of each VIP manager's log, and
+// what etcd's members said about raft, or warned of, during the gap from
+// `from` to `to`.
+func (c *haCluster) dumpVIP(ctx context.Context, from, to time.Time) {
 	out, err := c.kubectl(ctx, "get", "lease", "-n", "kube-system", "trireme-vip", "-o", "yaml")
 	logf("writes stopped for longer than %s; the VIP's Lease (%v):\n%s", slowRecovery, err, out)
 	c.dumpPodLogs("trireme-vip", 15)
 	// The long gaps seen so far were etcd's: the surviving apiservers
 	// could not read the Lease.
-	c.dumpPodLogs("etcd", 15)
+	for _, n := range c.controlPlane() {
+		logs, _ := filepath.Glob(filepath.Join(n.Root, "var/log/pods", "kube-system_etcd-"+n.Name+"_*", "*", "*.log"))
+		for _, l := range logs {
+			data, _ := os.ReadFile(l)
+			logf("%s, %s to %s:\n%s", l, from.Format(time.StampMilli), to.Format(time.StampMilli), etcdLinesBetween(string(data), from, to, 60))
+		}
+	}
+}
+
+// etcdNoise are etcd's warnings that come by the hundred in a gap and say
+// only that requests were slow or a peer unreachable.
+var etcdNoise = []string{"dropped internal Raft message", `"msg":"request stats"`, "apply request took too long", "prober detected unhealthy status"}
+
+// etcdLinesBetween picks, from a container log of etcd, at most max lines
+// written between from and to that are raft's or warnings and errors.
+func etcdLinesBetween(log string, from, to time.Time, max int) string {
+	var out []string
+	for _, l := range strings.Split(log, "\n") {
+		at, rest, _ := strings.Cut(l, " ")
+		t, err := time.Parse(time.RFC3339Nano, at)
+		if err != nil || t.Before(from) || t.After(to) {
+			continue
+		}
+		if slices.ContainsFunc(etcdNoise, func(n string) bool { return strings.Contains(rest, n) }) {
+			continue
+		}
+		if strings.Contains(rest, `"logger":"raft"`) || strings.Contains(rest, `"level":"warn"`) || strings.Contains(rest, `"level":"error"`) {
+			out = append(out, l)
+		}
+	}
+	if len(out) > max {
+		out = append(out[:max], fmt.Sprintf("... %d more", len(out)-max))
+	}
+	return strings.Join(out, "\n")
 }
 
 // dumpPodLogs prints the tail of every container log of each control-plane
@@ -272,6 +319,26 @@ func (c *haCluster) otherControlPlane(holder string) *node {
 		}
 	}
 	return nil
+}
+
+// stop freezes every process of the node (SIGSTOP) and unplugs it, as a
+// machine that hangs; heal plugs it in and thaws them.
+func (n *node) stop() (heal func() error, err error) {
+	stopped := n.processes()
+	for _, p := range stopped {
+		_ = syscall.Kill(p.PID, syscall.SIGSTOP)
+	}
+	heal = func() error {
+		err := n.plugIn()
+		for _, p := range stopped {
+			_ = syscall.Kill(p.PID, syscall.SIGCONT)
+		}
+		return err
+	}
+	if err := n.unplug(); err != nil {
+		return nil, errors.Join(err, heal())
+	}
+	return heal, nil
 }
 
 // kill sends SIGKILL to the node's process of binary.
@@ -323,4 +390,24 @@ func fillDisk(dir string) (string, error) {
 		off += size
 	}
 	return name, nil
+}
+
+func TestEtcdLinesBetween(t *testing.T) {
+	log := strings.Join([]string{
+		`2026-12-05T02:00:00.5Z stderr F {"level":"info","logger":"raft","msg":"before"}`,
+		`2026-12-05T02:00:01.5Z stderr F {"level":"info","logger":"raft","msg":"elected"}`,
+		`2026-12-05T02:00:02Z stderr F {"level":"info","msg":"trace"}`,
+		`2026-12-05T02:00:02.5Z stderr F {"level":"warn","msg":"read index"}`,
+		`2026-12-05T02:00:03Z stderr F {"level":"warn","msg":"dropped internal Raft message since sending buffer is full"}`,
+		`2026-12-05T02:00:09Z stderr F {"level":"error","msg":"after"}`,
+		`not a log line`,
+	}, "\n")
+	from, to := time.Date(2026, 12, 5, 2, 0, 1, 0, time.UTC), time.Date(2026, 12, 5, 2, 0, 5, 0, time.UTC)
+	got := etcdLinesBetween(log, from, to, 60)
+	if !strings.Contains(got, "elected") || !strings.Contains(got, "read index") || strings.Count(got, "\n") != 1 {
+		t.Errorf("lines between = %q, want the raft line and the warning only", got)
+	}
+	if got := etcdLinesBetween(log, from, to, 1); !strings.HasSuffix(got, "... 1 more") {
+		t.Errorf("capped at one line = %q", got)
+	}
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	loadstats "trireme.dev/e2e/internal/load"
 )
 
 // Ledger records the writes of the suite's load: for every object the value
@@ -124,6 +126,10 @@ type Window struct {
 	// write ending, the window's start and end included: how long writes
 	// were unavailable.
 	LongestGap time.Duration
+	// GapStart is when the longest gap began.
+	GapStart time.Time
+	// P50 and P99 are the latencies of the acknowledged requests.
+	P50, P99 time.Duration
 }
 
 // Window summarizes the requests that ended between from and to.
@@ -133,6 +139,7 @@ func (l *Ledger) Window(from, to time.Time) Window {
 	w := Window{Failures: map[string]int{}}
 	// The ops are in the order they ended per writer, not across writers.
 	var ends []time.Time
+	var latencies []time.Duration
 	for _, o := range l.ops {
 		if o.end.Before(from) || o.end.After(to) {
 			continue
@@ -140,6 +147,7 @@ func (l *Ledger) Window(from, to time.Time) Window {
 		w.Requests++
 		if o.ok {
 			ends = append(ends, o.end)
+			latencies = append(latencies, o.end.Sub(o.start))
 		} else {
 			w.Failed++
 			w.Failures[o.failure]++
@@ -149,10 +157,12 @@ func (l *Ledger) Window(from, to time.Time) Window {
 	last := from
 	for _, e := range append(ends, to) {
 		if gap := e.Sub(last); gap > w.LongestGap {
-			w.LongestGap = gap
+			w.LongestGap, w.GapStart = gap, last
 		}
 		last = e
 	}
+	slices.Sort(latencies)
+	w.P50, w.P99 = loadstats.Percentile(latencies, 50), loadstats.Percentile(latencies, 99)
 	return w
 }
 

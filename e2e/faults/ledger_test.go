@@ -78,7 +78,8 @@ func TestLedgerWindow(t *testing.T) {
 		l.Record("a", 1, at(o.end-0.1), at(o.end), err)
 	}
 	got := l.Window(at(0), at(7))
-	want := Window{Requests: 6, Failed: 2, LongestGap: 4500 * time.Millisecond, Failures: map[string]int{"refused": 2}}
+	want := Window{Requests: 6, Failed: 2, LongestGap: 4500 * time.Millisecond, Failures: map[string]int{"refused": 2},
+		GapStart: at(1), P50: 100 * time.Millisecond, P99: 100 * time.Millisecond}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Window = %+v, want %+v", got, want)
 	}

@@ -123,7 +123,7 @@ func (l *load) write(ctx context.Context, c kubernetes.Interface, w int) {
 
 // waitStarted waits until every writer's objects exist, so that every
 // later write is an update or a creation of a new object.
-func (l *load) waitStarted(t *testing.T) {
+func (l *load) waitStarted(t testing.TB) {
 	t.Helper()
 	testwait.ForTrue(t, time.Minute, "the load's objects created", func() bool {
 		return l.ledger.Acknowledged() >= writers*objectsPerWriter

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"trireme.dev/componentbase/testcluster"
 	"trireme.dev/componentbase/testwait"
 )
 
@@ -90,6 +91,15 @@ func TestRestore(t *testing.T) {
 	logf("restore: 4 nodes reset: %s", since(start))
 	if err := c.mountSmallDisk(); err != nil {
 		t.Fatal(err)
+	}
+	if c.installedWith != c.adm {
+		// The nodes hold the earlier build's images (the upgrade imported
+		// only the control plane's): a user imports this build's first.
+		for _, n := range c.nodes {
+			if err := n.Import(n.imageArchives(testcluster.ImageDir())); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	start = time.Now()
 	if err := c.install(ctx, "--etcd-restore", file); err != nil {
