@@ -21,9 +21,29 @@ class APIError extends Error {
   constructor(status) { super(status.message || 'request failed'); this.status = status; }
 }
 
+// retryAfter is how long a read that never reached the console waits
+// before each new try (ms).
+const retryAfter = [250, 500, 1000, 2000];
+
+// call sends a request to the console and returns its JSON answer, or
+// throws an APIError. A read that fails to reach the console at all (the
+// fetch itself fails: Chromium drops requests in flight when the host's
+// network changes, a laptop wakes up) is tried again a few times; one that
+// still fails, and any other request that does, is an APIError the views
+// show, never a blank page.
 async function call(url, opts = {}) {
-  const r = await fetch(url, { credentials: 'same-origin', ...opts });
-  const text = await r.text();
+  const read = !opts.method || opts.method === 'GET';
+  let r, text;
+  for (let i = 0; ; i++) {
+    try {
+      r = await fetch(url, { credentials: 'same-origin', ...opts });
+      text = await r.text();
+      break;
+    } catch (e) {
+      if (!read || i >= retryAfter.length) throw new APIError({ reason: 'Unreachable', message: `could not reach the console: ${e.message}` });
+      await new Promise(res => setTimeout(res, retryAfter[i]));
+    }
+  }
   let body = null;
   try { body = text ? JSON.parse(text) : null; } catch { body = { message: text }; }
   if (r.status === 401 && !url.startsWith('/login')) { showSignIn(body?.message || 'signed out'); throw new APIError(body || {}); }
@@ -42,7 +62,7 @@ function setStatus(msg) { statusBox.textContent = msg; }
 function errorBox(err) {
   const st = err.status || { message: String(err) };
   const box = el('div', { class: 'error', role: 'alert' });
-  const head = st.code === 403 ? `Forbidden: ${st.message}` : `${st.reason || 'Error'} (${st.code || '?'}): ${st.message}`;
+  const head = st.code === 403 ? `Forbidden: ${st.message}` : `${st.reason || 'Error'}${st.code ? ` (${st.code})` : ''}: ${st.message}`;
   box.append(el('p', {}, head));
   const causes = st.details?.causes || [];
   if (causes.length) {
