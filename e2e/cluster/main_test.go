@@ -270,7 +270,7 @@ func nodeSysctls() error {
 // podNetworkLeftovers lists what of the pod network a node's reset left in
 // its network namespace (run runs a command there): flannel's device, routes
 // into the pod network, flannel's nftables tables and iptables chains,
-// trireme-netpol's table.
+// trireme-netpol's table, the CNI plugins' iptables chains.
 func podNetworkLeftovers(node string, run func(name string, args ...string) *exec.Cmd) []string {
 	var problems []string
 	if err := run("ip", "link", "show", "flannel.1").Run(); err == nil {
@@ -284,6 +284,8 @@ func podNetworkLeftovers(node string, run func(name string, args ...string) *exe
 	}
 	if out, _ := run("iptables-save").CombinedOutput(); strings.Contains(string(out), "FLANNEL") {
 		problems = append(problems, node+": flannel's iptables chains are left")
+	} else if strings.Contains(string(out), ":CNI-") {
+		problems = append(problems, node+": the CNI plugins' iptables chains (portmap's, bridge's) are left")
 	}
 	return problems
 }

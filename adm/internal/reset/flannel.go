@@ -2,6 +2,7 @@ package reset
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +37,8 @@ type commands interface {
 	Has(name string) bool
 	// Run runs name with args and returns its combined output.
 	Run(ctx context.Context, name string, args ...string) ([]byte, error)
+	// RunInput is Run with input on the command's standard input.
+	RunInput(ctx context.Context, input []byte, name string, args ...string) ([]byte, error)
 }
 
 type execCommands struct{}
@@ -47,6 +50,12 @@ func (execCommands) Has(name string) bool {
 
 func (execCommands) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	return exec.CommandContext(ctx, name, args...).CombinedOutput()
+}
+
+func (execCommands) RunInput(ctx context.Context, input []byte, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdin = bytes.NewReader(input)
+	return cmd.CombinedOutput()
 }
 
 // CleanupFlannel removes what the flannel addon made in this node's network

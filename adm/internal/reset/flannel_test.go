@@ -17,7 +17,11 @@ type fakeCommands struct {
 	tools   []string
 	present []string
 	failing []string
+	// outputs are what commands print, by the command line.
+	outputs map[string]string
 	ran     []string
+	// inputs are what RunInput gave each command, in order.
+	inputs []string
 }
 
 func (f *fakeCommands) Has(name string) bool { return slices.Contains(f.tools, name) }
@@ -27,6 +31,9 @@ func (f *fakeCommands) Run(_ context.Context, name string, args ...string) ([]by
 	f.ran = append(f.ran, cmd)
 	if slices.Contains(f.failing, cmd) {
 		return []byte("Operation not permitted"), errors.New("exit status 1")
+	}
+	if out, ok := f.outputs[cmd]; ok {
+		return []byte(out), nil
 	}
 	if strings.Contains(cmd, " -S ") || strings.HasPrefix(cmd, "nft list") {
 		for _, p := range f.present {
@@ -43,6 +50,11 @@ func (f *fakeCommands) Run(_ context.Context, name string, args ...string) ([]by
 		}
 	}
 	return nil, nil
+}
+
+func (f *fakeCommands) RunInput(ctx context.Context, input []byte, name string, args ...string) ([]byte, error) {
+	f.inputs = append(f.inputs, string(input))
+	return f.Run(ctx, name, args...)
 }
 
 func TestCleanupFlannel(t *testing.T) {

@@ -33,8 +33,8 @@ type Inputs struct {
 	// PKIDir and EtcdDataDir are below the root already.
 	PKIDir, EtcdDataDir string
 	// Network cleans the node's networking in this network namespace too:
-	// the control plane's virtual IP, the proxy's, flannel's and
-	// trireme-netpol's rules and the CNI bridge. triremeadm reset sets it;
+	// the control plane's virtual IP, the proxy's, flannel's,
+	// trireme-netpol's and the CNI plugins' rules and the CNI bridge. triremeadm reset sets it;
 	// a reset of files below a test root leaves the machine's network alone,
 	// where another cluster's pods may depend on that bridge and those rules.
 	Network bool
@@ -187,8 +187,8 @@ func Run(in Inputs, report func(format string, args ...any)) error {
 }
 
 // cleanNetwork removes what the node added to this network namespace: the
-// virtual IP, the proxy's, flannel's and trireme-netpol's rules, and the CNI
-// bridge.
+// virtual IP, the proxy's, flannel's, trireme-netpol's and the CNI plugins'
+// rules, and the CNI bridge.
 func cleanNetwork(ctx context.Context, in Inputs, report func(format string, args ...any)) []error {
 	var errs []error
 	if ok, err := RemoveVIP(in, vip.Linux{}); err != nil {
@@ -206,6 +206,9 @@ func cleanNetwork(ctx context.Context, in Inputs, report func(format string, arg
 	}
 	if err := CleanupNetworkPolicy(ctx, report); err != nil {
 		errs = append(errs, fmt.Errorf("clean up trireme-netpol: %w", err))
+	}
+	if err := CleanupCNIChains(ctx, report); err != nil {
+		errs = append(errs, fmt.Errorf("clean up the CNI plugins' chains: %w", err))
 	}
 	if ok, err := DeleteLink(containerd.BridgeName); err != nil {
 		errs = append(errs, err)
