@@ -532,17 +532,19 @@ func (c *haCluster) etcdStatus(ctx context.Context) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	var leader *node
+	return settledLeader(members)
+}
+
+// settledLeader is etcdStatus's verdict on the members' statuses.
+func settledLeader(members map[*node]*clientv3.StatusResponse) (*node, error) {
 	var leaderID uint64
-	for n, s := range members {
+	for _, s := range members {
 		if leaderID != 0 && s.Leader != leaderID {
 			return nil, fmt.Errorf("etcd members disagree on their leader")
 		}
 		leaderID = s.Leader
-		if s.Header.MemberId == s.Leader {
-			leader = n
-		}
 	}
+	leader := etcdLeader(members)
 	if leader == nil {
 		return nil, fmt.Errorf("etcd's leader %x is none of the members", leaderID)
 	}
@@ -555,14 +557,24 @@ func (c *haCluster) etcdStatus(ctx context.Context) (*node, error) {
 	return leader, nil
 }
 
+// etcdLeader is the node whose member says it leads, nil if none does.
+func etcdLeader(members map[*node]*clientv3.StatusResponse) *node {
+	for n, s := range members {
+		if s.Header.MemberId == s.Leader {
+			return n
+		}
+	}
+	return nil
+}
+
 // moveEtcdLeader makes n's member etcd's leader, and waits until it is.
 func (c *haCluster) moveEtcdLeader(ctx context.Context, n *node) error {
-	leader, err := c.etcdStatus(ctx)
-	if err != nil || leader == n {
-		return err
-	}
 	members, err := c.etcdMemberStatus(ctx)
 	if err != nil {
+		return err
+	}
+	leader, err := settledLeader(members)
+	if err != nil || leader == n {
 		return err
 	}
 	cli, err := c.etcdClient(leader)
@@ -586,11 +598,11 @@ func (c *haCluster) etcdProgress(ctx context.Context) string {
 	if err != nil {
 		return err.Error()
 	}
+	leader := etcdLeader(members)
 	var parts []string
 	for _, n := range c.controlPlane() {
-		s := members[n]
-		p := fmt.Sprintf("%s %d", n.Name, s.RaftAppliedIndex)
-		if s.Header.MemberId == s.Leader {
+		p := fmt.Sprintf("%s %d", n.Name, members[n].RaftAppliedIndex)
+		if n == leader {
 			p += " (leader)"
 		}
 		parts = append(parts, p)

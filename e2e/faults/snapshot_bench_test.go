@@ -153,10 +153,9 @@ func (c *haCluster) dbSize(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	for _, s := range members {
-		if s.Header.MemberId == s.Leader {
-			return s.DbSize, nil
-		}
+	leader := etcdLeader(members)
+	if leader == nil {
+		return 0, errors.New("no etcd member leads")
 	}
-	return 0, errors.New("no etcd member leads")
+	return members[leader].DbSize, nil
 }
