@@ -668,17 +668,28 @@ report() {
       # count only when they fail.
       if (status == "passed") { if (name ~ /^\[It\]/) { passed++; sigs[sig]; sp[sig]++ } }
       else if (status == "skipped") pending = 1
-      else if (status != "pending") { failed++; names[failed] = unxml(name); sigs[sig]; sf[sig]++ }
+      else if (status != "pending") { failed++; names[failed] = unxml(name); sigs[sig]; sf[sig]++; failing = 1 }
       next
     }
+    # Why a spec failed: its failure message, lines joined by " | ".
+    failing && /<failure message="/ {
+      why = $0; sub(/.*<failure message="/, "", why); sub(/".*/, "", why)
+      gsub(/&#xA;|&#10;/, " | ", why); gsub(/&#x9;|&#9;/, " ", why)
+      why = unxml(why)
+      if (length(why) > 400) why = substr(why, 1, 400) "..."
+      whys[failed] = why; failing = 0
+    }
     pending && /<skipped message="skipped - / { skipped++; sigs[sig]; ss[sig]++ }
-    /<\/testcase>/ { pending = 0 }
+    /<\/testcase>/ { pending = 0; failing = 0 }
     END {
       printf "%d passed, %d failed, %d skipped\n", passed, failed, skipped
       cmd = "sort"
       for (g in sigs) printf "  %-22s %4d passed, %3d failed, %3d skipped\n", g ":", sp[g], sf[g], ss[g] | cmd
       close(cmd)
-      for (i = 1; i <= failed; i++) print "  FAIL: " names[i]
+      for (i = 1; i <= failed; i++) {
+        print "  FAIL: " names[i]
+        if (whys[i] != "") print "    WHY: " whys[i]
+      }
     }' "$@"
 }
 

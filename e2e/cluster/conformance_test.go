@@ -38,9 +38,9 @@ func TestConformanceSubset(t *testing.T) {
 		cmd.Dir, cmd.Env = root, env
 		out, err := cmd.CombinedOutput()
 		if step == "run" {
-			// The summary and any failed spec's name, for the CI log.
+			// The summary and any failed spec's name and reason, for the CI log.
 			for _, l := range strings.Split(string(out), "\n") {
-				if strings.HasPrefix(l, "overall: ") || strings.HasPrefix(l, "  FAIL: ") || strings.HasPrefix(l, "wall time ") {
+				if strings.HasPrefix(l, "overall: ") || strings.HasPrefix(l, "  FAIL: ") || strings.HasPrefix(l, "    WHY: ") || strings.HasPrefix(l, "wall time ") {
 					t.Log(l)
 				}
 			}
