@@ -42,6 +42,7 @@ import (
 	"trireme.dev/adm/internal/preflight"
 	"trireme.dev/adm/internal/staticpod"
 	"trireme.dev/adm/internal/supervisor"
+	"trireme.dev/adm/internal/tcprto"
 	"trireme.dev/adm/internal/token"
 	"trireme.dev/adm/internal/workflow"
 	kubeletconfig "trireme.dev/api/config/kubelet"
@@ -368,7 +369,26 @@ func (d *initData) etcd(_ context.Context, s *workflow.Status) error {
 		return err
 	}
 	s.Printf("wrote %s", path)
+	if err := capTCPBackoff(cfg.Paths, s); err != nil {
+		return err
+	}
 	return writeEtcdSnapshot(cfg, s)
+}
+
+// capTCPBackoff caps TCP's retransmission backoff on a node that runs an
+// etcd member (package tcprto says why).
+func capTCPBackoff(p paths.Paths, s *workflow.Status) error {
+	h, ok := tcprto.ForRoot(p.Root)
+	if !ok {
+		s.Printf("left %s alone: --root-dir on the machine's own network namespace", tcprto.Key)
+		return nil
+	}
+	r, found, err := h.Cap()
+	if err != nil {
+		return err
+	}
+	s.Printf("%s", tcprto.Describe(r, found, h.ConfFile))
+	return nil
 }
 
 // checkRestore refuses, before anything is changed, an --etcd-restore that

@@ -100,6 +100,9 @@ func (d *joinData) joinEtcd(ctx context.Context, s *workflow.Status) error {
 		return err
 	}
 	s.Printf("wrote %s (initial cluster %s)", path, initial)
+	if err := capTCPBackoff(cfg.Paths, s); err != nil {
+		return err
+	}
 	start := time.Now()
 	if err := ec.Promote(ctx, id, etcdPromoteTimeout); err != nil {
 		return err

@@ -234,6 +234,12 @@ func (d *upgradeData) run(ctx context.Context, target string, first bool) error 
 			return err
 		}},
 		{Name: "control-plane", Short: "Replace the static pods one at a time", Run: func(ctx context.Context, s *workflow.Status) error {
+			// A node that runs an etcd member gets what init and join give one.
+			if _, err := os.Stat(filepath.Join(d.p.ManifestsDir(), staticpod.Etcd+".yaml")); err == nil {
+				if err := capTCPBackoff(d.p, s); err != nil {
+					return err
+				}
+			}
 			r := &upgrade.Replacer{ManifestsDir: d.p.ManifestsDir(), BackupDir: d.backup, Repository: d.repo, Version: target,
 				Health: &podHealth{socket: d.p.ContainerdSocket(), client: d.client, node: d.node, timeout: d.timeout}, Progress: s.Printf}
 			return r.Replace(ctx, staticpod.UpgradeOrder)

@@ -18,6 +18,7 @@ import (
 	"trireme.dev/adm/internal/containerd"
 	"trireme.dev/adm/internal/paths"
 	"trireme.dev/adm/internal/supervisor"
+	"trireme.dev/adm/internal/tcprto"
 	"trireme.dev/adm/internal/vip"
 )
 
@@ -209,6 +210,13 @@ func cleanNetwork(ctx context.Context, in Inputs, report func(format string, arg
 	}
 	if err := CleanupCNIChains(ctx, report); err != nil {
 		errs = append(errs, fmt.Errorf("clean up the CNI plugins' chains: %w", err))
+	}
+	if h, ok := tcprto.ForRoot(in.Paths.Root); ok {
+		if undone, err := h.Restore(); err != nil {
+			errs = append(errs, err)
+		} else if undone {
+			report("set %s back to the kernel's %d and removed %s", tcprto.Key, tcprto.KernelDefault, h.ConfFile)
+		}
 	}
 	if ok, err := DeleteLink(containerd.BridgeName); err != nil {
 		errs = append(errs, err)
