@@ -380,7 +380,7 @@ func (d *initData) etcd(_ context.Context, s *workflow.Status) error {
 func capTCPBackoff(p paths.Paths, s *workflow.Status) error {
 	h, ok := tcprto.ForRoot(p.Root)
 	if !ok {
-		s.Printf("left %s alone: --root-dir on the machine's own network namespace", tcprto.Key)
+		s.Printf("left %s alone: --root-dir on the machine's own network namespace", tcprto.Name)
 		return nil
 	}
 	r, found, err := h.Cap()

@@ -215,7 +215,7 @@ func cleanNetwork(ctx context.Context, in Inputs, report func(format string, arg
 		if undone, err := h.Restore(); err != nil {
 			errs = append(errs, err)
 		} else if undone {
-			report("set %s back to the kernel's %d and removed %s", tcprto.Key, tcprto.KernelDefault, h.ConfFile)
+			report("set %s back to the kernel's %d and removed %s", tcprto.Name, tcprto.KernelDefault, h.ConfFile)
 		}
 	}
 	if ok, err := DeleteLink(containerd.BridgeName); err != nil {

@@ -32,6 +32,9 @@ import (
 // Key is the sysctl, as a path below /proc/sys.
 const Key = "net/ipv4/tcp_rto_max_ms"
 
+// Name is the sysctl as sysctl(8) spells it.
+const Name = "net.ipv4.tcp_rto_max_ms"
+
 // Max is the value set: the smallest the kernel accepts, in milliseconds.
 const Max = 1000
 
@@ -79,12 +82,12 @@ func (h Host) Cap() (Result, int, error) {
 		return KeptAdmins, current, nil
 	}
 	if err := os.WriteFile(path, []byte(strconv.Itoa(Max)), 0o644); err != nil {
-		return 0, current, fmt.Errorf("set %s: %w", sysctlName(), err)
+		return 0, current, fmt.Errorf("set %s: %w", Name, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(h.ConfFile), 0o755); err != nil {
 		return 0, current, err
 	}
-	conf := fmt.Sprintf("# Written by triremeadm (removed by triremeadm reset): etcd's peers resume\n# within 1 s after a network partition heals.\n%s = %d\n", sysctlName(), Max)
+	conf := fmt.Sprintf("# Written by triremeadm (removed by triremeadm reset): etcd's peers resume\n# within 1 s after a network partition heals.\n%s = %d\n", Name, Max)
 	if err := os.WriteFile(h.ConfFile, []byte(conf), 0o644); err != nil {
 		return 0, current, fmt.Errorf("write %s: %w", h.ConfFile, err)
 	}
@@ -105,7 +108,7 @@ func (h Host) Restore() (bool, error) {
 		return true, nil
 	}
 	if err := os.WriteFile(path, []byte(strconv.Itoa(KernelDefault)), 0o644); err != nil {
-		return true, fmt.Errorf("set %s back to %d: %w", sysctlName(), KernelDefault, err)
+		return true, fmt.Errorf("set %s back to %d: %w", Name, KernelDefault, err)
 	}
 	return true, nil
 }
@@ -121,9 +124,6 @@ func readInt(path string) (int, error) {
 	}
 	return v, nil
 }
-
-// sysctlName is Key as sysctl(8) spells it.
-func sysctlName() string { return strings.ReplaceAll(Key, "/", ".") }
 
 // ForRoot is the Host of a node whose files are below root (--root-dir;
 // "" or "/" is the machine itself). The sysctl is always the running
@@ -162,10 +162,10 @@ func inNamedNetns(self, dir string) bool {
 func Describe(r Result, found int, confFile string) string {
 	switch r {
 	case Capped:
-		return fmt.Sprintf("%s = %d (was %d; %s keeps it): etcd's peers resume within 1 s after a network partition heals", sysctlName(), Max, found, confFile)
+		return fmt.Sprintf("%s = %d (was %d; %s keeps it): etcd's peers resume within 1 s after a network partition heals", Name, Max, found, confFile)
 	case KeptAdmins:
-		return fmt.Sprintf("%s = %d kept (set by an administrator); %d lets etcd's peers resume within 1 s after a network partition heals", sysctlName(), found, Max)
+		return fmt.Sprintf("%s = %d kept (set by an administrator); %d lets etcd's peers resume within 1 s after a network partition heals", Name, found, Max)
 	default:
-		return fmt.Sprintf("this kernel has no %s (Linux 6.15 and later): after a network partition heals, etcd's peers may stay unheard for up to TCP's retransmission backoff (tens of seconds)", sysctlName())
+		return fmt.Sprintf("this kernel has no %s (Linux 6.15 and later): after a network partition heals, etcd's peers may stay unheard for up to TCP's retransmission backoff (tens of seconds)", Name)
 	}
 }
