@@ -235,7 +235,7 @@ func (d *upgradeData) run(ctx context.Context, target string, first bool) error 
 		}},
 		{Name: "control-plane", Short: "Replace the static pods one at a time", Run: func(ctx context.Context, s *workflow.Status) error {
 			// A node that runs an etcd member gets what init and join give one.
-			if _, err := os.Stat(filepath.Join(d.p.ManifestsDir(), staticpod.Etcd+".yaml")); err == nil {
+			if _, err := os.Stat(staticpod.Path(d.p.ManifestsDir(), staticpod.Etcd)); err == nil {
 				if err := capTCPBackoff(d.p, s); err != nil {
 					return err
 				}

@@ -118,7 +118,7 @@ func (r *Replacer) rollback(ctx context.Context, components []string, cause erro
 	var errs []string
 	for i := len(components) - 1; i >= 0; i-- {
 		c := components[i]
-		data, err := os.ReadFile(filepath.Join(r.BackupDir, c+".yaml"))
+		data, err := os.ReadFile(staticpod.Path(r.BackupDir, c))
 		if err == nil {
 			err = staticpod.ReplaceFile(r.ManifestsDir, c, data)
 		}
